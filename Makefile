@@ -1,0 +1,38 @@
+# The README's two commands:
+#   make demo   set up a virtual environment and lint the bundled fixtures/
+#   make test   set up the environment with every extra and run the whole suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint typecheck pytest clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev,runtime,server]'
+	touch $@ $(VENV)/.demo-installed
+
+demo: $(VENV)/.demo-installed
+	-$(BIN)/tflint-leaks --no-cache fixtures/
+
+lint: $(VENV)/.test-installed
+	$(BIN)/ruff check tflint_leaks tests benchmarks
+	$(BIN)/ruff format --check tflint_leaks tests benchmarks
+
+typecheck: $(VENV)/.test-installed
+	$(BIN)/mypy
+
+pytest: $(VENV)/.test-installed
+	$(BIN)/python -m pytest
+
+test: lint typecheck pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .tflint-leaks-cache

@@ -1,0 +1,3 @@
+from tflint_leaks.cli import entry_point
+
+entry_point()

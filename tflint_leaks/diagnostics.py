@@ -1,0 +1,112 @@
+"""The data every stage exchanges: diagnostics, their locations, fixes and runtime verdicts.
+
+Everything here is a frozen dataclass of plain values, so a diagnostic can cross a process
+boundary, be cached as JSON and be compared in tests.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Severity(str, enum.Enum):
+    """How loudly a diagnostic should be shown; every finding fails the run alike."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class Applicability(str, enum.Enum):
+    """Whether a fix keeps the program's meaning (``safe``) or may change it (``unsafe``)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A position in a file: 1-based line, 1-based column (in characters)."""
+
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between ``start`` and ``end`` with ``content``."""
+
+    start: Location
+    end: Location
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    message: str
+    applicability: Applicability
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Related:
+    """A second location that explains a finding, such as the ``tf.function`` a call retraces."""
+
+    message: str
+    file: str
+    start: Location
+    end: Location
+
+
+class Verdict(str, enum.Enum):
+    CONFIRMED = "confirmed"
+    NOT_REPRODUCED = "not-reproduced"
+    NOT_EXECUTED = "not-executed"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """What the runtime mode measured for one finding."""
+
+    verdict: Verdict
+    summary: str
+    traces: int | None = None
+    calls: int | None = None
+    cause: str | None = None
+    iterations: int | None = None
+    growth: tuple[tuple[str, float], ...] = ()
+    evidence: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict.value,
+            "summary": self.summary,
+            "traces": self.traces,
+            "calls": self.calls,
+            "cause": self.cause,
+            "iterations": self.iterations,
+            "growth": dict(self.growth),
+            "evidence": list(self.evidence),
+        }
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    name: str
+    message: str
+    severity: Severity
+    file: str
+    start: Location
+    end: Location
+    fix: Fix | None = None
+    related: tuple[Related, ...] = ()
+    confirmation: Confirmation | None = None
+    #: For notebooks: the 1-based cell number; ``start``/``end`` are then relative to the cell.
+    cell: int | None = None
+    extra: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.file, self.cell or 0, self.start.line, self.start.column, self.code)
