@@ -7,7 +7,7 @@ boundary, be cached as JSON and be compared in tests.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -51,8 +51,14 @@ class Fix:
 
 @dataclass(frozen=True)
 class Related:
-    """A second location that explains a finding, such as the ``tf.function`` a call retraces."""
+    """A second location that explains a finding, such as the ``tf.function`` a call retraces.
 
+    ``role`` says what the location is, for tools: ``tf-function`` (the definition a call
+    retraces: its first decorator, or the ``tf.function(...)`` call), ``loop`` (the header of the
+    loop that repeats the finding), ``tape``, ``model`` or ``caller``.
+    """
+
+    role: str
     message: str
     file: str
     start: Location
@@ -106,7 +112,6 @@ class Diagnostic:
     confirmation: Confirmation | None = None
     #: For notebooks: the 1-based cell number; ``start``/``end`` are then relative to the cell.
     cell: int | None = None
-    extra: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def sort_key(self) -> tuple[str, int, int, int, str]:
         return (self.file, self.cell or 0, self.start.line, self.start.column, self.code)
