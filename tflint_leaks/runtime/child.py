@@ -1,0 +1,624 @@
+"""The child side of ``tflint-leaks confirm``: instrument TensorFlow, run the target, record.
+
+Run as ``python -m tflint_leaks.runtime.child CONFIG``. It imports TensorFlow, installs its hooks
+before any user code is imported, sets ``sys.argv`` and ``sys.path[0]`` as Python would for the
+target, runs it, and appends what it observes to the results file (see ``protocol``).
+
+Only the standard library and TensorFlow are used here. Every private TensorFlow name is looked up
+inside a guard: when one is missing, a ``degraded`` record says which public signal replaces it.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import gc
+import json
+import logging
+import os
+import resource
+import runpy
+import signal
+import sys
+import sysconfig
+import threading
+import time
+import traceback
+import types
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+from tflint_leaks.runtime import protocol
+
+#: A code object as the runtime knows it: absolute file, first line (first decorator), qualname.
+CodeKey = tuple[str, int, str]
+TraceFunc = Callable[[types.FrameType, str, Any], Any]
+
+_INFO_ATTR = "_tflint_leaks_info"
+_FLUSH_PERIOD_S = 1.0
+_MAX_LOG_RECORDS = 50
+_MAX_REPR = 120
+_LOG_MARKERS = ("retracing", "AutoGraph", "autograph")
+
+
+class Writer:
+    """Appends records to the results file; only the original child process writes."""
+
+    def __init__(self, path: str) -> None:
+        self._pid = os.getpid()
+        self._lock = threading.RLock()  # re-entered by the SIGTERM handler
+        self._file = Path(path).open("a", encoding="utf-8")  # noqa: SIM115 - open for the run
+
+    def write(self, kind: str, **fields: Any) -> None:
+        if os.getpid() != self._pid:  # a fork of the target: its parent is the one measured
+            return
+        with self._lock:
+            self._file.write(protocol.encode({"k": kind, **fields}))
+            self._file.flush()
+
+
+class UserFiles:
+    """Decides, with a cache, whether a file belongs to the user rather than Python or a library."""
+
+    def __init__(self, roots: list[str]) -> None:
+        self._roots = [protocol.absolute(root) + os.sep for root in roots]
+        excluded = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(__file__).parent)}
+        excluded.update(sysconfig.get_paths().values())
+        self._excluded = [protocol.absolute(path) + os.sep for path in excluded]
+        self._cache: dict[str, bool] = {}
+
+    def __contains__(self, filename: str) -> bool:
+        known = self._cache.get(filename)
+        if known is None:
+            path = protocol.absolute(filename)
+            known = any(path.startswith(root) for root in self._roots) and not any(
+                path.startswith(prefix) for prefix in self._excluded
+            )
+            self._cache[filename] = known
+        return known
+
+
+def code_key(function: Any) -> tuple[CodeKey, int] | None:
+    """The key and last line of the code object behind a (decorated, bound) Python callable."""
+    target = function
+    for _ in range(16):  # unwrap decorators (tf_decorator and functools.wraps both set this)
+        inner = getattr(target, "__wrapped__", None)
+        if inner is None:
+            break
+        target = inner
+    target = getattr(target, "__func__", target)
+    code = getattr(target, "__code__", None)
+    if not isinstance(code, types.CodeType):
+        return None
+    last = max((line for _, _, line in code.co_lines() if line is not None), default=0)
+    key = (
+        protocol.absolute(code.co_filename),
+        code.co_firstlineno,
+        getattr(code, "co_qualname", code.co_name),
+    )
+    return key, max(last, code.co_firstlineno)
+
+
+def describe_constraint(name: str, constraint: Any) -> dict[str, Any]:
+    """A JSON description of one parameter's trace type (``Literal``, ``TensorSpec``, ...)."""
+    kind = type(constraint).__name__
+    text = repr(constraint)[:_MAX_REPR]
+    described: dict[str, Any] = {"name": name, "kind": kind, "repr": text}
+    if kind == "Literal" and hasattr(constraint, "value"):
+        described["type"] = type(constraint.value).__name__
+    elif kind == "Weakref" and " to '" in text:
+        described["type"] = text.split(" to '", 1)[1].split("'", 1)[0]
+    elif hasattr(constraint, "shape") and hasattr(constraint, "dtype"):
+        described["shape"] = str(
+            tuple(constraint.shape.as_list()) if constraint.shape.rank is not None else None
+        )
+        described["dtype"] = getattr(constraint.dtype, "name", str(constraint.dtype))
+    return described
+
+
+class Recorder:
+    """Holds what the hooks observe and writes it out incrementally."""
+
+    def __init__(self, writer: Writer, user_files: UserFiles) -> None:
+        self.writer = writer
+        self.user_files = user_files
+        self.calls: collections.Counter[CodeKey] = collections.Counter()
+        self.objects: collections.Counter[CodeKey] = collections.Counter()
+        self.hits: collections.Counter[tuple[str, int]] = collections.Counter()
+        self.live_graphs: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.live_tapes: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.counters: dict[str, Callable[[], float | None]] = {}
+        self.eager_reported = False
+        self.logs_written = 0
+        self._serials = 0
+        self._stack = threading.local()
+        self._dirty = False
+        self._flush_lock = threading.RLock()
+
+    # -- tf.function objects and calls ---------------------------------------------------------
+
+    def function_info(self, function: Any) -> tuple[int, CodeKey | None]:
+        """The serial number and code key of a ``Function`` object, assigned on first sight."""
+        info: tuple[int, CodeKey | None] | None = function.__dict__.get(_INFO_ATTR)
+        if info is None:
+            info = self.register_function(function, getattr(function, "_python_function", None))
+        return info
+
+    def register_function(self, function: Any, python_function: Any) -> tuple[int, CodeKey | None]:
+        self._serials += 1
+        found = code_key(python_function)
+        key = found[0] if found else None
+        info = (self._serials, key)
+        function.__dict__[_INFO_ATTR] = info
+        if key is not None:
+            self.objects[key] += 1
+            self._dirty = True
+            if key[0] in self.user_files:
+                site = self.user_site(sys._getframe(2))
+                self.writer.write(protocol.RECORD_FUNCTION, serial=info[0], key=key, site=site)
+        return info
+
+    def user_site(self, frame: types.FrameType | None) -> list[Any] | None:
+        """The innermost frame of user code at or above ``frame``, as ``[file, line]``."""
+        while frame is not None:
+            if frame.f_code.co_filename in self.user_files:
+                return [protocol.absolute(frame.f_code.co_filename), frame.f_lineno]
+            frame = frame.f_back
+        return None
+
+    def enter_call(self, function: Any) -> None:
+        serial, key = self.function_info(function)
+        if key is not None:
+            self.calls[key] += 1
+            self._dirty = True
+        stack = self.call_stack()
+        stack.append(serial)
+
+    def leave_call(self) -> None:
+        self.call_stack().pop()
+
+    def call_stack(self) -> list[int]:
+        stack: list[int] | None = getattr(self._stack, "serials", None)
+        if stack is None:
+            stack = self._stack.serials = []
+        return stack
+
+    # -- traces --------------------------------------------------------------------------------
+
+    def on_trace(self, function_type: Any, tracing_options: Any) -> None:
+        found = code_key(getattr(tracing_options, "python_function", None))
+        if found is None:
+            return
+        key, last = found
+        stack = self.call_stack()
+        params = [
+            describe_constraint(name, getattr(parameter, "type_constraint", None))
+            for name, parameter in getattr(function_type, "parameters", {}).items()
+        ]
+        self.writer.write(
+            protocol.RECORD_TRACE,
+            key=key,
+            last=last,
+            serial=stack[-1] if stack else None,
+            user=key[0] in self.user_files,
+            params=params,
+        )
+        self.flush()
+
+    # -- samples at loop lines -----------------------------------------------------------------
+
+    def on_line(self, filename: str, line: int, sample: bool) -> None:
+        site = (filename, line)
+        self.hits[site] += 1
+        hit = self.hits[site]
+        self._dirty = True
+        if hit == 1:
+            self.flush()
+        if sample and (hit <= protocol.SAMPLE_FIRST or hit % protocol.SAMPLE_EVERY == 0):
+            gc.collect()
+            counters = {name: read() for name, read in self.counters.items()}
+            counters[protocol.COUNTER_RSS_MB] = rss_mb()
+            self.writer.write(protocol.RECORD_SAMPLE, file=filename, line=line, hit=hit, c=counters)
+
+    # -- output --------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write snapshots of the call and hit counts if they changed since the last flush."""
+        self.check_eager()
+        with self._flush_lock:
+            if not self._dirty:
+                return
+            self._dirty = False
+            calls, objects, hits = dict(self.calls), dict(self.objects), dict(self.hits)
+            counts = [
+                [*key, calls.get(key, 0), objects.get(key, 0)] for key in {**objects, **calls}
+            ]
+            self.writer.write(protocol.RECORD_CALLS, counts=counts)
+            lines = [[file, line, count] for (file, line), count in hits.items()]
+            self.writer.write(protocol.RECORD_HITS, counts=lines)
+
+    def check_eager(self) -> None:
+        if self.eager_reported:
+            return
+        try:
+            import tensorflow as tf
+
+            eager = bool(tf.config.functions_run_eagerly())
+        except Exception:  # a missing public API must not stop the run
+            return
+        if eager:
+            self.eager_reported = True
+            self.writer.write(protocol.RECORD_EAGER, on=True)
+
+    def log(self, record: logging.LogRecord) -> None:
+        if self.logs_written < _MAX_LOG_RECORDS:
+            self.logs_written += 1
+            self.writer.write(protocol.RECORD_LOG, level=record.levelname, msg=record.getMessage())
+
+
+def rss_mb() -> float | None:
+    """The resident set size of this process in MB (Linux), or None where unavailable."""
+    try:
+        with Path("/proc/self/statm").open(encoding="ascii") as statm:
+            pages = int(statm.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return round(pages * resource.getpagesize() / 2**20, 2)
+
+
+def address_space_mb() -> float | None:
+    """The virtual address space (``VmSize``) of this process in MB (Linux)."""
+    try:
+        with Path("/proc/self/status").open(encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+# -- hooks ---------------------------------------------------------------------------------------
+
+
+def guarded_import(module: str) -> Any:
+    """Import a (possibly private) TensorFlow module, or None if this release lacks it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
+def install_trace_hook(recorder: Recorder) -> bool:
+    """Wrap ``tracing_compilation._create_concrete_function``: every new trace goes through it."""
+    module = guarded_import("tensorflow.python.eager.polymorphic_function.tracing_compilation")
+    original = getattr(module, "_create_concrete_function", None)
+    if original is None:
+        return False
+
+    def create_concrete_function(
+        function_type: Any, type_context: Any, func_graph: Any, tracing_options: Any
+    ) -> Any:
+        try:
+            recorder.on_trace(function_type, tracing_options)
+        except Exception as error:  # instrumentation must never break the target
+            recorder.writer.write(protocol.RECORD_DEGRADED, what=f"trace hook: {error!r}")
+        return original(function_type, type_context, func_graph, tracing_options)
+
+    module._create_concrete_function = create_concrete_function
+    return True
+
+
+def install_function_hooks(recorder: Recorder) -> bool:
+    """Wrap ``Function.__init__`` (serial numbers, creation sites) and ``Function.__call__``."""
+    module = guarded_import("tensorflow.python.eager.polymorphic_function.polymorphic_function")
+    function_class = getattr(module, "Function", None)
+    if function_class is None:
+        return False
+    original_init = function_class.__init__
+    original_call = function_class.__call__
+
+    def __init__(self: Any, python_function: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, python_function, *args, **kwargs)
+        recorder.register_function(self, python_function)
+
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        recorder.enter_call(self)
+        try:
+            return original_call(self, *args, **kwargs)
+        finally:
+            recorder.leave_call()
+
+    function_class.__init__ = __init__
+    function_class.__call__ = __call__
+    return True
+
+
+def track_instances(recorder: Recorder, module_name: str, class_name: str, live: Any) -> bool:
+    """Add every new instance of ``module_name.class_name`` to the weak set ``live``."""
+    cls = getattr(guarded_import(module_name), class_name, None)
+    if cls is None:
+        return False
+    original_init = cls.__init__
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        with contextlib.suppress(TypeError):  # not weak-referenceable in this release
+            live.add(self)
+
+    cls.__init__ = __init__
+    return True
+
+
+def graph_function_count() -> int | None:
+    """Functions registered in the eager context (each trace adds at least one)."""
+    module = guarded_import("tensorflow.python.eager.context")
+    try:
+        return len(module.context().list_function_names())
+    except Exception:  # private API: fall back to no value
+        return None
+
+
+def keras_name_count() -> int | None:
+    """The sum of Keras 3's name counters (``dense``, ``dense_1``, ...), if Keras is loaded."""
+    module = sys.modules.get("keras.src.backend.common.global_state")
+    if module is None:
+        return 0
+    try:
+        uids = module.get_global_attribute("object_name_uids", {})
+        return int(sum(uids.values()))
+    except Exception:  # private API: fall back to no value
+        return None
+
+
+def install_counters(recorder: Recorder) -> None:
+    """Register the exact counters sampled at loop lines, reporting any that are unavailable."""
+    recorder.counters[protocol.COUNTER_GRAPH_FUNCTIONS] = graph_function_count
+    recorder.counters[protocol.COUNTER_KERAS_NAMES] = keras_name_count
+    if track_instances(
+        recorder, "tensorflow.python.framework.func_graph", "FuncGraph", recorder.live_graphs
+    ):
+        recorder.counters[protocol.COUNTER_LIVE_GRAPHS] = lambda: len(recorder.live_graphs)
+    else:
+        degraded(recorder, "func_graph.FuncGraph", "live graphs are not counted")
+    if track_instances(
+        recorder, "tensorflow.python.eager.backprop", "GradientTape", recorder.live_tapes
+    ):
+        recorder.counters[protocol.COUNTER_LIVE_TAPES] = lambda: len(recorder.live_tapes)
+    else:
+        degraded(recorder, "backprop.GradientTape", "live tapes are not counted")
+
+
+def degraded(recorder: Recorder, what: str, fallback: str) -> None:
+    recorder.writer.write(protocol.RECORD_DEGRADED, what=what, fallback=fallback)
+
+
+class LogCapture(logging.Filter):
+    """Takes TensorFlow's retracing and AutoGraph warnings off stderr and into the results."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        super().__init__()
+        self._recorder = recorder
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if any(marker in message for marker in _LOG_MARKERS):
+            self._recorder.log(record)
+            return False
+        return True
+
+
+def install_hooks(recorder: Recorder) -> None:
+    if not install_trace_hook(recorder):
+        degraded(
+            recorder,
+            "tracing_compilation._create_concrete_function",
+            "traces are not recorded one by one; TensorFlow's retracing warnings are the evidence",
+        )
+    if not install_function_hooks(recorder):
+        degraded(
+            recorder,
+            "polymorphic_function.Function",
+            "calls and tf.function objects are not counted",
+        )
+    install_counters(recorder)
+    logging.getLogger("tensorflow").addFilter(LogCapture(recorder))
+
+
+# -- line sampling -------------------------------------------------------------------------------
+
+
+class LineTracer:
+    """A ``sys.settrace`` hook that only traces code objects containing a watched line."""
+
+    def __init__(self, recorder: Recorder, sites: dict[str, dict[int, bool]]) -> None:
+        self._recorder = recorder
+        self._sites = sites
+        self._by_code: dict[types.CodeType, dict[int, bool] | None] = {}
+        self._files: dict[str, str | None] = {}
+
+    def _lines_of(self, code: types.CodeType) -> dict[int, bool] | None:
+        filename = code.co_filename
+        if filename not in self._files:
+            path = protocol.absolute(filename)
+            self._files[filename] = path if path in self._sites else None
+        known = self._files[filename]
+        if known is None:
+            return None
+        lines = {line for _, _, line in code.co_lines() if line is not None}
+        watched = {line: sample for line, sample in self._sites[path].items() if line in lines}
+        return watched or None
+
+    def global_trace(self, frame: types.FrameType, event: str, arg: Any) -> TraceFunc | None:
+        code = frame.f_code
+        if code not in self._by_code:
+            self._by_code[code] = self._lines_of(code)
+        if self._by_code[code] is None:
+            return None
+        return self.local_trace
+
+    def local_trace(self, frame: types.FrameType, event: str, arg: Any) -> TraceFunc:
+        if event == "line":
+            watched = self._by_code.get(frame.f_code)
+            if watched is not None and frame.f_lineno in watched:
+                path = self._files[frame.f_code.co_filename]
+                assert path is not None
+                self._recorder.on_line(path, frame.f_lineno, watched[frame.f_lineno])
+        return self.local_trace
+
+    def install(self) -> None:
+        sys.settrace(self.global_trace)
+        threading.settrace(self.global_trace)
+
+
+# -- running the target --------------------------------------------------------------------------
+
+
+def apply_memory_limit(recorder: Recorder, limit_mb: int) -> None:
+    """Cap the address space at what TensorFlow holds after warm-up plus ``limit_mb``.
+
+    TensorFlow reserves about 1.4 GB of address space once its thread pools start (far more than
+    it uses), so an absolute ``RLIMIT_AS`` would mostly measure TensorFlow; the limit applies to
+    what the user's code adds on top of that baseline.
+    """
+    import tensorflow as tf
+
+    _ = tf.constant([1.0]) * 2.0  # start the eager thread pools so that they count in the baseline
+    baseline = address_space_mb()
+    if baseline is None:
+        degraded(recorder, "/proc/self/status", "the memory limit is not applied")
+        return
+    limit = int((baseline + limit_mb) * 2**20)
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    recorder.writer.write(
+        protocol.RECORD_MEMORY_LIMIT, baseline_mb=round(baseline, 1), limit_mb=limit_mb
+    )
+
+
+def user_traceback(recorder: Recorder, error: BaseException) -> str:
+    """The traceback of ``error`` without the frames of this bootstrap and of ``runpy``."""
+    frames = traceback.extract_tb(error.__traceback__)
+    kept = [frame for frame in frames if frame.filename in recorder.user_files] or frames
+    lines = traceback.format_list(kept)
+    return "".join(["Traceback (most recent call last):\n", *lines]) + "".join(
+        traceback.format_exception_only(type(error), error)
+    )
+
+
+def finish(recorder: Recorder, status: str, exit_code: int | None, **fields: Any) -> None:
+    recorder.flush()
+    recorder.writer.write(protocol.RECORD_END, status=status, exit_code=exit_code, **fields)
+
+
+def install_exit_guards(recorder: Recorder) -> None:
+    """Flush on SIGTERM (the parent's timeout) and on ``os._exit`` in the measured process."""
+    main_pid = os.getpid()
+    original_exit: Callable[[int], NoReturn] = os._exit
+
+    def on_sigterm(signum: int, frame: types.FrameType | None) -> None:
+        sys.settrace(None)
+        finish(recorder, protocol.STATUS_TERMINATED, None, where=recorder.user_site(frame))
+        original_exit(128 + signum)
+
+    def guarded_exit(status: int) -> NoReturn:
+        if os.getpid() == main_pid:
+            sys.settrace(None)
+            where = recorder.user_site(sys._getframe(1))
+            finish(recorder, protocol.STATUS_OS_EXIT, status, where=where)
+        original_exit(status)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    os._exit = guarded_exit
+
+
+def start_flusher(recorder: Recorder) -> None:
+    """Flush counts every second, so a child killed while stuck in C code still leaves them."""
+
+    def loop() -> None:
+        while True:
+            time.sleep(_FLUSH_PERIOD_S)
+            recorder.flush()
+
+    threading.Thread(target=loop, name="tflint-leaks-flush", daemon=True).start()
+
+
+def run_target(config: dict[str, Any]) -> None:
+    """Run the script, module or pytest selection as Python itself would."""
+    kind = config["kind"]
+    args = list(config["args"])
+    if kind == "script":
+        path = config["path"]
+        sys.argv = [path, *args]
+        sys.path[0] = str(Path(protocol.absolute(path)).parent)
+        runpy.run_path(path, run_name="__main__")
+    elif kind == "module":
+        sys.argv = [config["module"], *args]
+        sys.path[0] = str(Path.cwd())
+        runpy.run_module(config["module"], run_name="__main__", alter_sys=True)
+    else:
+        import pytest
+
+        sys.argv = ["pytest", *args]
+        sys.path[0] = str(Path.cwd())
+        raise SystemExit(int(pytest.main(args)))
+
+
+def run(config: dict[str, Any]) -> int:
+    """Instrument, run the target and record how it ended; returns the exit code."""
+    writer = Writer(config["results"])
+    recorder = Recorder(writer, UserFiles(config["roots"]))
+    try:
+        import tensorflow as tf
+    except Exception as error:  # reported to the parent, which explains it
+        finish(recorder, protocol.STATUS_FATAL, 3, exception=repr(error))
+        return 3
+    writer.write(protocol.RECORD_START, pid=os.getpid(), tensorflow=tf.__version__)
+    install_hooks(recorder)
+    install_exit_guards(recorder)
+    if config.get("memory_limit_mb"):
+        apply_memory_limit(recorder, int(config["memory_limit_mb"]))
+    sites: dict[str, dict[int, bool]] = {}
+    for path, line, sample in config["sites"]:
+        sites.setdefault(path, {})[line] = sites.get(path, {}).get(line, False) or sample
+    start_flusher(recorder)
+    tracer = LineTracer(recorder, sites)
+    try:
+        if sites:
+            tracer.install()
+        run_target(config)
+    except SystemExit as stop:
+        sys.settrace(None)
+        code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        finish(recorder, protocol.STATUS_EXITED, code)
+        return code
+    except BaseException as error:  # the user's crash is a result, reported whole
+        sys.settrace(None)
+        finish(
+            recorder,
+            protocol.STATUS_RAISED,
+            1,
+            exception=f"{type(error).__name__}: {error}"[:500],
+            traceback=user_traceback(recorder, error),
+        )
+        return 1
+    sys.settrace(None)
+    finish(recorder, protocol.STATUS_COMPLETED, 0)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    config = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    for name, value in protocol.QUIET_ENV.items():
+        os.environ.setdefault(name, value)
+    return run(config)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

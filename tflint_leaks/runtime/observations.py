@@ -1,0 +1,154 @@
+"""What the child measured, read back from its results file into plain typed objects."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tflint_leaks.runtime import protocol
+
+#: A code object: absolute file, first line (the first decorator of a decorated function), qualname.
+CodeKey = tuple[str, int, str]
+Site = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter's trace type in one trace."""
+
+    name: str
+    kind: str  # Literal, TensorSpec, Weakref, List, ...
+    repr: str
+    type: str | None = None  # the Python type of a Literal value or of a Weakref target
+    shape: str | None = None
+    dtype: str | None = None
+
+
+@dataclass(frozen=True)
+class Trace:
+    key: CodeKey
+    last_line: int
+    serial: int | None
+    user: bool
+    params: tuple[Param, ...]
+
+    def signature(self) -> tuple[str, ...]:
+        return tuple(param.repr for param in self.params)
+
+
+@dataclass
+class CodeStats:
+    """Everything observed for one code object."""
+
+    key: CodeKey
+    last_line: int = 0
+    traces: list[Trace] = field(default_factory=list)
+    calls: int = 0
+    objects: int = 0
+    creation_sites: set[Site] = field(default_factory=set)
+
+    def contains(self, file: str, line: int) -> bool:
+        return self.key[0] == file and self.key[1] <= line <= max(self.last_line, self.key[1])
+
+    def distinct_traces(self) -> int:
+        """Traces of distinct (object, signature) pairs.
+
+        A function that creates variables traces twice on its first call with the same
+        signature; counting distinct pairs makes its baseline 1 like any other function.
+        """
+        return len({(trace.serial, trace.signature()) for trace in self.traces})
+
+
+@dataclass(frozen=True)
+class Sample:
+    hit: int
+    counters: dict[str, float | None]
+
+
+@dataclass
+class Observations:
+    """The whole run as the child saw it."""
+
+    started: bool = False
+    tensorflow: str | None = None
+    code: dict[CodeKey, CodeStats] = field(default_factory=dict)
+    hits: dict[Site, int] = field(default_factory=dict)
+    samples: dict[Site, list[Sample]] = field(default_factory=dict)
+    degraded: list[str] = field(default_factory=list)
+    logs: list[str] = field(default_factory=list)
+    eager: bool = False
+    memory_limit: dict[str, Any] | None = None
+    end: dict[str, Any] | None = None
+
+    def stats(self, key: CodeKey) -> CodeStats:
+        if key not in self.code:
+            self.code[key] = CodeStats(key)
+        return self.code[key]
+
+    def user_code(self) -> list[CodeStats]:
+        return [stats for stats in self.code.values() if any(t.user for t in stats.traces)]
+
+
+def _key(value: Iterable[Any]) -> CodeKey:
+    file, line, qualname = value
+    return (str(file), int(line), str(qualname))
+
+
+def _param(value: dict[str, Any]) -> Param:
+    names = {f.name for f in dataclasses.fields(Param)}
+    return Param(**{name: value[name] for name in names if name in value})
+
+
+def _apply(observations: Observations, record: dict[str, Any]) -> None:
+    kind = record["k"]
+    if kind == protocol.RECORD_START:
+        observations.started = True
+        observations.tensorflow = record.get("tensorflow")
+    elif kind == protocol.RECORD_TRACE:
+        trace = Trace(
+            key=_key(record["key"]),
+            last_line=int(record["last"]),
+            serial=record.get("serial"),
+            user=bool(record.get("user")),
+            params=tuple(_param(p) for p in record.get("params", ())),
+        )
+        stats = observations.stats(trace.key)
+        stats.traces.append(trace)
+        stats.last_line = max(stats.last_line, trace.last_line)
+    elif kind == protocol.RECORD_FUNCTION:
+        if record.get("site"):
+            file, line = record["site"]
+            observations.stats(_key(record["key"])).creation_sites.add((file, int(line)))
+    elif kind == protocol.RECORD_CALLS:
+        for *key, calls, objects in record["counts"]:
+            stats = observations.stats(_key(key))
+            stats.calls, stats.objects = int(calls), int(objects)
+    elif kind == protocol.RECORD_HITS:
+        observations.hits = {(file, int(line)): int(n) for file, line, n in record["counts"]}
+    elif kind == protocol.RECORD_SAMPLE:
+        site = (record["file"], int(record["line"]))
+        sample = Sample(hit=int(record["hit"]), counters=dict(record["c"]))
+        observations.samples.setdefault(site, []).append(sample)
+    elif kind == protocol.RECORD_DEGRADED:
+        fallback = record.get("fallback")
+        observations.degraded.append(
+            f"{record['what']} unavailable: {fallback}" if fallback else record["what"]
+        )
+    elif kind == protocol.RECORD_LOG:
+        observations.logs.append(str(record["msg"]))
+    elif kind == protocol.RECORD_EAGER:
+        observations.eager = True
+    elif kind == protocol.RECORD_MEMORY_LIMIT:
+        observations.memory_limit = record
+    elif kind == protocol.RECORD_END:
+        observations.end = record
+
+
+def read_observations(text: str) -> Observations:
+    """Rebuild the observations from the results file's text (possibly cut short)."""
+    observations = Observations()
+    for record in protocol.decode_lines(text):
+        _apply(observations, record)
+    return observations

@@ -1,0 +1,78 @@
+"""The file format shared by the parent and the child of the confirmation mode.
+
+The parent writes a JSON *config* file and starts the child with its path as the only argument.
+The child appends one JSON object per line to the *results* file named in the config, flushing
+after every line, so whatever it measured survives a timeout, a crash or ``os._exit``. Every
+record has a ``k`` field naming its kind (the ``RECORD_*`` constants below).
+
+This module is imported by the child: it must only use the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+RECORD_START = "start"  # pid, python, tensorflow version
+RECORD_DEGRADED = "degraded"  # a private TensorFlow name is missing: what, fallback
+RECORD_FUNCTION = "function"  # a tf.function object created: serial, key, site
+RECORD_TRACE = "trace"  # a new trace: key, last, serial, params
+RECORD_CALLS = "calls"  # snapshot: [key..., calls, objects] per code object
+RECORD_HITS = "hits"  # snapshot: [file, line, hits] per watched line
+RECORD_SAMPLE = "sample"  # counters sampled at a loop line: file, line, hit, counters
+RECORD_LOG = "log"  # a captured TensorFlow warning: level, msg
+RECORD_EAGER = "eager"  # tf.config.run_functions_eagerly(True) was called
+RECORD_MEMORY_LIMIT = "memory-limit"  # baseline_mb, limit_mb
+RECORD_END = "end"  # status, exit_code, exception, where
+
+#: ``end`` statuses written by the child.
+STATUS_COMPLETED = "completed"
+STATUS_RAISED = "raised"
+STATUS_EXITED = "exited"
+STATUS_OS_EXIT = "os-exit"
+STATUS_TERMINATED = "terminated"
+STATUS_FATAL = "fatal"
+
+#: Exact counters sampled at loop lines; ``rss_mb`` is sampled beside them as supporting evidence.
+COUNTER_GRAPH_FUNCTIONS = "graph_functions"
+COUNTER_LIVE_GRAPHS = "live_graphs"
+COUNTER_KERAS_NAMES = "keras_names"
+COUNTER_LIVE_TAPES = "live_tapes"
+COUNTER_RSS_MB = "rss_mb"
+
+#: Full samples (with ``gc.collect()``) are taken at the first hits of a loop line, then every
+#: ``SAMPLE_EVERY`` hits, so that a long loop stays fast and a rerun samples the same hits.
+SAMPLE_FIRST = 32
+SAMPLE_EVERY = 32
+
+#: Environment given to the child so that TensorFlow's C++ logs stay quiet.
+QUIET_ENV = {"TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0"}
+
+
+def absolute(path: str) -> str:
+    """``path`` made absolute and normalised, without resolving symlinks.
+
+    Code objects keep a file name as it was given to the interpreter, and findings keep it as it
+    was given on the command line; both sides compare ``absolute()`` of those names. (``resolve``
+    would follow symlinks and could then disagree with how the other side spelled the path.)
+    """
+    return os.path.abspath(path)  # noqa: PTH100 - see above
+
+
+def encode(record: dict[str, Any]) -> str:
+    """One results line (with its newline) for ``record``."""
+    return json.dumps(record, separators=(",", ":"), default=str) + "\n"
+
+
+def decode_lines(text: str) -> list[dict[str, Any]]:
+    """The records of a results file; a line cut short by a killed child is skipped."""
+    records: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("k"), str):
+            records.append(value)
+    return records
