@@ -41,6 +41,13 @@ PINNED: dict[str, str] = {
     "dm-sonnet": "2.0.2",
 }
 
+#: Written into every corpus root: a project root of its own, so that tools which honour the
+#: repository's ``.gitignore`` (it ignores ``benchmarks/.cache/``) or configuration do not skip it.
+_ROOT_MARKER = (
+    "# Written by benchmarks/corpus.py: this directory is a project root of its own, so the\n"
+    "# repository's .gitignore and configuration do not apply to the corpus below it.\n"
+)
+
 #: Fragments of pip's output that mean the registry could not be reached at all.
 _NETWORK_FAILURES = (
     "connection error:",
@@ -77,6 +84,7 @@ def package_root(name: str) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=SOURCES))
     try:
         _unpack_sources(wheel, staging)
+        (staging / "pyproject.toml").write_text(_ROOT_MARKER, encoding="utf-8")
         staging.rename(dest)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -104,6 +112,7 @@ def corpus_root(packages: Sequence[str]) -> Path:
     try:
         for root in roots:
             shutil.copytree(root, staging / root.name, copy_function=os.link)
+        (staging / "pyproject.toml").write_text(_ROOT_MARKER, encoding="utf-8")
         staging.rename(dest)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -120,6 +129,18 @@ def count_lines(path: Path) -> int:
     return len(path.read_bytes().splitlines())
 
 
+def tflint_command(*args: str) -> list[str]:
+    """The tflint-leaks command line, run by this interpreter (the project's venv)."""
+    return [sys.executable, "-m", "tflint_leaks", *args]
+
+
+def tflint_env() -> dict[str, str]:
+    """The environment for :func:`tflint_command`: this checkout importable, installed or not."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return env
+
+
 def download_wheel(name: str, version: str, directory: Path) -> Path:
     """Download the wheel of ``name==version`` into ``directory`` and check its sha256.
 
@@ -128,7 +149,7 @@ def download_wheel(name: str, version: str, directory: Path) -> Path:
     reused.
     """
     requirement = f"{name}=={version}"
-    # Very verbose, so that pip names a connection error even when it does not retry (PIP_RETRIES=0).
+    # -vv: pip then names a connection error even when it does not retry (PIP_RETRIES=0).
     selection = ["--no-deps", "--only-binary", ":all:", "-vv", requirement]
     with tempfile.TemporaryDirectory() as scratch:
         report_path = Path(scratch) / "report.json"
