@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.runtime.conftest import by_message, confirm, finding, requires_tensorflow
+from tests.runtime.conftest import by_message, confirm, finding, line_of, requires_tensorflow
 from tflint_leaks.diagnostics import Diagnostic, Verdict
 from tflint_leaks.runtime.confirm import ConfirmResult
 
@@ -24,13 +24,17 @@ def python_scalar() -> ConfirmResult:
         script,
         [
             finding("TFL101", script, "int-call", tf_function="step-def", loop="int-loop"),
-            finding("TFL101", script, "tensor-call", tf_function="step-tensor-def", loop="tensor-loop"),
+            finding(
+                "TFL101", script, "tensor-call", tf_function="step-tensor-def", loop="tensor-loop"
+            ),
             finding("TFL101", script, "dead-call", tf_function="step-def", loop="dead-loop"),
         ],
     )
 
 
-def test_python_int_counter_is_confirmed_and_names_the_argument(python_scalar: ConfirmResult) -> None:
+def test_python_int_counter_is_confirmed_and_names_the_argument(
+    python_scalar: ConfirmResult,
+) -> None:
     confirmation = verdict_of(python_scalar, "TFL101 at int-call").confirmation
     assert confirmation is not None
     assert confirmation.verdict is Verdict.CONFIRMED
@@ -41,3 +45,129 @@ def test_python_int_counter_is_confirmed_and_names_the_argument(python_scalar: C
     )
     assert any("triggered tf.function retracing" in line for line in confirmation.evidence)
 
+
+def test_tensor_argument_is_not_reproduced(python_scalar: ConfirmResult) -> None:
+    confirmation = verdict_of(python_scalar, "TFL101 at tensor-call").confirmation
+    assert confirmation is not None
+    assert confirmation.verdict is Verdict.NOT_REPRODUCED
+    assert (confirmation.traces, confirmation.calls, confirmation.cause) == (1, 10, None)
+    assert confirmation.summary == "`step_tensor` traced once in 10 calls"
+
+
+def test_code_that_never_runs_is_not_executed(python_scalar: ConfirmResult) -> None:
+    confirmation = verdict_of(python_scalar, "TFL101 at dead-call").confirmation
+    assert confirmation is not None
+    assert confirmation.verdict is Verdict.NOT_EXECUTED
+    assert confirmation.summary == "the code never ran while the target ran to its end"
+    assert python_scalar.run.status == "completed"
+
+
+@pytest.fixture(scope="module")
+def recreated() -> ConfirmResult:
+    script = "recreated.py"
+    loop = "recreate-loop"
+    return confirm(
+        script,
+        [
+            finding("TFL103", script, "recreate-def", tf_function="recreate-def", loop=loop),
+            finding("TFL103", script, "lambda-call", tf_function="lambda-call", loop=loop),
+            finding("TFL102", script, "object-call", tf_function="object-def", loop=loop),
+            finding("TFL104", script, "method-call", tf_function="method-def", loop=loop),
+            finding("TFL101", script, "variable-call", tf_function="variable-def", loop=loop),
+        ],
+    )
+
+
+@pytest.mark.parametrize("marker", ["recreate-def", "lambda-call"])
+def test_function_created_in_a_loop_is_confirmed(recreated: ConfirmResult, marker: str) -> None:
+    confirmation = verdict_of(recreated, f"TFL103 at {marker}").confirmation
+    assert confirmation is not None
+    assert confirmation.verdict is Verdict.CONFIRMED
+    assert (confirmation.traces, confirmation.calls) == (10, 10)
+    line = line_of("recreated.py", marker)
+    assert confirmation.cause == (
+        f"a new tf.function object was traced 9 times: 10 objects (created at recreated.py:{line})"
+    )
+
+
+def test_python_object_argument_is_confirmed(recreated: ConfirmResult) -> None:
+    confirmation = verdict_of(recreated, "TFL102 at object-call").confirmation
+    assert confirmation is not None
+    assert confirmation.verdict is Verdict.CONFIRMED
+    assert (
+        confirmation.cause == "argument `config` took 10 distinct Python objects of type `Config`"
+    )
+
+
+def test_method_on_short_lived_instances_is_confirmed(recreated: ConfirmResult) -> None:
+    confirmation = verdict_of(recreated, "TFL104 at method-call").confirmation
+    assert confirmation is not None
+    assert confirmation.verdict is Verdict.CONFIRMED
+    assert (confirmation.traces, confirmation.calls) == (10, 10)
+    assert confirmation.cause is not None
+    assert confirmation.cause.startswith("a new tf.function object was traced 9 times")
+
+
+def test_variable_creating_function_has_a_baseline_of_one(recreated: ConfirmResult) -> None:
+    confirmation = verdict_of(recreated, "TFL101 at variable-call").confirmation
+    assert confirmation is not None
+    assert confirmation.verdict is Verdict.NOT_REPRODUCED
+    assert confirmation.summary == "`Counter.__call__` traced once in 10 calls"
+
+
+@pytest.fixture(scope="module")
+def shapes() -> ConfirmResult:
+    script = "shapes.py"
+    return confirm(
+        script,
+        [
+            finding("TFL105", script, "plain-call", tf_function="plain-def", loop="loop"),
+            finding("TFL105", script, "relaxed-call", tf_function="relaxed-def", loop="loop"),
+        ],
+    )
+
+
+def test_varying_shapes_are_confirmed(shapes: ConfirmResult) -> None:
+    confirmation = verdict_of(shapes, "TFL105 at plain-call").confirmation
+    assert confirmation is not None
+    assert confirmation.verdict is Verdict.CONFIRMED
+    assert (confirmation.traces, confirmation.calls) == (10, 10)
+    assert confirmation.cause == "argument `x` took 10 distinct shapes: (1,), (2,), (3,), (4,), ..."
+
+
+def test_reduce_retracing_is_not_reproduced(shapes: ConfirmResult) -> None:
+    confirmation = verdict_of(shapes, "TFL105 at relaxed-call").confirmation
+    assert confirmation is not None
+    assert confirmation.verdict is Verdict.NOT_REPRODUCED
+    assert (confirmation.traces, confirmation.calls) == (2, 10)
+    assert confirmation.cause == "argument `x` took 2 distinct shapes: (1,), (None,)"
+
+
+@pytest.fixture(scope="module")
+def side_effect() -> ConfirmResult:
+    script = "side_effect.py"
+    return confirm(
+        script, [finding("TFL301", script, "append", tf_function="append-def", loop="loop")]
+    )
+
+
+def test_outer_list_append_is_confirmed(side_effect: ConfirmResult) -> None:
+    confirmation = verdict_of(side_effect, "TFL301 at append").confirmation
+    assert confirmation is not None
+    assert confirmation.verdict is Verdict.CONFIRMED
+    assert confirmation.summary == "this side effect ran once for 10 calls of `train_step`"
+    assert confirmation.cause == (
+        "the Python body of `train_step` ran on 1 of 10 calls (only while tracing)"
+    )
+
+
+def test_unflagged_retracing_is_a_runtime_finding(side_effect: ConfirmResult) -> None:
+    [extra] = [d for d in side_effect.diagnostics if d.code == "TFL900"]
+    assert extra.name == "runtime-retracing"
+    assert extra.start.line == line_of("side_effect.py", "unflagged-def")
+    assert extra.message == (
+        "`scale` retraced at run time (10 traces in 10 calls): "
+        "argument `factor` took 10 distinct Python float values"
+    )
+    assert extra.confirmation is not None
+    assert extra.confirmation.verdict is Verdict.CONFIRMED

@@ -450,25 +450,36 @@ class LineTracer:
         if known is None:
             return None
         lines = {line for _, _, line in code.co_lines() if line is not None}
-        watched = {line: sample for line, sample in self._sites[path].items() if line in lines}
+        watched = {line: sample for line, sample in self._sites[known].items() if line in lines}
         return watched or None
 
     def global_trace(self, frame: types.FrameType, event: str, arg: Any) -> TraceFunc | None:
         code = frame.f_code
-        if code not in self._by_code:
-            self._by_code[code] = self._lines_of(code)
-        if self._by_code[code] is None:
+        try:
+            if code not in self._by_code:
+                self._by_code[code] = self._lines_of(code)
+        except Exception as error:  # a bug here must not break the target: stop sampling
+            self.give_up(error)
             return None
+        return None if self._by_code[code] is None else self.local_trace
+
+    def local_trace(self, frame: types.FrameType, event: str, arg: Any) -> TraceFunc | None:
+        if event != "line":
+            return self.local_trace
+        watched = self._by_code.get(frame.f_code)
+        if watched is not None and frame.f_lineno in watched:
+            try:
+                path = self._files[frame.f_code.co_filename] or ""
+                self._recorder.on_line(path, frame.f_lineno, watched[frame.f_lineno])
+            except Exception as error:  # a bug here must not break the target: stop sampling
+                self.give_up(error)
+                return None
         return self.local_trace
 
-    def local_trace(self, frame: types.FrameType, event: str, arg: Any) -> TraceFunc:
-        if event == "line":
-            watched = self._by_code.get(frame.f_code)
-            if watched is not None and frame.f_lineno in watched:
-                path = self._files[frame.f_code.co_filename]
-                assert path is not None
-                self._recorder.on_line(path, frame.f_lineno, watched[frame.f_lineno])
-        return self.local_trace
+    def give_up(self, error: Exception) -> None:
+        sys.settrace(None)
+        threading.settrace(None)
+        degraded(self._recorder, f"line sampling ({error!r})", "loop lines are not sampled")
 
     def install(self) -> None:
         sys.settrace(self.global_trace)

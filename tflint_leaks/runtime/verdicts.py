@@ -208,8 +208,9 @@ def _name(stats: CodeStats) -> str:
 
 def not_run(diagnostic: Diagnostic, observations: Observations, run: RunEnding) -> Confirmation:
     """The verdict for a finding whose code never ran."""
-    hits = _line_hits(diagnostic, observations)
-    evidence = (f"its lines ran {hits} times but the flagged call never happened",) if hits else ()
+    loop = loop_site(diagnostic)
+    hits = observations.hits.get(loop, 0) if loop else 0
+    evidence = (f"its loop header ran {hits} times, the flagged code never",) if hits else ()
     if run.normal:
         summary = "the code never ran while the target ran to its end"
         return Confirmation(Verdict.NOT_EXECUTED, summary, evidence=evidence)
@@ -235,8 +236,8 @@ def judge_retracing(
     diagnostic: Diagnostic, observations: Observations, run: RunEnding
 ) -> Confirmation:
     stats = find_code(diagnostic, observations)
-    ran = stats is not None and bool(stats.traces or stats.calls)
-    if not ran or not _line_hits(diagnostic, observations):
+    own = _abs_site(diagnostic.file, diagnostic.start.line)
+    if stats is None or not (stats.traces or stats.calls) or not observations.hits.get(own):
         if observations.eager:
             summary = "tf.config.run_functions_eagerly(True) disabled tracing: nothing to count"
             return Confirmation(Verdict.ERROR, summary)

@@ -1,8 +1,7 @@
 """Allocates 64 MB per iteration and keeps it: ``--memory-limit`` must stop it."""
 
-import numpy as np
-
 import helpers
+import numpy as np
 
 helpers.retrace(4)
 kept = []
