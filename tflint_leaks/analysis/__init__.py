@@ -1,0 +1,1 @@
+"""Facts the rules share: TensorFlow name resolution, the project index, loop and value facts."""

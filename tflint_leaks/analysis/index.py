@@ -1,0 +1,431 @@
+"""The project index: what every module defines and imports, built with the standard ``ast``.
+
+This is the cheap first pass. ``ast`` parses about ten times faster than libcst, so every file
+of the project is indexed before any rule runs; the libcst pass then asks the index which
+names are ``tf.function``s, which classes carry ``tf.function`` methods, and which project
+functions create a ``tf.function`` on every call -- across files, through absolute and
+relative imports.
+
+A :class:`ModuleIndex` holds plain values only, so it can be cached and shipped to worker
+processes. Columns are 1-based character columns (``ast`` counts UTF-8 bytes; converted here).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from tflint_leaks.analysis.names import TF_FUNCTION, is_keras, resolve_dotted
+
+#: Keras callback hooks, run in Python once per batch or per epoch: a ``tf.function`` created
+#: inside one is created again every time.
+PER_STEP_METHODS = frozenset(
+    {
+        "on_batch_begin",
+        "on_batch_end",
+        "on_train_batch_begin",
+        "on_train_batch_end",
+        "on_test_batch_begin",
+        "on_test_batch_end",
+        "on_predict_batch_begin",
+        "on_predict_batch_end",
+        "on_epoch_begin",
+        "on_epoch_end",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Span:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class TfFunctionFacts:
+    """How a ``tf.function`` was made and which retracing controls it has."""
+
+    #: The ``@tf.function`` decorator (or the ``tf.function(...)`` call) that makes it.
+    span: Span
+    #: Number of parameters covered by ``input_signature``; -1 when the signature is present
+    #: but not a literal list (then every parameter counts as covered); None without one.
+    signature_size: int | None
+    reduce_retracing: bool
+
+    def covers(self, position: int | None) -> bool:
+        """Whether ``input_signature`` covers the parameter at ``position`` (0-based)."""
+        if self.signature_size is None:
+            return False
+        if self.signature_size < 0 or position is None:
+            return True
+        return position < self.signature_size
+
+
+@dataclass(frozen=True)
+class FunctionFacts:
+    qualname: str
+    #: The ``def`` line and the first decorator's line (equal when undecorated).
+    span: Span
+    first_line: int
+    params: tuple[str, ...]
+    #: Bound to an instance or class when accessed (static methods are not).
+    is_method: bool
+    tf_function: TfFunctionFacts | None
+    #: ``tf.function``s this function creates each time it runs (nested decorated defs or
+    #: ``tf.function(...)`` calls outside any nested ``tf.function``).
+    creates_tf_function: tuple[Span, ...]
+    #: Canonical names of what the body calls (nested functions excluded).
+    calls: tuple[str, ...]
+    #: Names bound in the body to a ``tf.function``: nested decorated defs, ``f = tf.function(g)``.
+    local_tf_functions: dict[str, TfFunctionFacts]
+
+    def param_position(self, name: str) -> int | None:
+        try:
+            return self.params.index(name)
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
+class ClassFacts:
+    name: str
+    span: Span
+    bases: tuple[str, ...]
+    methods: tuple[str, ...]
+    #: Attributes that are ``tf.function``s: decorated methods and ``self.x = tf.function(...)``.
+    tf_functions: dict[str, TfFunctionFacts]
+
+    @property
+    def is_keras_subclass(self) -> bool:
+        return any(is_keras(base) for base in self.bases)
+
+
+@dataclass(frozen=True)
+class ModuleIndex:
+    path: str
+    module: str
+    is_package: bool
+    #: The directory that would be on ``sys.path`` for ``module`` to import.
+    root: str
+    imports: dict[str, str]
+    int_constants: dict[str, int]
+    functions: dict[str, FunctionFacts]
+    classes: dict[str, ClassFacts]
+    #: Module-level ``name = tf.function(fn, ...)``.
+    tf_function_names: dict[str, TfFunctionFacts]
+    #: Qualnames of this module's functions that a ``tf.function(...)`` call wraps (their
+    #: bodies run only while tracing, like decorated ones).
+    traced: tuple[str, ...]
+    #: Whether the module mentions TensorFlow or Keras at all (a cheap relevance test).
+    uses_tensorflow: bool
+    digest: str = field(default="", compare=False)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+
+class IndexBuilder(ast.NodeVisitor):
+    """Collects a :class:`ModuleIndex` from one ``ast`` tree."""
+
+    def __init__(self, source_lines: list[str], module: str, is_package: bool) -> None:
+        self._lines = source_lines
+        self._module = module
+        self._is_package = is_package
+        self.imports: dict[str, str] = {}
+        self.int_constants: dict[str, int] = {}
+        self.functions: dict[str, FunctionFacts] = {}
+        self.classes: dict[str, ClassFacts] = {}
+        self.tf_function_names: dict[str, TfFunctionFacts] = {}
+        self.traced: set[str] = set()
+
+    # -- positions -------------------------------------------------------------------------
+
+    def _column(self, line: int, byte_offset: int) -> int:
+        text = self._lines[line - 1] if 0 < line <= len(self._lines) else ""
+        return len(text.encode("utf-8")[:byte_offset].decode("utf-8", errors="replace")) + 1
+
+    def span(self, node: ast.expr | ast.stmt) -> Span:
+        end_line = node.end_lineno or node.lineno
+        return Span(
+            node.lineno,
+            self._column(node.lineno, node.col_offset),
+            end_line,
+            self._column(end_line, node.end_col_offset or node.col_offset),
+        )
+
+    # -- names -----------------------------------------------------------------------------
+
+    def resolve(self, node: ast.expr) -> str | None:
+        """The canonical qualified name of a dotted expression, through this module's imports."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        parts.append(node.id)
+        return resolve_dotted(".".join(reversed(parts)), self.imports)
+
+    def _absolute(self, module: str | None, level: int) -> str:
+        if level == 0:
+            return module or ""
+        package = self._module if self._is_package else self._module.rpartition(".")[0]
+        for _ in range(level - 1):
+            package = package.rpartition(".")[0]
+        return f"{package}.{module}" if module and package else (module or package)
+
+    def collect_imports(self, tree: ast.Module) -> None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.imports[alias.asname] = alias.name
+                    else:
+                        head = alias.name.partition(".")[0]
+                        self.imports.setdefault(head, head)
+            elif isinstance(node, ast.ImportFrom):
+                base = self._absolute(node.module, node.level)
+                for alias in node.names:
+                    if alias.name != "*":
+                        target = f"{base}.{alias.name}" if base else alias.name
+                        self.imports[alias.asname or alias.name] = target
+        # Module-level aliases: ``tf_function = tf.function``, ``EPOCHS = 10``.
+        for stmt in tree.body:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+                continue
+            name = stmt.targets[0]
+            if not isinstance(name, ast.Name):
+                continue
+            value = stmt.value
+            if isinstance(value, ast.Constant) and type(value.value) is int:
+                self.int_constants[name.id] = value.value
+            elif isinstance(value, ast.Attribute | ast.Name):
+                resolved = self.resolve(value)
+                if resolved is not None:
+                    self.imports[name.id] = resolved
+
+    def _local(self, node: ast.expr) -> str | None:
+        """A bare name not imported: a definition of this module, qualified by the module."""
+        return f"{self._module}.{node.id}" if isinstance(node, ast.Name) else None
+
+    # -- tf.function facts -----------------------------------------------------------------
+
+    def tf_function_of_decorator(self, decorator: ast.expr) -> TfFunctionFacts | None:
+        call = decorator if isinstance(decorator, ast.Call) else None
+        func = call.func if call is not None else decorator
+        if self.resolve(func) != TF_FUNCTION:
+            return None
+        facts = self._tf_function_facts(decorator, call.keywords if call is not None else [])
+        # Report decorators at their ``@``, as libcst does.
+        at = self._lines[decorator.lineno - 1].rfind("@", 0, facts.span.column - 1)
+        span = replace(facts.span, column=at + 1) if at >= 0 else facts.span
+        return replace(facts, span=span)
+
+    def tf_function_of_call(self, node: ast.expr) -> TfFunctionFacts | None:
+        """Facts for ``tf.function(fn, ...)``; None for anything else (including a bare decorator
+        factory call ``tf.function(input_signature=...)`` with no function argument)."""
+        if not (isinstance(node, ast.Call) and node.args):
+            return None
+        if self.resolve(node.func) != TF_FUNCTION:
+            return None
+        return self._tf_function_facts(node, node.keywords)
+
+    def _tf_function_facts(self, node: ast.expr, keywords: list[ast.keyword]) -> TfFunctionFacts:
+        signature_size: int | None = None
+        reduce_retracing = False
+        for keyword in keywords:
+            if keyword.arg == "input_signature":
+                value = keyword.value
+                if isinstance(value, ast.Constant) and value.value is None:
+                    continue
+                if isinstance(value, ast.List | ast.Tuple) and not any(
+                    isinstance(element, ast.Starred) for element in value.elts
+                ):
+                    signature_size = len(value.elts)
+                else:
+                    signature_size = -1
+            elif keyword.arg in {"reduce_retracing", "experimental_relax_shapes"}:
+                value = keyword.value
+                reduce_retracing = not (isinstance(value, ast.Constant) and not value.value)
+        return TfFunctionFacts(self.span(node), signature_size, reduce_retracing)
+
+    def function_facts(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, is_method: bool
+    ) -> FunctionFacts:
+        tf_function = self._decorated_tf_function(node)
+        params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+        is_static = any(_name_of(d) == "staticmethod" for d in node.decorator_list)
+        if is_method and params and not is_static:
+            params = params[1:]
+        params += [a.arg for a in node.args.kwonlyargs]
+        creates: list[Span] = []
+        calls: list[str] = []
+        local: dict[str, TfFunctionFacts] = {}
+        for inner in _own_nodes(node):
+            if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+                nested = self._decorated_tf_function(inner)
+                if nested is not None:
+                    local[inner.name] = nested
+                    creates.append(nested.span)
+            elif isinstance(inner, ast.Call):
+                resolved = self.resolve(inner.func) or self._local(inner.func)
+                if resolved is not None:
+                    calls.append(resolved)
+                made = self.tf_function_of_call(inner)
+                if made is not None:
+                    creates.append(made.span)
+                    self._note_traced(inner.args[0], prefix)
+            elif isinstance(inner, ast.Assign) and len(inner.targets) == 1:
+                made = self.tf_function_of_call(inner.value)
+                if made is not None and isinstance(inner.targets[0], ast.Name):
+                    local[inner.targets[0].id] = made
+        if tf_function is not None:
+            # Inside a tf.function, nested ones are created only while it traces.
+            creates.clear()
+        first_line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+        return FunctionFacts(
+            qualname=f"{prefix}{node.name}",
+            span=self.span(node),
+            first_line=first_line,
+            params=tuple(params),
+            is_method=is_method and not is_static,
+            tf_function=tf_function,
+            creates_tf_function=tuple(creates),
+            calls=tuple(dict.fromkeys(calls)),
+            local_tf_functions=local,
+        )
+
+    def _decorated_tf_function(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> TfFunctionFacts | None:
+        for decorator in node.decorator_list:
+            facts = self.tf_function_of_decorator(decorator)
+            if facts is not None:
+                return facts
+        return None
+
+    def _note_traced(self, wrapped: ast.expr, class_prefix: str) -> None:
+        """Remember that ``tf.function(wrapped)`` traces a function of this module."""
+        if isinstance(wrapped, ast.Name):
+            self.traced.add(wrapped.id)
+        elif (
+            isinstance(wrapped, ast.Attribute)
+            and isinstance(wrapped.value, ast.Name)
+            and wrapped.value.id == "self"
+        ):
+            self.traced.add(f"{class_prefix}{wrapped.attr}")
+
+    def collect_definitions(self, tree: ast.Module) -> None:
+        for stmt in tree.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                facts = self.function_facts(stmt, "", is_method=False)
+                self.functions[facts.qualname] = facts
+            elif isinstance(stmt, ast.ClassDef):
+                self._collect_class(stmt)
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                target = stmt.targets[0]
+                made = self.tf_function_of_call(stmt.value)
+                if isinstance(target, ast.Name) and made is not None:
+                    self.tf_function_names[target.id] = made
+                    self._note_traced(stmt.value.args[0], "")  # type: ignore[attr-defined]
+
+    def _collect_class(self, node: ast.ClassDef) -> None:
+        bases = tuple(self.resolve(base) or _name_of(base) or "" for base in node.bases)
+        methods: list[str] = []
+        tf_functions: dict[str, TfFunctionFacts] = {}
+        for stmt in node.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                facts = self.function_facts(stmt, f"{node.name}.", is_method=True)
+                self.functions[facts.qualname] = facts
+                methods.append(stmt.name)
+                if facts.tf_function is not None:
+                    tf_functions[stmt.name] = facts.tf_function
+                tf_functions.update(self._self_tf_function_attributes(stmt))
+        self.classes[node.name] = ClassFacts(
+            node.name, self.span(node), bases, tuple(methods), tf_functions
+        )
+
+    def _self_tf_function_attributes(
+        self, method: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> dict[str, TfFunctionFacts]:
+        found: dict[str, TfFunctionFacts] = {}
+        for inner in _own_nodes(method):
+            if not (isinstance(inner, ast.Assign) and len(inner.targets) == 1):
+                continue
+            target = inner.targets[0]
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            ):
+                made = self.tf_function_of_call(inner.value)
+                if made is not None:
+                    found[target.attr] = made
+        return found
+
+
+def _name_of(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node of a function's body, without descending into nested functions or classes
+    (their own nodes are yielded so callers can look at the definitions themselves)."""
+    stack: list[ast.AST] = list(getattr(node, "body", []))
+    while stack:
+        current = stack.pop()
+        yield current
+        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        stack.extend(ast.iter_child_nodes(current))
+
+
+def module_name_for(path: Path) -> tuple[str, bool, Path]:
+    """The dotted module name of ``path``, whether it is a package ``__init__``, and the
+    directory that would be on ``sys.path`` for that name to import."""
+    path = path.resolve()
+    is_package = path.name == "__init__.py"
+    parts: list[str] = [] if is_package else [path.stem]
+    directory = path.parent
+    while (directory / "__init__.py").is_file() and directory.parent != directory:
+        parts.append(directory.name)
+        directory = directory.parent
+    return ".".join(reversed(parts)), is_package, directory
+
+
+_TENSORFLOW_MARKERS = ("tensorflow", "keras", "tf_keras")
+
+
+def index_source(source: str, path: Path, tree: ast.Module | None = None) -> ModuleIndex:
+    """Index one module. Raises ``SyntaxError``/``ValueError``/``RecursionError`` when the
+    source does not parse (the caller reports that)."""
+    module, is_package, root = module_name_for(path)
+    if tree is None:
+        tree = ast.parse(source, filename=str(path))
+    builder = IndexBuilder(source.splitlines(), module, is_package)
+    builder.collect_imports(tree)
+    builder.collect_definitions(tree)
+    return ModuleIndex(
+        path=str(path),
+        module=module,
+        is_package=is_package,
+        root=str(root),
+        imports=builder.imports,
+        int_constants=builder.int_constants,
+        functions=builder.functions,
+        classes=builder.classes,
+        tf_function_names=builder.tf_function_names,
+        traced=tuple(sorted(builder.traced)),
+        uses_tensorflow=any(marker in source for marker in _TENSORFLOW_MARKERS),
+        digest=hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest(),
+    )

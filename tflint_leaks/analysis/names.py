@@ -1,0 +1,84 @@
+"""Canonical spellings of the TensorFlow and Keras names the rules care about.
+
+Every dotted name a file refers to is resolved through that file's imports to a fully
+qualified name (``tf2.function`` -> ``tensorflow.function``) and then canonicalised, so that
+the many public paths to one object compare equal: ``tensorflow.compat.v2.function``,
+``tensorflow.python.eager.def_function.function`` and ``tensorflow.function`` are one name;
+``tf.keras``, ``tensorflow.keras``, ``tf_keras`` and ``keras`` are one package.
+"""
+
+from __future__ import annotations
+
+_PREFIX_ALIASES: tuple[tuple[str, str], ...] = (
+    ("tensorflow.compat.v2.", "tensorflow."),
+    ("tensorflow.python.eager.polymorphic_function.polymorphic_function.", "tensorflow."),
+    ("tensorflow.python.eager.def_function.", "tensorflow."),
+    ("tensorflow.python.eager.backprop.", "tensorflow."),
+    ("tensorflow.python.keras.", "keras."),
+    ("tensorflow.keras.", "keras."),
+    ("tf_keras.src.", "keras."),
+    ("tf_keras.", "keras."),
+    ("keras.src.", "keras."),
+    ("keras.api.", "keras."),
+    ("keras._tf_keras.keras.", "keras."),
+    ("tensorflow.python.data.ops.dataset_ops.DatasetV2", "tensorflow.data.Dataset"),
+    ("tensorflow.python.data.ops.dataset_ops.", "tensorflow.data."),
+    ("tensorflow.python.ops.variables.", "tensorflow."),
+)
+
+_EXACT_ALIASES: dict[str, str] = {
+    "tensorflow.compat.v2": "tensorflow",
+    "tensorflow.keras": "keras",
+    "tf_keras": "keras",
+    "tensorflow.python.keras": "keras",
+    "keras.src": "keras",
+    # Keras moved things around between releases; one spelling for each.
+    "keras.engine.training.Model": "keras.Model",
+    "keras.engine.sequential.Sequential": "keras.Sequential",
+    "keras.models.Model": "keras.Model",
+    "keras.models.Sequential": "keras.Sequential",
+    "keras.models.sequential.Sequential": "keras.Sequential",
+    "keras.models.model.Model": "keras.Model",
+    "keras.models.functional.Functional": "keras.Model",
+    "keras.saving.load_model": "keras.models.load_model",
+    "keras.saving.saving_api.load_model": "keras.models.load_model",
+    "keras.utils.clear_session": "keras.backend.clear_session",
+    "tensorflow.data.experimental.enumerate_dataset": "tensorflow.data.Dataset.enumerate",
+    "tensorflow.python.ops.variables.Variable": "tensorflow.Variable",
+}
+
+TF_FUNCTION = "tensorflow.function"
+GRADIENT_TAPE = "tensorflow.GradientTape"
+CLEAR_SESSION = "keras.backend.clear_session"
+
+
+def canonical(name: str) -> str:
+    """Return the one spelling the rules compare against for a fully qualified ``name``."""
+    for prefix, replacement in _PREFIX_ALIASES:
+        if name.startswith(prefix):
+            name = replacement + name[len(prefix) :]
+            break
+    return _EXACT_ALIASES.get(name, name)
+
+
+def resolve_dotted(dotted: str, imports: dict[str, str]) -> str | None:
+    """Resolve ``tf2.keras.Model`` through ``imports`` (local name -> qualified name) to its
+    canonical qualified name; None when the first part was not imported."""
+    head, dot, rest = dotted.partition(".")
+    target = imports.get(head)
+    if target is None:
+        return None
+    return canonical(f"{target}{dot}{rest}")
+
+
+def is_tensorflow(name: str) -> bool:
+    """True for names inside the TensorFlow package (after canonicalisation)."""
+    return name == "tensorflow" or name.startswith("tensorflow.")
+
+
+def is_keras(name: str) -> bool:
+    return name == "keras" or name.startswith("keras.")
+
+
+def is_numpy(name: str) -> bool:
+    return name == "numpy" or name.startswith("numpy.")

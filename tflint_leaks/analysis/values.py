@@ -1,0 +1,499 @@
+"""A small abstract interpreter: what kind of value an expression is, and how much it varies.
+
+For an expression evaluated at a call site inside one or more Python loops, :class:`Evaluator`
+answers two questions the retracing rules need:
+
+* the *kind* of the value: a Python number, a bool, a string, a tensor (or NumPy array), a
+  Python container, a new callable or instance, or something unknown;
+* its *cardinality* across the loop iterations: ``0`` when it does not change, ``k`` when it
+  takes at most ``k`` distinct values (a loop over a short literal list, ``range(3)``),
+  :data:`UNBOUNDED` otherwise; plus whether a tensor's *shape* (or a container's length)
+  changes.
+
+Unknown things stay unknown: a value returned by a call the interpreter cannot see is never
+assumed to be a Python number. That is what keeps the rules precise.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import libcst as cst
+
+from tflint_leaks.analysis.names import is_numpy, is_tensorflow
+from tflint_leaks.analysis.scope import Assignment, ScopeFacts, children, dotted
+
+#: Resolves a dotted expression to a canonical qualified name through the file's imports.
+ResolveFn = Callable[[cst.BaseExpression], str | None]
+
+UNBOUNDED = 1 << 30
+
+
+class Kind(enum.Enum):
+    NUMBER = "Python number"
+    BOOL = "bool"
+    STR = "string"
+    NONE = "None"
+    TENSOR = "tensor"
+    CONTAINER = "Python container"
+    CALLABLE = "new function object"
+    INSTANCE = "new object"
+    #: A parameter, global or attribute: nothing known, but arithmetic with numbers stays numeric.
+    UNKNOWN = "unknown"
+    #: The result of a call or an element of an iterable the interpreter cannot see.
+    OPAQUE = "opaque"
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: Kind
+    #: Distinct values across the enclosing loops' iterations (0: constant).
+    card: int = 0
+    #: For a tensor: its shape changes; for a container: its length changes.
+    size_varies: bool = False
+    #: For a container: a Python number inside it changes.
+    content_varies: bool = False
+
+    @property
+    def varies(self) -> bool:
+        return self.card > 0
+
+
+CONSTANT_UNKNOWN = Value(Kind.UNKNOWN)
+OPAQUE = Value(Kind.OPAQUE)
+
+# Calls whose result is a Python number derived from their arguments.
+_PY_NUMBER_BUILTINS = frozenset({"float", "int", "round", "abs", "min", "max", "pow", "sum"})
+_NUMPY_SCALARS = frozenset(
+    f"numpy.{name}"
+    for name in [
+        "float16",
+        "float32",
+        "float64",
+        "float_",
+        "double",
+        "single",
+        "half",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "int_",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "intc",
+        "longlong",
+    ]
+)
+# NumPy calls that build arrays, with the positional index of their shape argument
+# (None: every numeric argument shapes the result, as in ``arange``).
+_NUMPY_ARRAYS: dict[str, int | None] = {
+    "numpy.zeros": 0,
+    "numpy.ones": 0,
+    "numpy.empty": 0,
+    "numpy.full": 0,
+    "numpy.arange": None,
+    "numpy.random.rand": None,
+    "numpy.random.randn": None,
+    "numpy.random.random": 0,
+    "numpy.random.normal": 2,
+    "numpy.random.uniform": 2,
+    "numpy.eye": None,
+}
+# TensorFlow ops whose output shape is given by an argument: (positional index, keyword).
+_TF_SHAPED: dict[str, tuple[int | None, str]] = {
+    "tensorflow.zeros": (0, "shape"),
+    "tensorflow.ones": (0, "shape"),
+    "tensorflow.fill": (0, "dims"),
+    "tensorflow.eye": (None, "num_rows"),
+    "tensorflow.range": (None, "limit"),
+    "tensorflow.reshape": (1, "shape"),
+    "tensorflow.broadcast_to": (1, "shape"),
+    "tensorflow.slice": (2, "size"),
+    "tensorflow.random.normal": (0, "shape"),
+    "tensorflow.random.uniform": (0, "shape"),
+    "tensorflow.random.truncated_normal": (0, "shape"),
+    "tensorflow.random.stateless_normal": (0, "shape"),
+    "tensorflow.random.stateless_uniform": (0, "shape"),
+    "tensorflow.linspace": (2, "num"),
+    "tensorflow.one_hot": (1, "depth"),
+}
+# Ops that convert their first argument to a tensor of the same shape.
+_TF_CONVERSIONS = frozenset(
+    {
+        "tensorflow.constant",
+        "tensorflow.convert_to_tensor",
+        "tensorflow.cast",
+        "tensorflow.Variable",
+        "tensorflow.identity",
+        "tensorflow.zeros_like",
+        "tensorflow.ones_like",
+        "numpy.array",
+        "numpy.asarray",
+        "numpy.zeros_like",
+        "numpy.ones_like",
+    }
+)
+# Ops that keep a shape change of any tensor argument (elementwise maths, joining).
+_TF_SHAPE_PRESERVING = frozenset(
+    {"tensorflow.concat", "tensorflow.stack", "tensorflow.pad", "numpy.concatenate", "numpy.stack"}
+)
+# Iterables whose items are Python numbers, with the index of the argument bounding the count.
+_NUMBER_ITERABLES = frozenset(
+    {"range", "numpy.arange", "numpy.linspace", "numpy.logspace", "numpy.geomspace"}
+)
+
+
+def _join(values: list[Value]) -> Value:
+    """The value of something that is one of ``values``."""
+    kinds = {v.kind for v in values}
+    kind = kinds.pop() if len(kinds) == 1 else Kind.OPAQUE
+    return Value(
+        kind,
+        max(v.card for v in values),
+        any(v.size_varies for v in values),
+        any(v.content_varies for v in values),
+    )
+
+
+def _combine(cards: list[int]) -> int:
+    result = 0
+    for card in cards:
+        if card:
+            result = card if result == 0 else min(UNBOUNDED, result * card)
+    return result
+
+
+class Evaluator:
+    """Evaluates expressions of one scope relative to the loops enclosing one call site."""
+
+    def __init__(
+        self,
+        scope: ScopeFacts,
+        loops: frozenset[int],
+        resolve: ResolveFn,
+        int_constants: dict[str, int],
+    ) -> None:
+        self._scope = scope
+        self._loops = loops
+        self._resolve = resolve
+        self._constants = int_constants
+        self._visiting: set[str] = set()
+        self._memo: dict[int, Value] = {}
+
+    # -- entry point ---------------------------------------------------------------------------
+
+    def value(self, node: cst.BaseExpression) -> Value:
+        key = id(node)
+        cached = self._memo.get(key)
+        if cached is None:
+            cached = self._memo[key] = self._evaluate(node)
+        return cached
+
+    # -- expressions ---------------------------------------------------------------------------
+
+    def _evaluate(self, node: cst.BaseExpression) -> Value:
+        if isinstance(node, cst.Integer | cst.Float | cst.Imaginary):
+            return Value(Kind.NUMBER)
+        if isinstance(node, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
+            return Value(Kind.STR)
+        if isinstance(node, cst.Name) and node.value in {"True", "False"}:
+            return Value(Kind.BOOL)
+        if isinstance(node, cst.Name) and node.value == "None":
+            return Value(Kind.NONE)
+        if isinstance(node, cst.Name | cst.Attribute):
+            return self._name(node)
+        if isinstance(node, cst.UnaryOperation):
+            inner = self.value(node.expression)
+            if isinstance(node.operator, cst.Not):
+                return Value(Kind.BOOL, min(inner.card, 2))
+            return inner
+        if isinstance(node, cst.BinaryOperation):
+            return self._arithmetic([self.value(node.left), self.value(node.right)])
+        if isinstance(node, cst.Comparison | cst.BooleanOperation):
+            return Value(Kind.BOOL, 2 if self._any_varies(node) else 0)
+        if isinstance(node, cst.IfExp):
+            return _join([self.value(node.body), self.value(node.orelse)])
+        if isinstance(node, cst.Lambda):
+            return Value(Kind.CALLABLE, UNBOUNDED)
+        if isinstance(node, cst.List | cst.Tuple | cst.Set):
+            return self._display([e.value for e in node.elements], node.elements)
+        if isinstance(node, cst.Dict):
+            values = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
+            return self._display(values, node.elements)
+        if isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp):
+            return self._comprehension(node)
+        if isinstance(node, cst.Subscript):
+            return self._subscript(node)
+        if isinstance(node, cst.Call):
+            return self._call(node)
+        if isinstance(node, cst.NamedExpr):
+            return self.value(node.value)
+        return OPAQUE
+
+    def _any_varies(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Name | cst.Attribute):
+            return self.value(node).varies
+        return any(self._any_varies(child) for child in children(node))
+
+    def _arithmetic(self, operands: list[Value]) -> Value:
+        kinds = {v.kind for v in operands}
+        card = _combine([v.card for v in operands])
+        if Kind.TENSOR in kinds:
+            return Value(Kind.TENSOR, card, any(v.size_varies for v in operands))
+        if Kind.CONTAINER in kinds:
+            # list + list, [x] * n: the length changes when any operand does.
+            return Value(Kind.CONTAINER, card, size_varies=card > 0, content_varies=card > 0)
+        if Kind.NUMBER in kinds and kinds <= {Kind.NUMBER, Kind.UNKNOWN, Kind.BOOL}:
+            return Value(Kind.NUMBER, card)
+        if kinds <= {Kind.UNKNOWN}:
+            return Value(Kind.UNKNOWN, card)
+        if Kind.STR in kinds and kinds <= {Kind.STR, Kind.UNKNOWN}:
+            return Value(Kind.STR, card)
+        return Value(Kind.OPAQUE, card)
+
+    def _display(self, values: list[cst.BaseExpression], elements: Sequence[cst.CSTNode]) -> Value:
+        items = [self.value(v) for v in values]
+        starred = any(isinstance(e, cst.StarredElement | cst.StarredDictElement) for e in elements)
+        size_varies = starred and any(item.varies for item in items)
+        content_varies = any(
+            (item.kind is Kind.NUMBER and item.varies) or item.content_varies for item in items
+        )
+        return Value(
+            Kind.CONTAINER,
+            _combine([item.card for item in items]),
+            size_varies,
+            content_varies,
+        )
+
+    def _comprehension(
+        self, node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
+    ) -> Value:
+        # The number of items is the number of items of the iterables; it changes when one does.
+        iterables: list[Value] = []
+        comp: cst.CompFor | None = node.for_in
+        while comp is not None:
+            iterables.append(self._iterable_size(comp.iter))
+            comp = comp.inner_for_in
+        card = _combine([v.card for v in iterables])
+        return Value(Kind.CONTAINER, card, size_varies=card > 0, content_varies=card > 0)
+
+    def _iterable_size(self, node: cst.BaseExpression) -> Value:
+        if isinstance(node, cst.Call) and self._callee(node) in _NUMBER_ITERABLES:
+            return Value(Kind.NUMBER, _combine([self.value(a.value).card for a in node.args]))
+        return self.value(node)
+
+    def _subscript(self, node: cst.Subscript) -> Value:
+        base = self.value(node.value)
+        slices = [e.slice for e in node.slice]
+        bounds: list[Value] = []
+        for item in slices:
+            if isinstance(item, cst.Slice):
+                for part in (item.lower, item.upper, item.step):
+                    if part is not None:
+                        bounds.append(self.value(part))
+        shape_card = _combine([b.card for b in bounds if b.kind in {Kind.NUMBER, Kind.UNKNOWN}])
+        if shape_card:
+            # x[:i] with i changing: the slice's length changes with i.
+            if base.kind is Kind.CONTAINER:
+                return Value(Kind.CONTAINER, shape_card, size_varies=True, content_varies=True)
+            return Value(Kind.TENSOR, shape_card, size_varies=True)
+        if base.kind is Kind.TENSOR and all(isinstance(s, cst.Index) for s in slices):
+            indices = [self.value(s.value) for s in slices if isinstance(s, cst.Index)]
+            return Value(Kind.TENSOR, _combine([base.card, *[i.card for i in indices]]))
+        if base.kind is Kind.TENSOR:
+            return Value(Kind.TENSOR, base.card, base.size_varies)
+        return Value(Kind.OPAQUE, base.card)
+
+    # -- names -------------------------------------------------------------------------------
+
+    def _name(self, node: cst.Name | cst.Attribute) -> Value:
+        key = dotted(node)
+        if key is None:
+            assert isinstance(node, cst.Attribute)
+            return Value(Kind.OPAQUE, self.value(node.value).card)
+        assignments = self._scope.assignments.get(key)
+        if not assignments:
+            return CONSTANT_UNKNOWN
+        if key in self._visiting:
+            # A name defined in terms of itself (``step = step + 1``): neutral here; the
+            # assignment that closes the cycle decides whether it varies.
+            return CONSTANT_UNKNOWN
+        self._visiting.add(key)
+        try:
+            return _join([self._assignment(a) for a in assignments])
+        finally:
+            self._visiting.discard(key)
+
+    def _assignment(self, assignment: Assignment) -> Value:
+        inside = bool(assignment.loops & self._loops)
+        if assignment.target is not None:
+            item = self._loop_item(assignment.target.iterable, assignment.target.path)
+            return item if inside else replace(item, card=0)
+        if assignment.value is None:
+            return Value(Kind.OPAQUE, UNBOUNDED if inside else 0)
+        value = self.value(assignment.value)
+        if assignment.augmented:
+            key = dotted(assignment.node.target)  # type: ignore[attr-defined]
+            previous = [
+                self._assignment(a)
+                for a in self._scope.assignments.get(key or "", [])
+                if not a.augmented and a is not assignment
+            ]
+            combined = self._arithmetic([*previous, value]) if previous else value
+            # ``step += 1`` in a loop takes a new value on every iteration.
+            return replace(combined, card=UNBOUNDED) if inside else replace(combined, card=0)
+        return value if inside else replace(value, card=0)
+
+    def _loop_item(self, iterable: cst.BaseExpression, path: tuple[int, ...]) -> Value:
+        """The value of element ``path`` of one item of ``iterable``."""
+        if isinstance(iterable, cst.Call):
+            callee = self._callee(iterable)
+            args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+            if callee in _NUMBER_ITERABLES and not path:
+                return Value(Kind.NUMBER, self._count(callee, iterable))
+            if callee == "enumerate" and args:
+                if path[:1] == (0,):
+                    return Value(Kind.NUMBER, self._literal_length(args[0]))
+                if path[:1] == (1,):
+                    return self._loop_item(args[0], path[1:])
+            if callee == "zip" and path and path[0] < len(args):
+                return self._loop_item(args[path[0]], path[1:])
+            if callee == "itertools.count" and not path:
+                return Value(Kind.NUMBER, UNBOUNDED)
+            if callee is not None and (is_tensorflow(callee) or callee.endswith(".enumerate")):
+                # tf.range, Dataset.enumerate(): the counters are tensors.
+                return Value(Kind.TENSOR, UNBOUNDED)
+            if isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value == "enumerate":
+                return Value(Kind.TENSOR, UNBOUNDED)
+        if isinstance(iterable, cst.List | cst.Tuple | cst.Set) and not any(
+            isinstance(e, cst.StarredElement) for e in iterable.elements
+        ):
+            items = [self._element(e.value, path) for e in iterable.elements]
+            if items:
+                joined = _join(items)
+                return replace(joined, card=max(len(set(map(_literal_text, iterable.elements))), 1))
+        return Value(Kind.OPAQUE, UNBOUNDED)
+
+    def _element(self, node: cst.BaseExpression, path: tuple[int, ...]) -> Value:
+        for position in path:
+            if isinstance(node, cst.Tuple | cst.List) and position < len(node.elements):
+                node = node.elements[position].value
+            else:
+                return OPAQUE
+        return self.value(node)
+
+    def _count(self, callee: str, call: cst.Call) -> int:
+        """How many items a ``range``/``np.linspace`` call yields, when that is a constant."""
+        args = [a.value for a in call.args]
+        if callee == "range":
+            bounds = [self._int(a) for a in args[:2]]
+            if len(bounds) == 1 and bounds[0] is not None:
+                return max(bounds[0], 0) or 1
+            if len(bounds) == 2 and None not in bounds:
+                return max(bounds[1] - bounds[0], 0) or 1  # type: ignore[operator]
+            return UNBOUNDED
+        num = next((a.value for a in call.args if a.keyword and a.keyword.value == "num"), None)
+        if num is None and len(args) >= 3 and callee != "numpy.arange":
+            num = args[2]
+        if num is None:
+            return UNBOUNDED if callee == "numpy.arange" else 50
+        return self._int(num) or UNBOUNDED
+
+    def _int(self, node: cst.BaseExpression) -> int | None:
+        if isinstance(node, cst.Integer):
+            return int(node.evaluated_value)
+        if isinstance(node, cst.Name) and not self._scope.assignments.get(node.value):
+            return self._constants.get(node.value)
+        return None
+
+    def _literal_length(self, node: cst.BaseExpression) -> int:
+        if isinstance(node, cst.List | cst.Tuple):
+            return max(len(node.elements), 1)
+        return UNBOUNDED
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def _callee(self, node: cst.Call) -> str | None:
+        resolved = self._resolve(node.func)
+        if resolved is not None:
+            return resolved
+        return node.func.value if isinstance(node.func, cst.Name) else None
+
+    def _call(self, node: cst.Call) -> Value:
+        callee = self._callee(node)
+        args = [self.value(a.value) for a in node.args]
+        card = _combine([a.card for a in args])
+        if callee in _PY_NUMBER_BUILTINS or callee in _NUMPY_SCALARS:
+            if callee in {"min", "max", "sum"} and any(a.kind is Kind.TENSOR for a in args):
+                return Value(Kind.TENSOR, card)
+            return Value(Kind.NUMBER, card)
+        if callee == "len":
+            first = args[0] if args else OPAQUE
+            sized = first.kind is Kind.CONTAINER and first.size_varies
+            return Value(Kind.NUMBER, first.card if sized else 0)
+        if callee == "bool":
+            return Value(Kind.BOOL, min(card, 2))
+        if callee in {"str", "repr", "format"}:
+            return Value(Kind.STR, card)
+        if callee in {"list", "tuple", "dict", "set", "sorted"}:
+            return Value(Kind.CONTAINER, card, size_varies=card > 0, content_varies=card > 0)
+        if callee is not None and callee.startswith("math."):
+            return Value(Kind.NUMBER, card)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "item" and not args:
+            return Value(Kind.NUMBER, self.value(node.func.value).card)
+        if callee is None:
+            return Value(Kind.OPAQUE, card)
+        if callee in _TF_CONVERSIONS:
+            first = args[0] if args else OPAQUE
+            size_varies = first.size_varies or (first.kind is Kind.CONTAINER and first.size_varies)
+            return Value(Kind.TENSOR, card, size_varies)
+        if callee in _TF_SHAPED:
+            return Value(Kind.TENSOR, card, self._shape_argument_varies(node, callee))
+        if callee in _NUMPY_ARRAYS:
+            return Value(Kind.TENSOR, card, self._numpy_shape_varies(node, callee))
+        if callee in _TF_SHAPE_PRESERVING:
+            return Value(Kind.TENSOR, card, any(a.size_varies for a in args))
+        if is_tensorflow(callee) and callee.rpartition(".")[2][:1].islower():
+            if callee.startswith(("tensorflow.data.", "tensorflow.io.", "tensorflow.summary.")):
+                return Value(Kind.OPAQUE, card)
+            return Value(Kind.TENSOR, card)
+        if is_numpy(callee) and args and all(a.kind is Kind.NUMBER for a in args):
+            return Value(Kind.NUMBER, card)
+        return Value(Kind.OPAQUE, card)
+
+    def _shape_argument_varies(self, node: cst.Call, callee: str) -> bool:
+        position, keyword = _TF_SHAPED[callee]
+        candidates: list[cst.BaseExpression] = []
+        for index, arg in enumerate(node.args):
+            if arg.keyword is not None:
+                if arg.keyword.value == keyword:
+                    candidates.append(arg.value)
+            elif position is None or index == position:
+                candidates.append(arg.value)
+        return any(self._shape_varies(c) for c in candidates)
+
+    def _numpy_shape_varies(self, node: cst.Call, callee: str) -> bool:
+        position = _NUMPY_ARRAYS[callee]
+        for index, arg in enumerate(node.args):
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            shapes = keyword in {"shape", "size"} or (
+                keyword is None and (position is None or index == position)
+            )
+            if shapes and self._shape_varies(arg.value):
+                return True
+        return False
+
+    def _shape_varies(self, node: cst.BaseExpression) -> bool:
+        value = self.value(node)
+        if value.kind is Kind.CONTAINER:
+            return value.content_varies or value.size_varies
+        return value.kind in {Kind.NUMBER, Kind.UNKNOWN} and value.varies
+
+
+def _literal_text(element: cst.BaseElement) -> str:
+    return cst.Module([]).code_for_node(element.value)

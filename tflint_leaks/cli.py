@@ -1,0 +1,193 @@
+"""The ``tflint-leaks`` command.
+
+``tflint-leaks [check] PATHS...`` lints (``check`` is the default command); ``rule CODE`` prints a
+rule's docs; ``rules`` lists them. Exit codes: 0 clean, 1 findings, 2 usage, configuration or
+internal error. :func:`main` takes ``argv`` and returns the exit code, so tests call it directly.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tflint_leaks import __version__
+from tflint_leaks.config import ConfigError, resolve_settings
+from tflint_leaks.engine.runner import INTERNAL_ERROR, lint_paths
+from tflint_leaks.reporters import json as json_reporter
+from tflint_leaks.reporters import text as text_reporter
+from tflint_leaks.rules import ALL_RULES, RULES_BY_CODE
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+OUTPUT_FORMATS = ("text", "json")
+
+
+def _split(values: Sequence[str]) -> list[str]:
+    """``--select TFL101,TFL102 --select TFL2`` -> each code once, in order."""
+    return [code.strip() for value in values for code in value.split(",") if code.strip()]
+
+
+class DefaultCommandGroup(click.Group):
+    """A group whose ``check`` command runs when the first argument is not a command name."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (
+            args[0] not in self.commands and args[0] not in {"--help", "-h", "--version"}
+        ):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultCommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tflint-leaks")
+def cli() -> None:
+    """Find TensorFlow memory-leak and retracing patterns."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--select",
+    multiple=True,
+    help="Rule codes or prefixes to check (replaces the configured set); `ALL` for every rule.",
+)
+@click.option("--extend-select", multiple=True, help="Rule codes or prefixes to check in addition.")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes not to check.")
+@click.option("--exclude", multiple=True, help="Glob patterns to exclude (replaces the defaults).")
+@click.option("--extend-exclude", multiple=True, help="Glob patterns to exclude in addition.")
+@click.option(
+    "--force-exclude/--no-force-exclude",
+    default=None,
+    help="Apply excludes to files named explicitly too (for pre-commit).",
+)
+@click.option(
+    "--output-format", type=click.Choice(OUTPUT_FORMATS), default="text", show_default=True
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Use this pyproject.toml instead of the nearest one.",
+)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per rule.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the cache.")
+@click.option("--show-traceback", is_flag=True, help="Print the traceback of internal errors.")
+def check(
+    paths: tuple[Path, ...],
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    exclude: tuple[str, ...],
+    extend_exclude: tuple[str, ...],
+    force_exclude: bool | None,
+    output_format: str,
+    config_path: Path | None,
+    exit_zero: bool,
+    statistics: bool,
+    no_cache: bool,
+    show_traceback: bool,
+) -> None:
+    """Lint PATHS (default: the current directory)."""
+    del no_cache  # Accepted from day one; every run is cold until the cache lands.
+    targets = list(paths) or [Path.cwd()]
+    try:
+        settings = resolve_settings(
+            targets,
+            config_path,
+            select=_split(select) or None,
+            extend_select=_split(extend_select),
+            ignore=_split(ignore),
+            exclude=_split(exclude) if exclude else None,
+            extend_exclude=_split(extend_exclude),
+            force_exclude=force_exclude,
+        )
+    except ConfigError as error:
+        raise _fail(f"error: {error}") from None
+    result = lint_paths(targets, settings)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if show_traceback:
+        for trace in result.tracebacks:
+            click.echo(trace, err=True)
+    if statistics:
+        click.echo(text_reporter.statistics(result.diagnostics), nl=False)
+    elif output_format == "json":
+        click.echo(json_reporter.render(result.diagnostics), nl=False)
+    else:
+        click.echo(text_reporter.render(result.diagnostics), nl=False)
+    for problem in result.errors:
+        click.echo(f"error: {problem}", err=True)
+    if result.files == 0 and not result.errors:
+        click.echo("warning: no Python files found under the given paths", err=True)
+    internal = any(d.code == INTERNAL_ERROR[0] for d in result.diagnostics)
+    if result.errors or internal:
+        raise SystemExit(EXIT_ERROR)
+    raise SystemExit(EXIT_FINDINGS if result.diagnostics and not exit_zero else EXIT_CLEAN)
+
+
+def _fail(message: str) -> SystemExit:
+    click.echo(message, err=True)
+    return SystemExit(EXIT_ERROR)
+
+
+@cli.command()
+@click.argument("code")
+def rule(code: str) -> None:
+    """Print the documentation of rule CODE (a code such as TFL101 or a name)."""
+    found = RULES_BY_CODE.get(code.upper()) or next((r for r in ALL_RULES if r.name == code), None)
+    if found is None:
+        raise _fail(f"error: unknown rule `{code}`; `tflint-leaks rules` lists them")
+    click.echo(f"# {found.name} ({found.code})\n\n{found.docs()}")
+
+
+@cli.command()
+@click.option(
+    "--output-format", type=click.Choice(OUTPUT_FORMATS), default="text", show_default=True
+)
+def rules(output_format: str) -> None:
+    """List every rule."""
+    if output_format == "json":
+        entries: list[dict[str, Any]] = [
+            {
+                "code": r.code,
+                "name": r.name,
+                "summary": r.summary,
+                "default": r.default_enabled,
+                "fix": r.fix_applicability.value if r.fix_applicability else None,
+                "url": r.url(),
+            }
+            for r in ALL_RULES
+        ]
+        click.echo(json.dumps(entries, indent=2))
+        return
+    for r in ALL_RULES:
+        default = "" if r.default_enabled else " (opt-in)"
+        click.echo(f"{r.code}  {r.name:<34} {r.summary}{default}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv``; return the exit code (never raises SystemExit)."""
+    try:
+        cli.main(
+            args=list(argv) if argv is not None else None,
+            prog_name="tflint-leaks",
+            standalone_mode=False,
+        )
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        return 130
+    except click.ClickException as error:
+        error.show()
+        return EXIT_ERROR
+    return EXIT_CLEAN
+
+
+def entry_point() -> None:
+    sys.exit(main())

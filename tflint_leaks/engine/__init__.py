@@ -1,0 +1,1 @@
+"""Discovery, parsing, the rule walk, suppressions, caching and the parallel runner."""

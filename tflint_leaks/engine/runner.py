@@ -1,0 +1,231 @@
+"""The pipeline: discover -> read -> index (ast, every file) -> rules (libcst) -> suppressions.
+
+:func:`lint_paths` is the library entry point the command line, the runtime mode and the tests
+call. :func:`check_file` lints one file against a project index and is what a worker process
+runs.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from tflint_leaks.analysis.index import ModuleIndex, Span, index_source
+from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.config import Settings, expand_selectors
+from tflint_leaks.diagnostics import Diagnostic, Edit, Fix, Location, Related, Severity
+from tflint_leaks.engine.context import FileContext, Report, Target
+from tflint_leaks.engine.discovery import discover, matches
+from tflint_leaks.engine.source import SourceError, read_source
+from tflint_leaks.engine.suppression import parse_suppressions
+from tflint_leaks.engine.walker import Walker
+from tflint_leaks.rules import ALL_RULES, RULES_BY_CODE
+
+SYNTAX_ERROR = ("TFL001", "syntax-error")
+INTERNAL_ERROR = ("TFL002", "internal-error")
+#: Codes the engine reports itself; they cannot be deselected.
+ENGINE_CODES = frozenset({SYNTAX_ERROR[0], INTERNAL_ERROR[0]})
+
+
+@dataclass
+class RunResult:
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    files: int = 0
+    #: Problems with the run itself (a path that does not exist): exit 2.
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    #: Full tracebacks of internal errors, for ``--show-traceback``.
+    tracebacks: list[str] = field(default_factory=list)
+
+
+def engine_diagnostic(
+    code: tuple[str, str], path: str, message: str, line: int = 1, column: int = 1
+) -> Diagnostic:
+    start = Location(max(line, 1), max(column, 1))
+    return Diagnostic(code[0], code[1], message, Severity.ERROR, path, start, start)
+
+
+@dataclass
+class ParsedFile:
+    path: str
+    text: str
+    index: ModuleIndex
+
+
+def index_file(path: Path) -> ParsedFile | Diagnostic:
+    """Read and index one file, or say why it cannot be linted."""
+    shown = str(path)
+    try:
+        text = read_source(path)
+        tree = ast.parse(text, filename=shown)
+    except SourceError as error:
+        return engine_diagnostic(SYNTAX_ERROR, shown, error.message, error.line, error.column)
+    except SyntaxError as error:
+        return engine_diagnostic(
+            SYNTAX_ERROR,
+            shown,
+            f"invalid syntax: {error.msg}",
+            error.lineno or 1,
+            error.offset or 1,
+        )
+    except (RecursionError, MemoryError):
+        return engine_diagnostic(SYNTAX_ERROR, shown, "too deeply nested to parse")
+    return ParsedFile(shown, text, index_source(text, path, tree))
+
+
+def is_relevant(parsed: ParsedFile, project: ProjectIndex) -> bool:
+    """Whether any rule can fire: the file uses TensorFlow or imports project code that does."""
+    if parsed.index.uses_tensorflow:
+        return True
+    return any(dep.uses_tensorflow for dep in project.dependencies(parsed.index))
+
+
+def check_file(
+    parsed: ParsedFile, project: ProjectIndex, settings: Settings, codes: frozenset[str]
+) -> tuple[list[Diagnostic], list[str]]:
+    """Lint one indexed file: its diagnostics and the tracebacks of rules that failed on it."""
+    if not is_relevant(parsed, project):
+        return [], []
+    try:
+        module = cst.parse_module(parsed.text)
+    except cst.ParserSyntaxError as error:
+        return [
+            engine_diagnostic(
+                SYNTAX_ERROR,
+                parsed.path,
+                f"invalid syntax: {error.message}",
+                error.raw_line,
+                error.raw_column + 1,
+            )
+        ], []
+    except RecursionError:
+        return [engine_diagnostic(SYNTAX_ERROR, parsed.path, "too deeply nested to parse")], []
+    rules = [rule for rule in ALL_RULES if rule.code in codes]
+    context = FileContext(parsed.path, parsed.index, project, settings.options)
+    walker = Walker(context, rules)
+    tracebacks: list[str] = []
+    diagnostics: list[Diagnostic] = []
+    try:
+        walker.walk_module(module)
+    except RecursionError:
+        diagnostics.append(
+            engine_diagnostic(INTERNAL_ERROR, parsed.path, "too deeply nested to analyse")
+        )
+    for failure in walker.failures:
+        diagnostics.append(
+            engine_diagnostic(
+                INTERNAL_ERROR,
+                parsed.path,
+                f"rule {failure.rule.code} ({failure.rule.name}) failed on this file: "
+                f"{failure.error}",
+            )
+        )
+        tracebacks.append(f"{parsed.path}: {failure.rule.code}\n{failure.traceback}")
+    if context.reports:
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        diagnostics.extend(_diagnostic(parsed.path, module, r, positions) for r in context.reports)
+    return diagnostics, tracebacks
+
+
+Positions = Mapping[cst.CSTNode, CodeRange]
+
+
+def _range(target: Target, positions: Positions) -> tuple[Location, Location]:
+    if isinstance(target, Span):
+        return Location(target.line, target.column), Location(target.end_line, target.end_column)
+    header_end = _loop_header_end(target)
+    code_range = positions[target]
+    end = code_range.end
+    if header_end is not None:
+        end = positions[header_end].end
+    return (
+        Location(code_range.start.line, code_range.start.column + 1),
+        Location(end.line, end.column + 1),
+    )
+
+
+def _loop_header_end(node: cst.CSTNode) -> cst.CSTNode | None:
+    """A loop is shown by its header: ``for x in xs`` up to the iterable, ``while test``."""
+    if isinstance(node, cst.For | cst.CompFor):
+        return node.iter
+    if isinstance(node, cst.While):
+        return node.test
+    return None
+
+
+def _diagnostic(path: str, module: cst.Module, report: Report, positions: Positions) -> Diagnostic:
+    start, end = _range(report.target, positions)
+    related = tuple(
+        Related(r.role, r.message, r.path or path, *_range(r.target, positions))
+        for r in report.related
+    )
+    fix = None
+    if report.fix is not None:
+        edits = []
+        for node, replacement in report.fix.replacements:
+            edit_start, edit_end = _range(node, positions)
+            content = (
+                replacement if isinstance(replacement, str) else module.code_for_node(replacement)
+            )
+            edits.append(Edit(edit_start, edit_end, content))
+        fix = Fix(report.fix.message, report.fix.applicability, tuple(edits))
+    rule = report.rule
+    return Diagnostic(
+        rule.code, rule.name, report.message, rule.severity, path, start, end, fix, related
+    )
+
+
+def _suppressed(
+    path: str, diagnostics: list[Diagnostic], text: str, settings: Settings, result: RunResult
+) -> list[Diagnostic]:
+    """Drop what ``noqa`` comments and ``per-file-ignores`` suppress (never engine errors)."""
+    suppressions = parse_suppressions(text, frozenset(RULES_BY_CODE) | ENGINE_CODES)
+    for line, code in suppressions.unknown:
+        result.warnings.append(f"{path}:{line}: unknown rule code `{code}` in a noqa comment")
+    ignored = per_file_ignored(path, settings)
+    return [
+        d
+        for d in diagnostics
+        if d.code in ENGINE_CODES
+        or not (d.code in ignored or suppressions.suppresses(d.code, d.start.line))
+    ]
+
+
+def per_file_ignored(path: str, settings: Settings) -> frozenset[str]:
+    """Codes that ``per-file-ignores`` turns off for ``path``."""
+    codes: set[str] = set()
+    for pattern, selectors in settings.per_file_ignores:
+        if matches(Path(path), pattern, settings.root):
+            codes.update(expand_selectors(selectors, include_opt_in=True))
+    return frozenset(codes)
+
+
+def lint_paths(paths: Sequence[Path | str], settings: Settings) -> RunResult:
+    """Lint files and directories; never raises for a problem with the user's files."""
+    result = RunResult()
+    found = discover([Path(p) for p in paths], settings)
+    result.errors.extend(found.errors)
+    result.warnings.extend(found.warnings)
+    result.files = len(found.files)
+    parsed_files: list[ParsedFile] = []
+    for path in found.files:
+        parsed = index_file(path)
+        if isinstance(parsed, Diagnostic):
+            result.diagnostics.append(parsed)
+        else:
+            parsed_files.append(parsed)
+    project = ProjectIndex(p.index for p in parsed_files)
+    codes = settings.enabled_codes()
+    for parsed in parsed_files:
+        diagnostics, tracebacks = check_file(parsed, project, settings, codes)
+        result.tracebacks.extend(tracebacks)
+        result.diagnostics.extend(
+            _suppressed(parsed.path, diagnostics, parsed.text, settings, result)
+        )
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result

@@ -1,0 +1,50 @@
+"""Reading a Python file the way Python would: BOM, PEP 263 encoding declaration, no NUL bytes."""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from pathlib import Path
+
+
+class SourceError(Exception):
+    """The file cannot be read as Python source; ``line``/``column`` are 1-based."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+def decode_source(data: bytes) -> str:
+    """Decode ``data`` as Python does (a BOM or an encoding declaration, else UTF-8)."""
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        column = nul - (data.rfind(b"\n", 0, nul) + 1) + 1
+        raise SourceError("source contains a NUL byte", line, column)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise SourceError(f"invalid encoding declaration: {error.msg}", error.lineno or 1) from None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise SourceError(
+            f"not valid {encoding}: byte 0x{data[error.start]:02x} cannot be decoded "
+            "(declare the encoding with a `# -*- coding: ... -*-` line)",
+            line,
+        ) from None
+    except LookupError:
+        raise SourceError(f"unknown encoding `{encoding}`") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_source(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise SourceError(f"cannot read file: {error.strerror or error}") from None
+    return decode_source(data)

@@ -1,0 +1,70 @@
+"""``# noqa`` comments: one syntax family for a line and for a whole file.
+
+* ``# noqa`` or ``# noqa: TFL101, TFL105`` on the reported line (the finding's first line);
+* ``# tflint-leaks: noqa`` or ``# tflint-leaks: noqa: TFL101`` anywhere: the whole file.
+
+Codes of other tools (``# noqa: E501``) are left alone. A ``TFL`` code that no rule has is
+reported as a warning, so a typo does not silently suppress nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_CODES = r"(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)"
+_FILE = re.compile(r"#\s*tflint-leaks\s*:\s*noqa\b(?:\s*:\s*" + _CODES + ")?", re.IGNORECASE)
+_LINE = re.compile(r"#\s*noqa\b(?:\s*:\s*" + _CODES + ")?", re.IGNORECASE)
+
+#: Suppress every code.
+ALL: frozenset[str] = frozenset({"*"})
+
+
+@dataclass
+class Suppressions:
+    lines: dict[int, frozenset[str]] = field(default_factory=dict)
+    file: frozenset[str] = frozenset()
+    #: (line, code) of ``TFL`` codes that no rule has.
+    unknown: list[tuple[int, str]] = field(default_factory=list)
+
+    def suppresses(self, code: str, line: int) -> bool:
+        for codes in (self.file, self.lines.get(line, frozenset())):
+            if codes is ALL or code in codes:
+                return True
+        return False
+
+
+def _codes(
+    match: re.Match[str], line: int, known: frozenset[str], found: Suppressions
+) -> frozenset[str]:
+    text = match.group("codes")
+    if not text:
+        return ALL
+    codes = {code.upper() for code in re.split(r"[\s,]+", text) if code}
+    ours = {code for code in codes if code.startswith("TFL")}
+    found.unknown.extend((line, code) for code in sorted(ours - known))
+    return frozenset(ours)
+
+
+def parse_suppressions(text: str, known: frozenset[str]) -> Suppressions:
+    found = Suppressions()
+    if "noqa" not in text.lower():
+        return found
+    file_codes: set[str] = set()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "#" not in line or "noqa" not in line.lower():
+            continue
+        match = _FILE.search(line)
+        if match is not None:
+            codes = _codes(match, number, known, found)
+            if codes is ALL:
+                found.file = ALL
+            elif found.file is not ALL:
+                file_codes |= codes
+            continue
+        match = _LINE.search(line)
+        if match is not None:
+            found.lines[number] = _codes(match, number, known, found)
+    if found.file is not ALL:
+        found.file = frozenset(file_codes)
+    return found

@@ -1,0 +1,47 @@
+"""Concise text output, like Ruff's: ``path:line:col: CODE [*] message``, then a summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from tflint_leaks.diagnostics import Applicability, Diagnostic
+
+
+def _safe_fix(diagnostic: Diagnostic) -> bool:
+    return diagnostic.fix is not None and diagnostic.fix.applicability is Applicability.SAFE
+
+
+def location(diagnostic: Diagnostic) -> str:
+    cell = f"cell {diagnostic.cell}:" if diagnostic.cell is not None else ""
+    return f"{diagnostic.file}:{cell}{diagnostic.start.line}:{diagnostic.start.column}"
+
+
+def render(diagnostics: Sequence[Diagnostic]) -> str:
+    lines = []
+    for diagnostic in diagnostics:
+        marker = " [*]" if _safe_fix(diagnostic) else ""
+        line = f"{location(diagnostic)}: {diagnostic.code}{marker} {diagnostic.message}"
+        if diagnostic.confirmation is not None:
+            confirmation = diagnostic.confirmation
+            line += f"\n    runtime: {confirmation.verdict.value}: {confirmation.summary}"
+        lines.append(line)
+    count = len(diagnostics)
+    if count == 0:
+        lines.append("All checks passed!")
+    else:
+        lines.append(f"Found {count} {'error' if count == 1 else 'errors'}.")
+        fixable = sum(1 for d in diagnostics if _safe_fix(d))
+        if fixable:
+            lines.append(f"[*] {fixable} fixable with the `--fix` option.")
+    return "\n".join(lines) + "\n"
+
+
+def statistics(diagnostics: Sequence[Diagnostic]) -> str:
+    counts = Counter((d.code, d.name) for d in diagnostics)
+    fixable = Counter(d.code for d in diagnostics if _safe_fix(d))
+    rows = [
+        f"{count:>5}\t{code}\t{'[*] ' if fixable[code] else ''}{name}"
+        for (code, name), count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
+    return "\n".join(rows) + ("\n" if rows else "")

@@ -1,0 +1,22 @@
+"""Every rule, in code order. A new rule is one module here plus its entry in ``ALL_RULES``."""
+
+from __future__ import annotations
+
+from tflint_leaks.rules.base import Invalid, Rule
+from tflint_leaks.rules.tfl101_python_scalar_argument import PythonScalarArgument
+from tflint_leaks.rules.tfl102_python_object_argument import PythonObjectArgument
+from tflint_leaks.rules.tfl103_function_recreated import FunctionRecreated
+from tflint_leaks.rules.tfl104_function_method_per_instance import FunctionMethodPerInstance
+from tflint_leaks.rules.tfl105_varying_shape_argument import VaryingShapeArgument
+
+ALL_RULES: tuple[type[Rule], ...] = (
+    PythonScalarArgument,
+    PythonObjectArgument,
+    FunctionRecreated,
+    FunctionMethodPerInstance,
+    VaryingShapeArgument,
+)
+
+RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
+
+__all__ = ["ALL_RULES", "RULES_BY_CODE", "Invalid", "Rule"]

@@ -1,0 +1,60 @@
+"""What the retracing rules share: ``tf.function`` calls made once per loop iteration."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tflint_leaks.engine.context import Callee, FileContext, Report
+
+
+@dataclass(frozen=True)
+class Argument:
+    value: cst.BaseExpression
+    #: The parameter's 0-based position (``self`` excluded), when known.
+    position: int | None
+    #: The parameter's name when known, else the argument's source text.
+    label: str
+
+
+def repeated_tf_function_call(context: FileContext, node: cst.Call) -> Callee | None:
+    """The ``tf.function`` that ``node`` calls when the call runs once per iteration of a Python
+    loop. Calls made while another ``tf.function`` traces are inlined into its graph: None."""
+    if not context.loops or context.in_tf_function:
+        return None
+    return context.tf_function_callee(node)
+
+
+def arguments(node: cst.Call, callee: Callee) -> Iterator[Argument]:
+    """The call's arguments matched to the ``tf.function``'s parameters where possible."""
+    params = callee.function.params if callee.function is not None else ()
+    for index, arg in enumerate(node.args):
+        if arg.star:
+            return
+        if arg.keyword is None:
+            label = params[index] if index < len(params) else _source(arg.value)
+            yield Argument(arg.value, index, label)
+        else:
+            name = arg.keyword.value
+            position = params.index(name) if name in params else None
+            yield Argument(arg.value, position, name)
+
+
+def relate_call(report: Report, context: FileContext, callee: Callee) -> Report:
+    """Point a finding at the ``tf.function`` definition and the loop that repeats the call."""
+    report.relate(
+        "tf-function", f"`{callee.display}` is defined here", callee.facts.span, callee.path
+    )
+    return relate_loop(report, context)
+
+
+def relate_loop(report: Report, context: FileContext) -> Report:
+    if context.loops:
+        report.relate("loop", "repeated by this loop", context.loops[-1])
+    return report
+
+
+def _source(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)

@@ -1,0 +1,276 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tflint_leaks.analysis.values import Kind
+from tflint_leaks.diagnostics import Applicability
+from tflint_leaks.rules._calls import arguments, relate_call, repeated_tf_function_call
+from tflint_leaks.rules.base import Invalid, Rule
+
+
+class PythonScalarArgument(Rule):
+    """
+    ## What it does
+    Flags a Python number passed to a `tf.function` when the number changes from one call to
+    the next: a loop counter (`for step in range(n)`), a name reassigned or augmented in the
+    loop (`step += 1`, `lr = base * 0.9 ** epoch`), or a value derived from one (`i * 2`,
+    `float(i)`, `np.float32(step)`).
+
+    ## Why is this bad?
+    A `tf.function` keys its traces on the *value* of every Python argument. Each new number
+    traces and compiles a new graph: the step becomes as slow as eager mode plus the tracing
+    cost, and every graph stays cached, so memory grows for as long as the loop runs.
+    TensorFlow only warns after the fact ("triggered tf.function retracing").
+
+    Not flagged: literals and names that do not change in the loop, bools, strings, values
+    wrapped in `tf.constant`/`tf.convert_to_tensor`/`tf.cast`/`tf.Variable`, tensor counters
+    (`Dataset.enumerate()`, `tf.range`), parameters covered by `input_signature`, and a loop
+    over a few literal values (at most `max-python-values`, default 5: a bounded number of
+    traces, such as a sweep over learning rates).
+
+    ## Example
+    ```python
+    @tf.function
+    def train_step(x, step):
+        ...
+
+    for step in range(1000):
+        train_step(x, step)
+    ```
+
+    ## Use instead
+    ```python
+    for step in range(1000):
+        train_step(x, tf.constant(step))
+    ```
+    or iterate `dataset.enumerate()`, whose counter is already a tensor.
+
+    ## Fix safety
+    The fix wraps the argument in `tf.constant(...)`. It is unsafe: inside the function the
+    value becomes a tensor, so Python control flow on it (`if step % 100 == 0:`) is converted
+    by AutoGraph or fails, and Python arithmetic on it becomes graph arithmetic.
+
+    ## Options
+    - `max-python-values`
+
+    ## References
+    - [tf.function guide: rules of tracing](https://www.tensorflow.org/guide/function#rules_of_tracing)
+    - [Controlling retracing](https://www.tensorflow.org/guide/function#controlling_retracing)
+    """
+
+    code = "TFL101"
+    name = "python-scalar-argument"
+    summary = "A Python number that changes every iteration is passed to a `tf.function`"
+    fix_applicability = Applicability.UNSAFE
+
+    VALID = (
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def train_step(x, step):
+            return x * tf.cast(step, tf.float32)
+
+        for step in range(100):
+            train_step(tf.ones([2]), tf.constant(step))
+        """,
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def train_step(x, lr, training):
+            return x * lr
+
+        lr = 0.01
+        for batch in tf.data.Dataset.range(10):
+            train_step(batch, lr, training=True)
+            train_step(batch, 0.5, True)
+        """,
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def train_step(x, step):
+            return x + step
+
+        dataset = tf.data.Dataset.range(100)
+        for step, x in dataset.enumerate():
+            train_step(x, step)
+        for step in tf.range(100):
+            train_step(x, step)
+        """,
+        """
+        import tensorflow as tf
+
+        @tf.function(input_signature=[tf.TensorSpec([], tf.float32), tf.TensorSpec([], tf.int64)])
+        def train_step(x, step):
+            return x
+
+        for step in range(100):
+            train_step(1.0, step)
+        """,
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def train(x, learning_rate):
+            return x * learning_rate
+
+        for learning_rate in [0.1, 0.01, 0.001]:
+            train(tf.ones([3]), learning_rate)
+        """,
+        """
+        import numpy as np
+
+        def function(f):
+            return f
+
+        @function
+        def step(x, i):
+            return x + i
+
+        for i in range(100):
+            step(np.ones(3), i)
+        """,
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def outer(x):
+            @tf.function
+            def inner(y, i):
+                return y + i
+            for i in range(10):
+                x = inner(x, i)
+            return x
+        """,
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def log_step(x, name):
+            return x
+
+        for i in range(10):
+            log_step(tf.ones([1]), f"step-{i}")
+            log_step(tf.ones([1]), i % 2 == 0)
+        """,
+    )
+    INVALID = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x, step):
+                return x * tf.cast(step, tf.float32)
+
+            for step in range(1000):
+                train_step(tf.ones([2]), step)
+            """,
+            8,
+            30,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x, step):
+                return x * tf.cast(step, tf.float32)
+
+            for step in range(1000):
+                train_step(tf.ones([2]), tf.constant(step))
+            """,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf2
+
+            @tf2.function
+            def update(x, lr):
+                return x * lr
+
+            def fit(x, epochs):
+                base = 0.1
+                for epoch in range(epochs):
+                    lr = base * 0.9 ** epoch
+                    update(x, lr=lr)
+            """,
+            11,
+            22,
+        ),
+        Invalid(
+            """
+            from tensorflow import function
+            import numpy as np
+
+            @function(reduce_retracing=True)
+            def rollout(state, horizon):
+                return state
+
+            step = 0
+            while step < 500:
+                rollout(np.zeros(4), np.float32(step))
+                step += 1
+            """,
+            10,
+            26,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Agent:
+                @tf.function
+                def act(self, obs, t):
+                    return obs
+
+                def run(self, env):
+                    for t in range(10_000):
+                        self.act(env.observe(), t * 2)
+            """,
+            10,
+            37,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def _step(x, noise):
+                return x + noise
+
+            step = tf.function(_step)
+            losses = [step(tf.ones([1]), float(i)) for i in range(64)]
+            """,
+            7,
+            30,
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        callee = repeated_tf_function_call(self.context, node)
+        if callee is None:
+            return
+        evaluator = self.context.evaluator()
+        limit = self.context.options.max_python_values
+        for argument in arguments(node, callee):
+            if callee.facts.covers(argument.position):
+                continue
+            value = evaluator.value(argument.value)
+            if value.kind is not Kind.NUMBER or value.card <= limit:
+                continue
+            report = self.report(
+                argument.value,
+                f"Python number `{argument.label}` changes every iteration; each value "
+                f"retraces `{callee.display}`",
+            )
+            relate_call(report, self.context, callee)
+            alias = self.context.tensorflow_alias()
+            if alias is not None:
+                wrapped = cst.Call(
+                    cst.Attribute(cst.Name(alias), cst.Name("constant")), [cst.Arg(argument.value)]
+                )
+                report.with_fix(
+                    f"Wrap `{argument.label}` in `{alias}.constant(...)`",
+                    Applicability.UNSAFE,
+                    [(argument.value, wrapped)],
+                )

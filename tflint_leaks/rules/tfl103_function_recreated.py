@@ -1,0 +1,281 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tflint_leaks.analysis.index import PER_STEP_METHODS, Span
+from tflint_leaks.analysis.names import TF_FUNCTION
+from tflint_leaks.rules._calls import relate_loop
+from tflint_leaks.rules.base import Invalid, Rule
+
+
+class FunctionRecreated(Rule):
+    """
+    ## What it does
+    Flags code that makes a new `tf.function` object again and again: `tf.function(...)`
+    applied inside a loop, a `@tf.function` def or lambda inside a loop, and a `@tf.function`
+    nested in a function that is itself called from a loop (in the same file, or imported from
+    another module of the project) or in a Keras callback hook that runs every batch or epoch.
+
+    ## Why is this bad?
+    Traces are cached on the `tf.function` object. A new object starts with an empty cache, so
+    every iteration traces and compiles the graph again; TensorFlow counts these as retraces of
+    the same Python function and warns about "creating @tf.function repeatedly in a loop".
+    Graphs are registered globally, so memory grows with each one.
+
+    Not flagged: a `tf.function` nested inside another `tf.function` (it runs only while the
+    outer one traces), and a factory that is called once.
+
+    ## Example
+    ```python
+    for epoch in range(epochs):
+        @tf.function
+        def train_step(x):
+            ...
+        train_step(x)
+    ```
+
+    ## Use instead
+    ```python
+    @tf.function
+    def train_step(x):
+        ...
+
+    for epoch in range(epochs):
+        train_step(x)
+    ```
+
+    ## References
+    - [tf.function guide: creating tf.function in a loop](https://www.tensorflow.org/guide/function#depending_on_python_global_and_free_variables)
+    - [tensorflow/tensorflow#34905](https://github.com/tensorflow/tensorflow/issues/34905)
+    """
+
+    code = "TFL103"
+    name = "function-recreated"
+    summary = "A new `tf.function` is created every iteration or every call"
+
+    VALID = (
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def train_step(x):
+            return x * 2
+
+        for epoch in range(10):
+            train_step(tf.ones([2]))
+        """,
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def outer(x):
+            for i in range(3):
+                inner = tf.function(lambda y: y + 1)
+                x = inner(x)
+            return x
+        """,
+        """
+        import tensorflow as tf
+
+        def make_step(model):
+            @tf.function
+            def step(x):
+                return model(x)
+            return step
+
+        step = make_step(lambda x: x)
+        for batch in range(100):
+            step(tf.ones([1]))
+        """,
+        """
+        import tensorflow as tf
+
+        def compile_all(fns):
+            return [f for f in fns]
+
+        for name in ["a", "b"]:
+            print(name)
+        compiled = tf.function(compile_all)
+        """,
+        """
+        def function(fn):
+            return fn
+
+        for i in range(10):
+            @function
+            def step(x):
+                return x
+        """,
+        """
+        import tensorflow as tf
+
+        class Model(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.step = tf.function(self._step)
+
+            def _step(self, x):
+                return x
+        """,
+    )
+    INVALID = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            for epoch in range(10):
+                @tf.function
+                def train_step(x):
+                    return x * 2
+                train_step(tf.ones([2]))
+            """,
+            4,
+            5,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def evaluate(fns, x):
+                results = []
+                for fn in fns:
+                    results.append(tf.function(fn)(x))
+                return results
+            """,
+            6,
+            24,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def make_step(scale):
+                @tf.function(reduce_retracing=True)
+                def step(x):
+                    return x * scale
+                return step
+
+            for trial in range(20):
+                step = make_step(trial)
+                step(tf.ones([1]))
+            """,
+            4,
+            5,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Logger(tf.keras.callbacks.Callback):
+                def on_train_batch_end(self, batch, logs=None):
+                    summarize = tf.function(lambda x: tf.reduce_mean(x))
+                    summarize(tf.ones([3]))
+            """,
+            5,
+            21,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            scores = [tf.function(lambda x: x * k)(1.0) for k in range(8)]
+            """,
+            3,
+            11,
+        ),
+    )
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._reported: set[Span] = set()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        context = self.context
+        if context.in_tf_function:
+            return
+        decorator = next((d for d in node.decorators if context.is_tf_function_decorator(d)), None)
+        if decorator is None:
+            return
+        if context.loops:
+            report = self.report(
+                decorator,
+                f"`@tf.function` inside a loop makes a new `{node.name.value}` every iteration; "
+                "each one traces again",
+            )
+            relate_loop(report, context)
+        elif self._in_per_step_hook():
+            self.report(decorator, self._per_step_message())
+
+    def visit_Call(self, node: cst.Call) -> None:
+        context = self.context
+        if context.in_tf_function:
+            return
+        creates = context.is_tf_function_call(node) or self._is_decorator_factory_call(node)
+        if creates and context.loops:
+            report = self.report(
+                node,
+                "`tf.function(...)` inside a loop makes a new function every iteration; "
+                "each one traces again",
+            )
+            relate_loop(report, context)
+        elif creates and self._in_per_step_hook():
+            self.report(node, self._per_step_message())
+        elif context.loops:
+            self._factory_call(node)
+
+    def _is_decorator_factory_call(self, node: cst.Call) -> bool:
+        """``tf.function(input_signature=...)(fn)``."""
+        inner = node.func
+        return (
+            isinstance(inner, cst.Call)
+            and all(arg.keyword is not None for arg in inner.args)
+            and self.context.resolve(inner.func) == TF_FUNCTION
+        )
+
+    def _factory_call(self, node: cst.Call) -> None:
+        """A call in a loop to a project function that creates a ``tf.function`` each call."""
+        found = self.context.project_function(node)
+        if found is None:
+            return
+        module, function = found
+        if not function.creates_tf_function:
+            return
+        name = function.qualname.rpartition(".")[2]
+        if module.path != self.context.path:
+            report = self.report(
+                node,
+                f"`{name}` makes a new `tf.function` on every call; calling it in a loop "
+                "traces again every iteration",
+            )
+            report.relate(
+                "tf-function", "created here", function.creates_tf_function[0], module.path
+            )
+            relate_loop(report, self.context)
+            return
+        for span in function.creates_tf_function:
+            if span in self._reported:
+                continue
+            self._reported.add(span)
+            report = self.report(
+                span,
+                f"`{name}` makes a new `tf.function` on every call and is called in a loop; "
+                "each one traces again",
+            )
+            report.relate("caller", f"`{name}` is called here", node)
+            relate_loop(report, self.context)
+
+    def _in_per_step_hook(self) -> bool:
+        frame = self.context.enclosing_function()
+        if frame is None or frame.facts is None:
+            return False
+        class_name, _, method = frame.facts.qualname.rpartition(".")
+        klass = self.context.module_index.classes.get(class_name)
+        return klass is not None and method in PER_STEP_METHODS and klass.is_keras_subclass
+
+    def _per_step_message(self) -> str:
+        frame = self.context.enclosing_function()
+        method = frame.facts.qualname.rpartition(".")[2] if frame and frame.facts else "hook"
+        return (
+            f"`{method}` runs on every batch or epoch; the `tf.function` made here is new each "
+            "time and traces again"
+        )
