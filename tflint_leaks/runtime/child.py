@@ -131,6 +131,7 @@ class Recorder:
         self.live_tapes: weakref.WeakSet[Any] = weakref.WeakSet()
         self.counters: dict[str, Callable[[], float | None]] = {}
         self.eager_reported = False
+        self.traces = 0
         self.logs_written = 0
         self._serials = 0
         self._stack = threading.local()
@@ -188,6 +189,7 @@ class Recorder:
     # -- traces --------------------------------------------------------------------------------
 
     def on_trace(self, function_type: Any, tracing_options: Any) -> None:
+        self.traces += 1
         found = code_key(getattr(tracing_options, "python_function", None))
         if found is None:
             return
@@ -377,6 +379,7 @@ def keras_name_count() -> int | None:
 
 def install_counters(recorder: Recorder) -> None:
     """Register the exact counters sampled at loop lines, reporting any that are unavailable."""
+    recorder.counters[protocol.COUNTER_TRACES] = lambda: recorder.traces
     recorder.counters[protocol.COUNTER_GRAPH_FUNCTIONS] = graph_function_count
     recorder.counters[protocol.COUNTER_KERAS_NAMES] = keras_name_count
     if track_instances(

@@ -35,6 +35,7 @@ STATUS_TERMINATED = "terminated"
 STATUS_FATAL = "fatal"
 
 #: Exact counters sampled at loop lines; ``rss_mb`` is sampled beside them as supporting evidence.
+COUNTER_TRACES = "traces"
 COUNTER_GRAPH_FUNCTIONS = "graph_functions"
 COUNTER_LIVE_GRAPHS = "live_graphs"
 COUNTER_KERAS_NAMES = "keras_names"

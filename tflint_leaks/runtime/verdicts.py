@@ -51,6 +51,7 @@ RUNTIME_CODE = "TFL900"
 RUNTIME_NAME = "runtime-retracing"
 
 _COUNTER_LABELS = {
+    protocol.COUNTER_TRACES: "traces of any tf.function",
     protocol.COUNTER_GRAPH_FUNCTIONS: "graph functions registered",
     protocol.COUNTER_LIVE_GRAPHS: "live FuncGraphs",
     protocol.COUNTER_KERAS_NAMES: "Keras layer/model names",
@@ -60,6 +61,7 @@ _EXACT_COUNTERS = tuple(_COUNTER_LABELS)
 _COUNTERS_BY_FAMILY = {
     "TFL2": (protocol.COUNTER_LIVE_TAPES,),
     "TFL4": (
+        protocol.COUNTER_TRACES,
         protocol.COUNTER_KERAS_NAMES,
         protocol.COUNTER_GRAPH_FUNCTIONS,
         protocol.COUNTER_LIVE_GRAPHS,
@@ -133,6 +135,11 @@ def find_code(diagnostic: Diagnostic, observations: Observations) -> CodeStats |
         innermost = max((s.key[1] for s in containing), default=None)
         candidates = [s for s in containing if s.key[1] == innermost]
     return max(candidates, key=lambda s: (len(s.traces), s.calls), default=None)
+
+
+def _iterations(observations: Observations, loop: Site) -> int:
+    """Iterations a loop completed: its header runs once more, to find the loop is over."""
+    return max(observations.hits.get(loop, 0) - 1, 0)
 
 
 def _line_hits(diagnostic: Diagnostic, observations: Observations) -> int:
@@ -243,7 +250,7 @@ def judge_retracing(
             return Confirmation(Verdict.ERROR, summary)
         return not_run(diagnostic, observations, run)
     loop = loop_site(diagnostic)
-    iterations = observations.hits.get(loop) if loop else None
+    iterations = _iterations(observations, loop) if loop else None
     return dataclasses.replace(measure_retracing(stats), iterations=iterations)
 
 
@@ -276,14 +283,16 @@ def counter_growth(values: list[tuple[int, float]]) -> tuple[float, float]:
 def judge_growth(
     diagnostic: Diagnostic, observations: Observations, run: RunEnding
 ) -> Confirmation:
-    site = loop_site(diagnostic) or _abs_site(diagnostic.file, diagnostic.start.line)
-    iterations = observations.hits.get(site, 0)
+    loop = loop_site(diagnostic)
+    site = loop or _abs_site(diagnostic.file, diagnostic.start.line)
+    iterations = _iterations(observations, site) if loop else observations.hits.get(site, 0)
     if not _line_hits(diagnostic, observations):
         return not_run(diagnostic, observations, run)
-    samples = observations.samples.get(site, [])[WARMUP_SAMPLES:]
+    taken = observations.samples.get(site, [])
+    samples = taken[WARMUP_SAMPLES:]
     if len(samples) < MIN_GROWTH_STEPS + 1:
         needed = WARMUP_SAMPLES + MIN_GROWTH_STEPS + 1
-        summary = f"the loop ran {iterations} times: at least {needed} are needed to measure growth"
+        summary = f"only {len(taken)} samples ({iterations} iterations): {needed} measure growth"
         return Confirmation(Verdict.NOT_REPRODUCED, summary, iterations=iterations)
     growth: list[tuple[str, float]] = []
     growing: list[str] = []
