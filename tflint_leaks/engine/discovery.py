@@ -22,14 +22,19 @@ class Discovery:
 
 
 def matches(path: Path, pattern: str, root: Path) -> bool:
-    """Whether ``pattern`` (a glob) matches ``path``'s name or its path relative to ``root``."""
+    """Whether ``pattern`` (a glob) matches ``path`` or a directory containing it: by name
+    (``.venv``, ``*_pb2.py``) or by path relative to ``root`` (``src/gen/*``)."""
     try:
-        relative = path.resolve().relative_to(root).as_posix()
+        relative = path.absolute().relative_to(root)
     except ValueError:
-        relative = path.as_posix()
-    if fnmatch.fnmatchcase(path.name, pattern) or fnmatch.fnmatchcase(relative, pattern):
-        return True
-    return "/" in pattern and fnmatch.fnmatchcase(relative, pattern.rstrip("/") + "/*")
+        # Outside the project root only the name counts (the walk checks each directory).
+        relative = Path(path.name)
+    if "/" not in pattern.rstrip("/"):
+        return any(fnmatch.fnmatchcase(part, pattern.rstrip("/")) for part in relative.parts)
+    text = relative.as_posix()
+    return fnmatch.fnmatchcase(text, pattern) or fnmatch.fnmatchcase(
+        text, pattern.rstrip("/") + "/*"
+    )
 
 
 def _excluded(path: Path, patterns: Sequence[str], root: Path) -> bool:

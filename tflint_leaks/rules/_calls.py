@@ -18,6 +18,14 @@ class Argument:
     #: The parameter's name when known, else the argument's source text.
     label: str
 
+    @property
+    def shown(self) -> str:
+        """How a message names the argument: its source text, and the parameter it binds."""
+        source = _source(self.value)
+        if len(source) > 40:
+            return f"`{self.label}`"
+        return f"`{source}`" if source == self.label else f"`{source}` (parameter `{self.label}`)"
+
 
 def repeated_tf_function_call(context: FileContext, node: cst.Call) -> Callee | None:
     """The ``tf.function`` that ``node`` calls when the call runs once per iteration of a Python

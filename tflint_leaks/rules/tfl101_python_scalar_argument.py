@@ -260,7 +260,7 @@ class PythonScalarArgument(Rule):
                 continue
             report = self.report(
                 argument.value,
-                f"Python number `{argument.label}` changes every iteration; each value "
+                f"Python number {argument.shown} changes every iteration; each value "
                 f"retraces `{callee.display}`",
             )
             relate_call(report, self.context, callee)

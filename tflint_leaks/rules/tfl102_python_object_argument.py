@@ -236,7 +236,7 @@ class PythonObjectArgument(Rule):
                 what = "Python container whose contents change"
             report = self.report(
                 argument.value,
-                f"`{argument.label}` is a {what} on every iteration; each one retraces "
+                f"{argument.shown} is a {what} on every iteration; each one retraces "
                 f"`{callee.display}`",
             )
             relate_call(report, self.context, callee)

@@ -195,7 +195,7 @@ class VaryingShapeArgument(Rule):
                 continue
             report = self.report(
                 argument.value,
-                f"the shape of `{argument.label}` changes every iteration; each shape retraces "
+                f"the shape of {argument.shown} changes every iteration; each shape retraces "
                 f"`{callee.display}` (add an `input_signature` with `None` dimensions or "
                 "`reduce_retracing=True`)",
             )

@@ -1,0 +1,167 @@
+"""SARIF 2.1.0 for code scanning (GitHub, Azure DevOps, IDE viewers).
+
+One run whose ``tool.driver`` describes every rule (id, name, short and full description, help
+text and URI); one result per finding with its region, related locations and, when the finding
+has a fix, a ``fixes`` entry whose artifact changes are the fix's edits. Paths given relative to
+the working directory stay relative to ``%SRCROOT%``, which code scanning maps to the checkout.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import PurePath
+from typing import Any
+from urllib.parse import quote
+
+from tflint_leaks import __version__
+from tflint_leaks.diagnostics import Diagnostic, Location, Severity
+from tflint_leaks.docs import sections
+from tflint_leaks.engine.runner import INTERNAL_ERROR, SYNTAX_ERROR
+from tflint_leaks.rules import ALL_RULES
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/tflint-leaks/tflint-leaks"
+SOURCE_ROOT = "%SRCROOT%"
+
+#: The engine's own findings, described like rules so every result has a descriptor.
+ENGINE_RULES = (
+    (SYNTAX_ERROR, "The file cannot be parsed, so it was not linted."),
+    (INTERNAL_ERROR, "A rule failed on the file; the other rules still ran."),
+)
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith(".") else text + "."
+
+
+def _rule_descriptors() -> list[dict[str, Any]]:
+    descriptors: list[dict[str, Any]] = []
+    for rule in ALL_RULES:
+        docs = rule.docs()
+        descriptors.append(
+            {
+                "id": rule.code,
+                "name": rule.name,
+                "shortDescription": {"text": _sentence(rule.summary)},
+                "fullDescription": {"text": _sentence(sections(rule)["What it does"])},
+                "help": {"text": docs, "markdown": docs},
+                "helpUri": rule.url(),
+                "defaultConfiguration": {
+                    "level": rule.severity.value,
+                    "enabled": rule.default_enabled,
+                },
+                "properties": {
+                    "fix": rule.fix_applicability.value if rule.fix_applicability else None
+                },
+            }
+        )
+    for (code, name), description in ENGINE_RULES:
+        descriptors.append(
+            {
+                "id": code,
+                "name": name,
+                "shortDescription": {"text": description},
+                "fullDescription": {"text": description},
+                "helpUri": f"{INFORMATION_URI}#engine-diagnostics",
+                "defaultConfiguration": {"level": Severity.ERROR.value},
+            }
+        )
+    return descriptors
+
+
+def _artifact(path: str) -> dict[str, str]:
+    pure = PurePath(path)
+    if pure.is_absolute():
+        return {"uri": pure.as_uri()}
+    return {"uri": quote(pure.as_posix()), "uriBaseId": SOURCE_ROOT}
+
+
+def _region(start: Location, end: Location) -> dict[str, int]:
+    """SARIF regions are 1-based with an exclusive end column, as our locations are."""
+    return {
+        "startLine": start.line,
+        "startColumn": start.column,
+        "endLine": end.line,
+        "endColumn": end.column,
+    }
+
+
+def _physical(path: str, start: Location, end: Location) -> dict[str, Any]:
+    return {"artifactLocation": _artifact(path), "region": _region(start, end)}
+
+
+def _result(diagnostic: Diagnostic, rule_index: dict[str, int]) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": diagnostic.code,
+        "ruleIndex": rule_index[diagnostic.code],
+        "level": diagnostic.severity.value,
+        "message": {"text": diagnostic.message},
+        "locations": [
+            {"physicalLocation": _physical(diagnostic.file, diagnostic.start, diagnostic.end)}
+        ],
+    }
+    if diagnostic.related:
+        result["relatedLocations"] = [
+            {
+                "id": number,
+                "message": {"text": related.message},
+                "physicalLocation": _physical(related.file, related.start, related.end),
+            }
+            for number, related in enumerate(diagnostic.related, start=1)
+        ]
+    fix = diagnostic.fix
+    if fix is not None:
+        result["fixes"] = [
+            {
+                "description": {"text": fix.message},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": _artifact(diagnostic.file),
+                        "replacements": [
+                            {
+                                "deletedRegion": _region(edit.start, edit.end),
+                                "insertedContent": {"text": edit.content},
+                            }
+                            for edit in fix.edits
+                        ],
+                    }
+                ],
+                "properties": {"applicability": fix.applicability.value},
+            }
+        ]
+    properties: dict[str, Any] = {"name": diagnostic.name}
+    if diagnostic.cell is not None:
+        properties["cell"] = diagnostic.cell
+    if diagnostic.confirmation is not None:
+        properties["confirmation"] = diagnostic.confirmation.to_json()
+    result["properties"] = properties
+    return result
+
+
+def to_sarif(diagnostics: Sequence[Diagnostic]) -> dict[str, Any]:
+    descriptors = _rule_descriptors()
+    rule_index = {descriptor["id"]: i for i, descriptor in enumerate(descriptors)}
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "tflint-leaks",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": descriptors,
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": [_result(d, rule_index) for d in diagnostics],
+            }
+        ],
+    }
+
+
+def render(diagnostics: Sequence[Diagnostic]) -> str:
+    return json.dumps(to_sarif(diagnostics), indent=2) + "\n"
