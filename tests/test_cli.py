@@ -208,7 +208,10 @@ def test_missing_path_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert err.endswith(f"error: {tmp_path / 'nope.py'}: no such file or directory\n")
 
 
-def test_excludes_and_force_exclude(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_excludes_and_force_exclude(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)  # as pre-commit runs hooks from the repository root
     venv = project / ".venv"
     venv.mkdir()
     (venv / "lib.py").write_text(RETRACING)
