@@ -516,6 +516,14 @@ def apply_memory_limit(recorder: Recorder, limit_mb: int) -> None:
     )
 
 
+def raised_at(recorder: Recorder, error: BaseException) -> list[Any] | None:
+    """The innermost user frame of ``error``'s traceback, as ``[file, line]``."""
+    frames = [
+        f for f in traceback.extract_tb(error.__traceback__) if f.filename in recorder.user_files
+    ]
+    return [protocol.absolute(frames[-1].filename), frames[-1].lineno] if frames else None
+
+
 def user_traceback(recorder: Recorder, error: BaseException) -> str:
     """The traceback of ``error`` without the frames of this bootstrap and of ``runpy``."""
     frames = traceback.extract_tb(error.__traceback__)
@@ -610,7 +618,7 @@ def run(config: dict[str, Any]) -> int:
     except SystemExit as stop:
         sys.settrace(None)
         code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
-        finish(recorder, protocol.STATUS_EXITED, code)
+        finish(recorder, protocol.STATUS_EXITED, code, where=raised_at(recorder, stop))
         return code
     except BaseException as error:  # the user's crash is a result, reported whole
         sys.settrace(None)

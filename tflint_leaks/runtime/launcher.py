@@ -58,6 +58,17 @@ def kill_group(pgid: int, signum: int) -> None:
         os.killpg(pgid, signum)
 
 
+def wait_group_gone(pgid: int) -> None:
+    """Give killed members of the group (forks of the target) up to ``GRACE_S`` to disappear."""
+    deadline = time.monotonic() + GRACE_S
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.02)
+
+
 def tail(path: Path) -> str:
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -111,6 +122,7 @@ def launch(
         finally:
             kill_group(process.pid, signal.SIGKILL)
             process.wait()
+            wait_group_gone(process.pid)
     return ProcessOutcome(
         pid=process.pid,
         returncode=returncode,
