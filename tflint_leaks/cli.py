@@ -18,12 +18,12 @@ import click
 from tflint_leaks import __version__
 from tflint_leaks.config import ConfigError, resolve_settings
 from tflint_leaks.engine.runner import INTERNAL_ERROR, lint_paths
-from tflint_leaks.reporters import json as json_reporter
+from tflint_leaks.reporters import RENDERERS
 from tflint_leaks.reporters import text as text_reporter
 from tflint_leaks.rules import ALL_RULES, RULES_BY_CODE
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-OUTPUT_FORMATS = ("text", "json")
+OUTPUT_FORMATS = tuple(RENDERERS)
 
 
 def _split(values: Sequence[str]) -> list[str]:
@@ -116,10 +116,8 @@ def check(
             click.echo(trace, err=True)
     if statistics:
         click.echo(text_reporter.statistics(result.diagnostics), nl=False)
-    elif output_format == "json":
-        click.echo(json_reporter.render(result.diagnostics), nl=False)
     else:
-        click.echo(text_reporter.render(result.diagnostics), nl=False)
+        click.echo(RENDERERS[output_format](result.diagnostics), nl=False)
     for problem in result.errors:
         click.echo(f"error: {problem}", err=True)
     if result.files == 0 and not result.errors:
@@ -147,7 +145,7 @@ def rule(code: str) -> None:
 
 @cli.command()
 @click.option(
-    "--output-format", type=click.Choice(OUTPUT_FORMATS), default="text", show_default=True
+    "--output-format", type=click.Choice(("text", "json")), default="text", show_default=True
 )
 def rules(output_format: str) -> None:
     """List every rule."""

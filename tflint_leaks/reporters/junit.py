@@ -12,9 +12,7 @@ from tflint_leaks.reporters.text import location
 
 def render(diagnostics: Sequence[Diagnostic]) -> str:
     count = str(len(diagnostics))
-    root = ET.Element(
-        "testsuites", name="tflint-leaks", tests=count, failures=count, errors="0"
-    )
+    root = ET.Element("testsuites", name="tflint-leaks", tests=count, failures=count, errors="0")
     if not diagnostics:
         suite = ET.SubElement(root, "testsuite", name="tflint-leaks", tests="1", failures="0")
         ET.SubElement(suite, "testcase", name="No findings", classname="tflint-leaks")

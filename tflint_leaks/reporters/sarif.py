@@ -36,7 +36,19 @@ def _sentence(text: str) -> str:
 
 
 def _rule_descriptors() -> list[dict[str, Any]]:
-    descriptors: list[dict[str, Any]] = []
+    """The engine's codes first, then every rule in code order (so a new rule appended to
+    ``ALL_RULES`` does not move the ``ruleIndex`` of the others)."""
+    descriptors: list[dict[str, Any]] = [
+        {
+            "id": code,
+            "name": name,
+            "shortDescription": {"text": description},
+            "fullDescription": {"text": description},
+            "helpUri": f"{INFORMATION_URI}#engine-diagnostics",
+            "defaultConfiguration": {"level": Severity.ERROR.value},
+        }
+        for (code, name), description in ENGINE_RULES
+    ]
     for rule in ALL_RULES:
         docs = rule.docs()
         descriptors.append(
@@ -54,17 +66,6 @@ def _rule_descriptors() -> list[dict[str, Any]]:
                 "properties": {
                     "fix": rule.fix_applicability.value if rule.fix_applicability else None
                 },
-            }
-        )
-    for (code, name), description in ENGINE_RULES:
-        descriptors.append(
-            {
-                "id": code,
-                "name": name,
-                "shortDescription": {"text": description},
-                "fullDescription": {"text": description},
-                "helpUri": f"{INFORMATION_URI}#engine-diagnostics",
-                "defaultConfiguration": {"level": Severity.ERROR.value},
             }
         )
     return descriptors

@@ -1,10 +1,16 @@
 from __future__ import annotations
 
 import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
 
+from tflint_leaks.analysis.index import Span
 from tflint_leaks.analysis.values import Kind
+from tflint_leaks.diagnostics import Applicability
+from tflint_leaks.engine.context import FileContext, Report
 from tflint_leaks.rules._calls import arguments, relate_call, repeated_tf_function_call
 from tflint_leaks.rules.base import Invalid, Rule
+
+_RETRACING_KEYWORDS = frozenset({"reduce_retracing", "experimental_relax_shapes"})
 
 
 class VaryingShapeArgument(Rule):
@@ -40,6 +46,12 @@ class VaryingShapeArgument(Rule):
     or `@tf.function(reduce_retracing=True)`, which generalises to `None` dimensions after the
     first retrace.
 
+    ## Fix safety
+    The fix adds `reduce_retracing=True` to the `tf.function` decorator (or sets an existing
+    `reduce_retracing=False` to `True`). It is safe: the function computes the same values, it
+    only traces fewer, more general graphs. It is offered when the `tf.function` is made in the
+    same file as the call; otherwise the finding points at the definition to change by hand.
+
     ## References
     - [tf.function guide: controlling retracing](https://www.tensorflow.org/guide/function#controlling_retracing)
     - [tensorflow/tensorflow#26311](https://github.com/tensorflow/tensorflow/issues/26311)
@@ -48,6 +60,7 @@ class VaryingShapeArgument(Rule):
     code = "TFL105"
     name = "varying-shape-argument"
     summary = "A tensor whose shape changes every iteration is passed to a `tf.function`"
+    fix_applicability = Applicability.SAFE
 
     VALID = (
         """
@@ -130,6 +143,17 @@ class VaryingShapeArgument(Rule):
             """,
             9,
             12,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function(reduce_retracing=True)
+            def encode(tokens):
+                return tokens
+
+            x = tf.ones([100])
+            for length in range(1, 100):
+                encode(x[:length])
+            """,
         ),
         Invalid(
             """
@@ -146,6 +170,18 @@ class VaryingShapeArgument(Rule):
             """,
             9,
             10,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function(reduce_retracing=True)
+            def fill(buffer):
+                return buffer
+
+            n = 1
+            while n < 4096:
+                fill(tf.zeros([n, 3]))
+                n *= 2
+            """,
         ),
         Invalid(
             """
@@ -162,6 +198,18 @@ class VaryingShapeArgument(Rule):
             """,
             10,
             15,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function(reduce_retracing=True)
+            def score(values):
+                return tf.reduce_sum(values)
+
+            def run(steps):
+                for t in range(steps):
+                    score(np.ones(t + 1))
+            """,
         ),
         Invalid(
             """
@@ -178,8 +226,55 @@ class VaryingShapeArgument(Rule):
             """,
             10,
             16,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function(reduce_retracing=True)
+            def decode(prefix, step):
+                return prefix
+
+            def generate(tokens, steps):
+                for step in range(steps):
+                    prefix = tokens[:, : step + 1]
+                    decode(prefix, tf.constant(step))
+            """,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def _pad(x):
+                return x
+
+            pad = tf.function(_pad, jit_compile=False,)
+            for n in range(1, 64):
+                pad(tf.zeros([n]))
+            """,
+            8,
+            9,
+            fixed="""
+            import tensorflow as tf
+
+            def _pad(x):
+                return x
+
+            pad = tf.function(_pad, jit_compile=False, reduce_retracing=True)
+            for n in range(1, 64):
+                pad(tf.zeros([n]))
+            """,
         ),
     )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        #: ``tf.function`` decorators and ``tf.function(fn)`` calls of this file, and the
+        #: findings whose fix changes one of them (matched by position once the walk is done).
+        self._makers: list[cst.Decorator | cst.Call] = []
+        self._pending: list[tuple[Report, Span]] = []
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        if self.context.is_tf_function_decorator(node):
+            self._makers.append(node)
 
     def visit_Call(self, node: cst.Call) -> None:
         callee = repeated_tf_function_call(self.context, node)
@@ -200,3 +295,50 @@ class VaryingShapeArgument(Rule):
                 "`reduce_retracing=True`)",
             )
             relate_call(report, self.context, callee)
+            if callee.path == self.context.path:
+                self._pending.append((report, callee.facts.span))
+
+    def leave_Call(self, node: cst.Call) -> None:
+        if self.context.is_tf_function_call(node):
+            self._makers.append(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        if not self._pending:
+            return
+        positions = MetadataWrapper(node, unsafe_skip_copy=True).resolve(PositionProvider)
+        by_start: dict[tuple[int, int], cst.Decorator | cst.Call] = {}
+        for maker in self._makers:
+            start = positions[maker].start
+            by_start[(start.line, start.column + 1)] = maker
+        for report, span in self._pending:
+            found = by_start.get((span.line, span.column))
+            fixed = _with_reduce_retracing(found) if found is not None else None
+            if fixed is not None:
+                report.with_fix(
+                    "Add `reduce_retracing=True` to the `tf.function`",
+                    Applicability.SAFE,
+                    [fixed],
+                )
+
+
+def _with_reduce_retracing(
+    maker: cst.Decorator | cst.Call,
+) -> tuple[cst.CSTNode, cst.CSTNode] | None:
+    """(node to replace, replacement) that makes ``maker`` pass ``reduce_retracing=True``."""
+    call = maker.decorator if isinstance(maker, cst.Decorator) else maker
+    keyword = cst.Arg(
+        cst.Name("True"),
+        keyword=cst.Name("reduce_retracing"),
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+    )
+    if not isinstance(call, cst.Call):
+        return call, cst.Call(call, [keyword])
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None and arg.keyword.value in _RETRACING_KEYWORDS:
+            return arg.value, cst.Name("True")
+    args = list(call.args)
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call, call.with_changes(args=[*args, keyword])
