@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tflint_leaks.diagnostics import Diagnostic, Location, Related, Severity
+from tflint_leaks.diagnostics import Confirmation, Diagnostic, Location, Related, Severity
 from tflint_leaks.runtime import tensorflow_available
 from tflint_leaks.runtime.confirm import ConfirmResult, Target, run_confirm
 
@@ -80,3 +80,23 @@ def confirm(
 def by_message(result: ConfirmResult) -> dict[str, Diagnostic]:
     """The confirmed findings keyed by their message (``CODE at MARKER``)."""
     return {d.message: d for d in result.diagnostics if d.code != "TFL900"}
+
+
+def static_findings(script: str) -> list[Diagnostic]:
+    """The real static pass's findings on a target script."""
+    from tflint_leaks.config import Settings
+    from tflint_leaks.engine.runner import lint_paths
+
+    return list(lint_paths([target_path(script)], Settings()).diagnostics)
+
+
+def confirmation_at(result: ConfirmResult, code: str, script: str, marker: str) -> Confirmation:
+    """The confirmation of the one finding with ``code`` at the marked line."""
+    line = line_of(script, marker)
+    [diagnostic] = [
+        d
+        for d in result.diagnostics
+        if d.code == code and d.start.line == line and d.file == target_path(script)
+    ]
+    assert diagnostic.confirmation is not None
+    return diagnostic.confirmation

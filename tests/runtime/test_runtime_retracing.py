@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.runtime.conftest import by_message, confirm, finding, line_of, requires_tensorflow
+from tests.runtime.conftest import (
+    by_message,
+    confirm,
+    confirmation_at,
+    finding,
+    line_of,
+    requires_tensorflow,
+    static_findings,
+)
 from tflint_leaks.diagnostics import Diagnostic, Verdict
 from tflint_leaks.runtime.confirm import ConfirmResult
 
@@ -64,80 +72,85 @@ def test_code_that_never_runs_is_not_executed(python_scalar: ConfirmResult) -> N
 
 @pytest.fixture(scope="module")
 def recreated() -> ConfirmResult:
+    """The real static pass's findings, plus one it rightly leaves out (a variable baseline)."""
     script = "recreated.py"
-    loop = "recreate-loop"
-    return confirm(
-        script,
-        [
-            finding("TFL103", script, "recreate-def", tf_function="recreate-def", loop=loop),
-            finding("TFL103", script, "lambda-call", tf_function="lambda-call", loop=loop),
-            finding("TFL102", script, "object-call", tf_function="object-def", loop=loop),
-            finding("TFL104", script, "method-call", tf_function="method-def", loop=loop),
-            finding("TFL101", script, "variable-call", tf_function="variable-def", loop=loop),
-        ],
+    extra = finding(
+        "TFL101", script, "variable-call", tf_function="variable-def", loop="recreate-loop"
     )
+    return confirm(script, [*static_findings(script), extra])
+
+
+def test_static_pass_flags_what_the_tests_expect() -> None:
+    found = {(d.code, d.start.line) for d in static_findings("recreated.py")}
+    expected = [
+        ("TFL103", "recreate-def"),
+        ("TFL103", "lambda-call"),
+        ("TFL102", "object-call"),
+        ("TFL104", "method-call"),
+    ]
+    assert found == {(code, line_of("recreated.py", marker)) for code, marker in expected}
 
 
 @pytest.mark.parametrize("marker", ["recreate-def", "lambda-call"])
 def test_function_created_in_a_loop_is_confirmed(recreated: ConfirmResult, marker: str) -> None:
-    confirmation = verdict_of(recreated, f"TFL103 at {marker}").confirmation
-    assert confirmation is not None
+    confirmation = confirmation_at(recreated, "TFL103", "recreated.py", marker)
     assert confirmation.verdict is Verdict.CONFIRMED
-    assert (confirmation.traces, confirmation.calls) == (10, 10)
+    assert (confirmation.traces, confirmation.calls, confirmation.iterations) == (10, 10, 10)
     line = line_of("recreated.py", marker)
     assert confirmation.cause == (
-        f"a new tf.function object was traced 9 times: 10 objects (created at recreated.py:{line})"
+        f"9 retraces came from new tf.function objects (10 created at recreated.py:{line})"
     )
 
 
 def test_python_object_argument_is_confirmed(recreated: ConfirmResult) -> None:
-    confirmation = verdict_of(recreated, "TFL102 at object-call").confirmation
-    assert confirmation is not None
+    confirmation = confirmation_at(recreated, "TFL102", "recreated.py", "object-call")
     assert confirmation.verdict is Verdict.CONFIRMED
-    assert (
-        confirmation.cause == "argument `config` took 10 distinct Python objects of type `Config`"
+    assert confirmation.cause == (
+        "argument `config` took 10 distinct Python objects of type `Config`"
     )
 
 
 def test_method_on_short_lived_instances_is_confirmed(recreated: ConfirmResult) -> None:
-    confirmation = verdict_of(recreated, "TFL104 at method-call").confirmation
-    assert confirmation is not None
+    confirmation = confirmation_at(recreated, "TFL104", "recreated.py", "method-call")
     assert confirmation.verdict is Verdict.CONFIRMED
     assert (confirmation.traces, confirmation.calls) == (10, 10)
-    assert confirmation.cause is not None
-    assert confirmation.cause.startswith("a new tf.function object was traced 9 times")
+    # one Function for the class attribute, then one per instance where `forward` is looked up
+    sites = [line_of("recreated.py", m) for m in ("method-def", "method-call")]
+    assert confirmation.cause == (
+        "9 retraces came from new tf.function objects "
+        f"(11 created at recreated.py:{sites[0]}, recreated.py:{sites[1]})"
+    )
 
 
 def test_variable_creating_function_has_a_baseline_of_one(recreated: ConfirmResult) -> None:
-    confirmation = verdict_of(recreated, "TFL101 at variable-call").confirmation
-    assert confirmation is not None
+    confirmation = confirmation_at(recreated, "TFL101", "recreated.py", "variable-call")
     assert confirmation.verdict is Verdict.NOT_REPRODUCED
     assert confirmation.summary == "`Counter.__call__` traced once in 10 calls"
 
 
+def test_no_runtime_only_finding_when_the_static_pass_saw_everything(
+    recreated: ConfirmResult,
+) -> None:
+    assert [d for d in recreated.diagnostics if d.code == "TFL900"] == []
+
+
 @pytest.fixture(scope="module")
 def shapes() -> ConfirmResult:
+    """The real static pass flags the plain function only; the relaxed one is added by hand."""
     script = "shapes.py"
-    return confirm(
-        script,
-        [
-            finding("TFL105", script, "plain-call", tf_function="plain-def", loop="loop"),
-            finding("TFL105", script, "relaxed-call", tf_function="relaxed-def", loop="loop"),
-        ],
-    )
+    relaxed = finding("TFL105", script, "relaxed-call", tf_function="relaxed-def", loop="loop")
+    return confirm(script, [*static_findings(script), relaxed])
 
 
 def test_varying_shapes_are_confirmed(shapes: ConfirmResult) -> None:
-    confirmation = verdict_of(shapes, "TFL105 at plain-call").confirmation
-    assert confirmation is not None
+    confirmation = confirmation_at(shapes, "TFL105", "shapes.py", "plain-call")
     assert confirmation.verdict is Verdict.CONFIRMED
     assert (confirmation.traces, confirmation.calls) == (10, 10)
     assert confirmation.cause == "argument `x` took 10 distinct shapes: (1,), (2,), (3,), (4,), ..."
 
 
 def test_reduce_retracing_is_not_reproduced(shapes: ConfirmResult) -> None:
-    confirmation = verdict_of(shapes, "TFL105 at relaxed-call").confirmation
-    assert confirmation is not None
+    confirmation = confirmation_at(shapes, "TFL105", "shapes.py", "relaxed-call")
     assert confirmation.verdict is Verdict.NOT_REPRODUCED
     assert (confirmation.traces, confirmation.calls) == (2, 10)
     assert confirmation.cause == "argument `x` took 2 distinct shapes: (1,), (None,)"

@@ -192,9 +192,11 @@ def retrace_cause(stats: CodeStats) -> str | None:
                 changed[param.name] = changed.get(param.name, 0) + 1
     top = max(changed.values(), default=0)
     if new_objects and new_objects >= top:
-        where = f" (created at {_site_names(stats)})" if stats.creation_sites else ""
+        where = f" at {_site_names(stats)}" if stats.creation_sites else ""
         objects = max(stats.objects, new_objects + 1)
-        return f"a new tf.function object was traced {new_objects} times: {objects} objects{where}"
+        return (
+            f"{new_objects} retraces came from new tf.function objects ({objects} created{where})"
+        )
     if not top:
         return None
     name = next(name for name, count in changed.items() if count == top)
