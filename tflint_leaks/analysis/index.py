@@ -19,7 +19,14 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from tflint_leaks.analysis.names import TF_FUNCTION, is_keras, resolve_dotted
+from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.names import (
+    CONTAINER_BUILTINS,
+    CONTAINER_TYPES,
+    TF_FUNCTION,
+    is_keras,
+    resolve_dotted,
+)
 
 #: Keras callback hooks, run in Python once per batch or per epoch: a ``tf.function`` created
 #: inside one is created again every time.
@@ -84,6 +91,15 @@ class FunctionFacts:
     calls: tuple[str, ...]
     #: Names bound in the body to a ``tf.function``: nested decorated defs, ``f = tf.function(g)``.
     local_tf_functions: dict[str, TfFunctionFacts]
+    #: The first call in the body that constructs or loads a Keras model (directly, or through a
+    #: factory or model class of the same module).
+    builds_model: Span | None = None
+    #: The function is a model factory: it returns a model it constructs or loads.
+    returns_model: bool = False
+    #: The first ``.fit(...)`` of a model built in the body.
+    fits_model: Span | None = None
+    #: The body calls ``clear_session()`` (under any import path).
+    cleans_up: bool = False
 
     def param_position(self, name: str) -> int | None:
         try:
@@ -100,10 +116,19 @@ class ClassFacts:
     methods: tuple[str, ...]
     #: Attributes that are ``tf.function``s: decorated methods and ``self.x = tf.function(...)``.
     tf_functions: dict[str, TfFunctionFacts]
+    #: ``self.x = <Keras model>`` in some method.
+    model_attributes: tuple[str, ...] = ()
+    #: ``self.x = []`` (a list, dict or set display or constructor) in some method.
+    container_attributes: tuple[str, ...] = ()
 
     @property
     def is_keras_subclass(self) -> bool:
         return any(is_keras(base) for base in self.bases)
+
+    @property
+    def is_keras_model(self) -> bool:
+        """Derives directly from ``keras.Model`` or ``keras.Sequential``."""
+        return keras.is_model_class(self.bases)
 
 
 @dataclass(frozen=True)
@@ -143,6 +168,9 @@ class IndexBuilder(ast.NodeVisitor):
         self.classes: dict[str, ClassFacts] = {}
         self.tf_function_names: dict[str, TfFunctionFacts] = {}
         self.traced: set[str] = set()
+        #: This module's Keras model classes and model factory functions (by local name).
+        self.model_classes: set[str] = set()
+        self.factories: set[str] = set()
 
     # -- positions -------------------------------------------------------------------------
 
@@ -288,6 +316,7 @@ class IndexBuilder(ast.NodeVisitor):
         if tf_function is not None:
             # Inside a tf.function, nested ones are created only while it traces.
             creates.clear()
+        models = self._model_facts(node)
         first_line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
         return FunctionFacts(
             qualname=f"{prefix}{node.name}",
@@ -299,7 +328,103 @@ class IndexBuilder(ast.NodeVisitor):
             creates_tf_function=tuple(creates),
             calls=tuple(dict.fromkeys(calls)),
             local_tf_functions=local,
+            builds_model=models.builds,
+            returns_model=models.returns,
+            fits_model=models.fits,
+            cleans_up=any(name in keras.CLEAR_SESSION for name in calls),
         )
+
+    # -- Keras model facts -----------------------------------------------------------------
+
+    def is_model_call(self, node: ast.expr) -> bool:
+        """A call that constructs or loads a Keras model: a Keras constructor or loader, or a
+        model class or model factory of this module."""
+        if not isinstance(node, ast.Call):
+            return False
+        func = node.func
+        if isinstance(func, ast.Name) and func.id not in self.imports:
+            return func.id in self.model_classes or func.id in self.factories
+        resolved = self.resolve(func)
+        return resolved is not None and keras.builds_model(resolved)
+
+    def _model_facts(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> _ModelFacts:
+        facts = _ModelFacts()
+        models: set[str] = set()
+        returned: list[ast.expr] = []
+        fits: list[ast.Call] = []
+        for inner in _own_nodes(node):
+            if isinstance(inner, ast.Call):
+                if facts.builds is None and self.is_model_call(inner):
+                    facts.builds = self.span(inner)
+                func = inner.func
+                if isinstance(func, ast.Attribute) and func.attr == "fit":
+                    fits.append(inner)
+            elif isinstance(inner, ast.Assign) and self.is_model_call(inner.value):
+                models.update(t.id for t in inner.targets if isinstance(t, ast.Name))
+            elif isinstance(inner, ast.Return) and inner.value is not None:
+                returned.append(inner.value)
+        facts.returns = any(
+            self.is_model_call(value) or (isinstance(value, ast.Name) and value.id in models)
+            for value in returned
+        )
+        for call in sorted(fits, key=lambda c: (c.lineno, c.col_offset)):
+            receiver = call.func.value  # type: ignore[attr-defined]
+            if self.is_model_call(receiver) or (
+                isinstance(receiver, ast.Name) and receiver.id in models
+            ):
+                facts.fits = self.span(call)
+                break
+        return facts
+
+    def _collect_model_definitions(self, tree: ast.Module) -> None:
+        """This module's model classes and factories, to a fixed point (a factory may call
+        another factory or construct a model class defined further down)."""
+        classes = [stmt for stmt in tree.body if isinstance(stmt, ast.ClassDef)]
+        functions = [
+            stmt for stmt in tree.body if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+        ]
+        changed = True
+        while changed:
+            changed = False
+            for klass in classes:
+                if klass.name not in self.model_classes and any(
+                    (self.resolve(base) or "") in keras.MODEL_CLASSES
+                    or (isinstance(base, ast.Name) and base.id in self.model_classes)
+                    for base in klass.bases
+                ):
+                    self.model_classes.add(klass.name)
+                    changed = True
+            for function in functions:
+                if function.name not in self.factories and self._model_facts(function).returns:
+                    self.factories.add(function.name)
+                    changed = True
+
+    def _self_attributes(
+        self, method: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> Iterator[tuple[str, ast.expr]]:
+        """``(attribute, value)`` for every ``self.attribute = value`` in ``method``."""
+        for inner in _own_nodes(method):
+            if not (isinstance(inner, ast.Assign) and len(inner.targets) == 1):
+                continue
+            target = inner.targets[0]
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+            ):
+                yield target.attr, inner.value
+
+    def is_container(self, node: ast.expr) -> bool:
+        """A list, dict or set display, comprehension or constructor call."""
+        if isinstance(node, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp):
+            return True
+        if isinstance(node, ast.SetComp):
+            return True
+        if not isinstance(node, ast.Call):
+            return False
+        if isinstance(node.func, ast.Name) and node.func.id not in self.imports:
+            return node.func.id in CONTAINER_BUILTINS
+        return (self.resolve(node.func) or "") in CONTAINER_TYPES
 
     def _decorated_tf_function(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef
@@ -322,6 +447,7 @@ class IndexBuilder(ast.NodeVisitor):
             self.traced.add(f"{class_prefix}{wrapped.attr}")
 
     def collect_definitions(self, tree: ast.Module) -> None:
+        self._collect_model_definitions(tree)
         for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 facts = self.function_facts(stmt, "", is_method=False)
@@ -339,6 +465,8 @@ class IndexBuilder(ast.NodeVisitor):
         bases = tuple(self.resolve(base) or _name_of(base) or "" for base in node.bases)
         methods: list[str] = []
         tf_functions: dict[str, TfFunctionFacts] = {}
+        models: dict[str, None] = {}
+        containers: dict[str, None] = {}
         for stmt in node.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 facts = self.function_facts(stmt, f"{node.name}.", is_method=True)
@@ -346,28 +474,30 @@ class IndexBuilder(ast.NodeVisitor):
                 methods.append(stmt.name)
                 if facts.tf_function is not None:
                     tf_functions[stmt.name] = facts.tf_function
-                tf_functions.update(self._self_tf_function_attributes(stmt))
+                for attribute, value in self._self_attributes(stmt):
+                    made = self.tf_function_of_call(value)
+                    if made is not None:
+                        tf_functions[attribute] = made
+                    if self.is_model_call(value):
+                        models[attribute] = None
+                    if self.is_container(value):
+                        containers[attribute] = None
         self.classes[node.name] = ClassFacts(
-            node.name, self.span(node), bases, tuple(methods), tf_functions
+            node.name,
+            self.span(node),
+            bases,
+            tuple(methods),
+            tf_functions,
+            tuple(models),
+            tuple(containers),
         )
 
-    def _self_tf_function_attributes(
-        self, method: ast.FunctionDef | ast.AsyncFunctionDef
-    ) -> dict[str, TfFunctionFacts]:
-        found: dict[str, TfFunctionFacts] = {}
-        for inner in _own_nodes(method):
-            if not (isinstance(inner, ast.Assign) and len(inner.targets) == 1):
-                continue
-            target = inner.targets[0]
-            if (
-                isinstance(target, ast.Attribute)
-                and isinstance(target.value, ast.Name)
-                and target.value.id == "self"
-            ):
-                made = self.tf_function_of_call(inner.value)
-                if made is not None:
-                    found[target.attr] = made
-        return found
+
+@dataclass
+class _ModelFacts:
+    builds: Span | None = None
+    returns: bool = False
+    fits: Span | None = None
 
 
 def _name_of(node: ast.expr) -> str | None:

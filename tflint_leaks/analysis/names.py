@@ -15,6 +15,7 @@ _PREFIX_ALIASES: tuple[tuple[str, str], ...] = (
     ("tensorflow.python.eager.def_function.", "tensorflow."),
     ("tensorflow.python.eager.backprop.", "tensorflow."),
     ("tensorflow.python.keras.", "keras."),
+    ("tensorflow.compat.v1.keras.", "keras."),
     ("tensorflow.keras.", "keras."),
     ("tf_keras.src.", "keras."),
     ("tf_keras.", "keras."),
@@ -45,11 +46,28 @@ _EXACT_ALIASES: dict[str, str] = {
     "keras.utils.clear_session": "keras.backend.clear_session",
     "tensorflow.data.experimental.enumerate_dataset": "tensorflow.data.Dataset.enumerate",
     "tensorflow.python.ops.variables.Variable": "tensorflow.Variable",
+    "tensorflow.autodiff.GradientTape": "tensorflow.GradientTape",
+    "keras.backend.tensorflow_backend.clear_session": "keras.backend.clear_session",
 }
 
 TF_FUNCTION = "tensorflow.function"
 GRADIENT_TAPE = "tensorflow.GradientTape"
-CLEAR_SESSION = "keras.backend.clear_session"
+TF_VARIABLE = "tensorflow.Variable"
+
+#: Builtins and ``collections`` types whose instances are mutable Python containers.
+CONTAINER_BUILTINS = frozenset({"list", "dict", "set"})
+CONTAINER_TYPES = frozenset(
+    {
+        *CONTAINER_BUILTINS,
+        "collections.defaultdict",
+        "collections.OrderedDict",
+        "collections.deque",
+        "collections.Counter",
+        "typing.List",
+        "typing.Dict",
+        "typing.Set",
+    }
+)
 
 
 def canonical(name: str) -> str:

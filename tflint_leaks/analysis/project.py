@@ -133,6 +133,23 @@ class ProjectIndex:
         found.update(klass.tf_functions)
         return found
 
+    def is_model_class(self, module: ModuleIndex, klass: ClassFacts, depth: int = 0) -> bool:
+        """Whether ``klass`` is a Keras model: it derives from ``keras.Model`` or
+        ``keras.Sequential``, directly or through project bases."""
+        if klass.is_keras_model:
+            return True
+        if depth > _MAX_REEXPORT_DEPTH:
+            return False
+        for base in klass.bases:
+            definition = self.lookup(base, module) if "." in base else self.local(module, base)
+            if (
+                definition is not None
+                and definition.klass is not None
+                and self.is_model_class(definition.module, definition.klass, depth + 1)
+            ):
+                return True
+        return False
+
     def dependencies(self, module: ModuleIndex) -> list[ModuleIndex]:
         """The project modules this module's imports resolve to (for cache invalidation)."""
         found: dict[str, ModuleIndex] = {}

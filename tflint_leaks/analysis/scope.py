@@ -264,3 +264,12 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             for item in value:
                 if isinstance(item, cst.CSTNode):
                     yield item
+
+
+def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node``'s descendants in source order, without entering nested functions, classes or
+    lambdas (their definitions are yielded, not their bodies)."""
+    for child in children(node):
+        yield child
+        if not isinstance(child, SCOPE_TYPES):
+            yield from own_nodes(child)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.index import (
     ClassFacts,
     FunctionFacts,
@@ -22,7 +23,8 @@ from tflint_leaks.analysis.index import (
 )
 from tflint_leaks.analysis.names import TF_FUNCTION, resolve_dotted
 from tflint_leaks.analysis.project import ProjectIndex
-from tflint_leaks.analysis.scope import ScopeFacts, collect_scope, dotted
+from tflint_leaks.analysis.scope import ScopeFacts, collect_scope, dotted, own_nodes
+from tflint_leaks.analysis.tapes import Tape, collect_tapes
 from tflint_leaks.analysis.values import Evaluator
 from tflint_leaks.diagnostics import Applicability
 
@@ -113,6 +115,8 @@ class FileContext:
         self.frames: list[Frame] = []
         self.reports: list[Report] = []
         self._scopes: dict[int, ScopeFacts] = {}
+        self._tapes: dict[int, list[Tape]] = {}
+        self._loop_calls: dict[int, list[cst.Call]] = {}
 
     # -- where we are --------------------------------------------------------------------------
 
@@ -311,6 +315,72 @@ class FileContext:
                 return None
             found = klass
         return found
+
+    # -- Keras models, cleanup, tapes -------------------------------------------------------------
+
+    def builds_model(self, node: cst.Call) -> bool:
+        """``node`` constructs or loads a Keras model: a Keras constructor or loader, a project
+        model class, or a project factory that returns a model."""
+        resolved = self.resolve(node.func)
+        if resolved is not None and keras.builds_model(resolved):
+            return True
+        klass = self.project_class(node.func)
+        if klass is not None:
+            return self.project.is_model_class(*klass)
+        function = self.project_function(node)
+        return function is not None and function[1].returns_model
+
+    def is_model(self, node: cst.BaseExpression) -> bool:
+        """``node`` is known to be a Keras model: a call that builds one, a name of this scope
+        that only ever holds one, or ``self.x`` where the class assigns a model to ``x``."""
+        if isinstance(node, cst.Call):
+            return self.builds_model(node)
+        if isinstance(node, cst.Name):
+            assignments = self.scope_facts().assignments.get(node.value)
+            return bool(assignments) and all(
+                isinstance(a.value, cst.Call) and self.builds_model(a.value)
+                for a in assignments or ()
+            )
+        name = dotted(node)
+        klass = self._own_class()
+        if name is None or klass is None or not name.startswith("self."):
+            return False
+        return name.removeprefix("self.") in klass.model_attributes
+
+    def cleans_up(self, node: cst.Call) -> bool:
+        """``node`` calls ``clear_session()``, directly or through a project function."""
+        if self.resolve(node.func) in keras.CLEAR_SESSION:
+            return True
+        function = self.project_function(node)
+        return function is not None and function[1].cleans_up
+
+    def loop_calls(self, loop: cst.CSTNode) -> list[cst.Call]:
+        """Every call a loop makes per iteration (its body, a ``while`` test, a comprehension's
+        element and conditions), nested functions excluded."""
+        calls = self._loop_calls.get(id(loop))
+        if calls is None:
+            if isinstance(loop, cst.CompFor):
+                parts: list[cst.CSTNode] = [c.test for c in loop.ifs]
+            elif isinstance(loop, cst.While):
+                parts = [loop.test, loop.body]
+            else:
+                assert isinstance(loop, cst.For)
+                parts = [loop.body]
+            calls = [
+                n for part in parts for n in (part, *own_nodes(part)) if isinstance(n, cst.Call)
+            ]
+            self._loop_calls[id(loop)] = calls
+        return calls
+
+    def tapes(self) -> list[Tape]:
+        """The gradient tapes the current scope creates."""
+        node = self.frame.node
+        tapes = self._tapes.get(id(node))
+        if tapes is None:
+            assert isinstance(node, cst.Module | cst.FunctionDef | cst.Lambda | cst.ClassDef)
+            scope = node if not isinstance(node, cst.ClassDef) else cst.Module([])
+            tapes = self._tapes[id(node)] = collect_tapes(scope, self.resolve)
+        return tapes
 
     # -- reporting -----------------------------------------------------------------------------
 

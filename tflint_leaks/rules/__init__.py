@@ -8,6 +8,10 @@ from tflint_leaks.rules.tfl102_python_object_argument import PythonObjectArgumen
 from tflint_leaks.rules.tfl103_function_recreated import FunctionRecreated
 from tflint_leaks.rules.tfl104_function_method_per_instance import FunctionMethodPerInstance
 from tflint_leaks.rules.tfl105_varying_shape_argument import VaryingShapeArgument
+from tflint_leaks.rules.tfl401_model_built_in_loop import ModelBuiltInLoop
+from tflint_leaks.rules.tfl402_predict_in_loop import PredictInLoop
+from tflint_leaks.rules.tfl403_fit_in_loop import FitInLoop
+from tflint_leaks.rules.tfl404_dataset_rebuilt_in_loop import DatasetRebuiltInLoop
 
 ALL_RULES: tuple[type[Rule], ...] = (
     PythonScalarArgument,
@@ -15,6 +19,10 @@ ALL_RULES: tuple[type[Rule], ...] = (
     FunctionRecreated,
     FunctionMethodPerInstance,
     VaryingShapeArgument,
+    ModelBuiltInLoop,
+    PredictInLoop,
+    FitInLoop,
+    DatasetRebuiltInLoop,
 )
 
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}

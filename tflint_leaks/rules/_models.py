@@ -1,0 +1,91 @@
+"""What the model-in-loop rules (TFL401-TFL404) share: which models a loop builds, whether the
+loop cleans up, and whether it trains."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.scope import dotted, own_nodes
+from tflint_leaks.engine.context import FileContext
+
+#: Calls that keep their argument: a model passed to one is kept on purpose (an ensemble).
+STORE_METHODS = frozenset({"append", "extend", "insert", "add", "setdefault", "put"})
+
+
+def loop_cleans_up(context: FileContext) -> bool:
+    """Some loop enclosing the current node calls ``clear_session()`` each iteration, directly
+    or through a project function."""
+    return any(
+        context.cleans_up(call) for loop in context.loops for call in context.loop_calls(loop)
+    )
+
+
+def in_model_definition(context: FileContext) -> bool:
+    """The code is part of a Keras class (a layer or model composing sub-models)."""
+    frame = context.enclosing_class()
+    klass = context.module_index.classes.get(frame.class_name or "") if frame else None
+    return klass is not None and klass.is_keras_subclass
+
+
+def kept_in_loop(loop: cst.CSTNode, name: str) -> bool:
+    """The loop stores ``name`` where it outlives the iteration: passed to ``append``/``add``
+    and friends, or assigned into a subscript (``models[k] = model``)."""
+    for node in own_nodes(loop):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value in STORE_METHODS and any(
+                dotted(arg.value) == name for arg in node.args
+            ):
+                return True
+        elif (
+            isinstance(node, cst.Assign)
+            and dotted(node.value) == name
+            and any(isinstance(t.target, cst.Subscript) for t in node.targets)
+        ):
+            return True
+    return False
+
+
+def built_in_loop(context: FileContext, receiver: cst.BaseExpression) -> bool:
+    """``receiver`` holds a model built anew in an enclosing loop: a builder call itself, or a
+    name that a loop of this scope assigns a built model to."""
+    if isinstance(receiver, cst.Call):
+        return context.builds_model(receiver)
+    name = dotted(receiver)
+    if name is None:
+        return False
+    loops = {id(loop) for loop in context.loops}
+    return any(
+        isinstance(a.value, cst.Call) and a.loops & loops and context.builds_model(a.value)
+        for a in context.scope_facts().assignments.get(name, ())
+    )
+
+
+def method_call(node: cst.Call, methods: frozenset[str]) -> cst.BaseExpression | None:
+    """The receiver of ``receiver.method(...)`` when ``method`` is one of ``methods``."""
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value in methods:
+        return func.value
+    return None
+
+
+def trains(context: FileContext, loop: cst.CSTNode) -> bool:
+    """The loop trains or runs a model each iteration (``fit``, ``train_on_batch``,
+    ``predict``, ``tape.gradient``, ``apply_gradients``, or a ``tf.function`` step)."""
+    return any(
+        method_call(call, keras.TRAINING_METHODS | keras.STEP_METHODS) is not None
+        or context.tf_function_callee(call) is not None
+        for call in context.loop_calls(loop)
+    )
+
+
+def builds_models(context: FileContext, loop: cst.CSTNode) -> bool:
+    """The loop builds a model each iteration (a trial or fold loop), directly or through a
+    project function."""
+    for call in context.loop_calls(loop):
+        if context.builds_model(call):
+            return True
+        function = context.project_function(call)
+        if function is not None and function[1].builds_model is not None:
+            return True
+    return False

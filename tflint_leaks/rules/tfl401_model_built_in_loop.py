@@ -1,0 +1,263 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tflint_leaks.analysis.scope import dotted
+from tflint_leaks.engine.context import Report
+from tflint_leaks.rules._calls import relate_loop
+from tflint_leaks.rules._models import (
+    STORE_METHODS,
+    in_model_definition,
+    kept_in_loop,
+    loop_cleans_up,
+    method_call,
+)
+from tflint_leaks.rules.base import Invalid, Rule
+
+
+class ModelBuiltInLoop(Rule):
+    """
+    ## What it does
+    Flags a Keras model built or loaded on every iteration of a loop (`for`, `while`, a
+    comprehension) when nothing in the loop calls `clear_session()`: a constructor
+    (`Sequential(...)`, `Model(inputs, outputs)`, a project subclass of `keras.Model`), a loader
+    (`load_model`, `clone_model`, `keras.applications.*`), a project factory that returns a model
+    (`model = build_model(config)`), or a project function that builds one internally
+    (`train_one(fold)`), in this file or imported from another.
+
+    ## Why is this bad?
+    Keras keeps global state for every model it creates (the layer-name counters, the graph and
+    its ops). Dropping the Python reference (`del model`, `gc.collect()`) does not release it, so
+    a hyperparameter search or cross-validation loop grows in memory with every trial; the Keras
+    docs say to call `clear_session()` when creating models in a loop.
+
+    Not flagged: a loop that calls `clear_session()` (directly, or through a project function such
+    as `reset()`, or inside the factory itself), models kept on purpose (`models.append(...)`,
+    `models[name] = ...`, the element of a comprehension: an ensemble), and sub-models composed
+    inside a Keras layer or model class.
+
+    ## Example
+    ```python
+    for units in [32, 64, 128]:
+        model = build_model(units)
+        model.fit(x, y)
+    ```
+
+    ## Use instead
+    ```python
+    for units in [32, 64, 128]:
+        tf.keras.backend.clear_session()
+        model = build_model(units)
+        model.fit(x, y)
+    ```
+
+    ## References
+    - [`tf.keras.backend.clear_session`](https://www.tensorflow.org/api_docs/python/tf/keras/backend/clear_session)
+    - [tensorflow/tensorflow#30324](https://github.com/tensorflow/tensorflow/issues/30324)
+    - [keras-team/keras#2102](https://github.com/keras-team/keras/issues/2102)
+    """
+
+    code = "TFL401"
+    name = "model-built-in-loop"
+    summary = "A Keras model is built every iteration of a loop without `clear_session()`"
+
+    VALID = (
+        """
+        import tensorflow as tf
+
+        for units in [32, 64]:
+            tf.keras.backend.clear_session()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+            model.compile("adam", "mse")
+            print(model.evaluate(x, y))
+        """,
+        """
+        from tensorflow import keras
+        from keras import backend as K
+
+        def reset():
+            K.clear_session()
+
+        for fold in range(5):
+            model = keras.models.load_model(f"fold-{fold}.keras")
+            print(model.evaluate(x, y))
+            reset()
+        """,
+        """
+        import tensorflow as tf
+
+        models = []
+        for seed in range(5):
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            models.append(model)
+        """,
+        """
+        import tensorflow as tf
+
+        def build_model():
+            tf.keras.backend.clear_session()
+            return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+        for trial in range(10):
+            model = build_model()
+        """,
+        """
+        import tensorflow as tf
+
+        ensemble = [tf.keras.Sequential([tf.keras.layers.Dense(1)]) for _ in range(3)]
+        """,
+        """
+        import tensorflow as tf
+
+        class Tower(tf.keras.Model):
+            def __init__(self, depth):
+                super().__init__()
+                self.blocks = []
+                for i in range(depth):
+                    block = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+                    self.blocks.append(block)
+        """,
+        """
+        from sklearn.linear_model import Ridge
+
+        for alpha in [0.1, 1.0]:
+            model = Ridge(alpha=alpha)
+        """,
+        """
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        for epoch in range(10):
+            model.fit(x, y, epochs=1)
+        """,
+    )
+    INVALID = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            for units in [32, 64, 128]:
+                model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+                model.load_weights(f"weights-{units}.h5")
+                print(units, model.evaluate(x, y))
+            """,
+            4,
+            13,
+        ),
+        Invalid(
+            """
+            from tensorflow.keras.models import load_model
+
+            scores = []
+            while len(scores) < 10:
+                model = load_model("checkpoint.keras")
+                scores.append(model.evaluate(x, y))
+            """,
+            5,
+            13,
+        ),
+        Invalid(
+            """
+            import keras
+
+            def build_model(units):
+                inputs = keras.Input((4,))
+                outputs = keras.layers.Dense(units)(inputs)
+                return keras.Model(inputs, outputs)
+
+            def search(grid):
+                for units in grid:
+                    model = build_model(units)
+                    model.compile("adam", "mse")
+                    print(model.count_params())
+            """,
+            10,
+            17,
+        ),
+        Invalid(
+            """
+            import tf_keras
+
+            def train_one(fold):
+                model = tf_keras.applications.MobileNetV2(weights=None)
+                return model.evaluate(x, y)
+
+            for fold in range(5):
+                train_one(fold)
+            """,
+            8,
+            5,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def score(model):
+                return model.evaluate(x, y)
+
+            scores = [score(tf.keras.models.clone_model(base)) for _ in range(10)]
+            """,
+            6,
+            17,
+        ),
+    )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1:
+            self._assigned(node.targets[0].target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._assigned(node.target, node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        context = self.context
+        if not self._applies():
+            return
+        function = context.project_function(node)
+        if function is not None:
+            module, facts = function
+            if facts.builds_model is not None and not facts.returns_model:
+                report = self._check(node, f"`{facts.qualname}` builds a Keras model")
+                if report is not None:
+                    report.relate(
+                        "model", "the model is built here", facts.builds_model, module.path
+                    )
+            elif method_call(node, STORE_METHODS) is None:
+                # A model built only to be passed on, then dropped: ``score(build_model())``.
+                for arg in node.args:
+                    value = arg.value
+                    if isinstance(value, cst.Call) and context.builds_model(value):
+                        self._check(value, f"`{_callee(value)}` builds a Keras model")
+
+    def _assigned(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        context = self.context
+        if not (isinstance(value, cst.Call) and self._applies()):
+            return
+        name = dotted(target)
+        if name is None or not context.builds_model(value):
+            return
+        if any(kept_in_loop(loop, name) for loop in context.loops):
+            return
+        self._check(value, f"`{_callee(value)}` builds a new Keras model")
+
+    def _applies(self) -> bool:
+        context = self.context
+        return (
+            bool(context.loops) and not context.in_tf_function and not in_model_definition(context)
+        )
+
+    def _check(self, node: cst.Call, what: str) -> Report | None:
+        context = self.context
+        if context.cleans_up(node) or loop_cleans_up(context):
+            return None
+        report = self.report(
+            node,
+            f"{what} every iteration and the loop never calls `clear_session()`; Keras' global "
+            "state grows with each model (`del` and `gc.collect()` do not release it)",
+        )
+        return relate_loop(report, context)
+
+
+def _callee(node: cst.Call) -> str:
+    return dotted(node.func) or "this call"

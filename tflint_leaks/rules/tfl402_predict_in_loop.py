@@ -1,0 +1,179 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tflint_leaks.analysis.scope import dotted
+from tflint_leaks.rules._calls import relate_loop
+from tflint_leaks.rules._models import built_in_loop, method_call
+from tflint_leaks.rules.base import Invalid, Rule
+
+_PREDICT = frozenset({"predict"})
+
+
+class PredictInLoop(Rule):
+    """
+    ## What it does
+    Flags `model.predict(...)` called on every iteration of a loop, when `model` is known to be a
+    Keras model (built or loaded in this scope, returned by a project factory, or assigned to
+    `self.model` by the class) and the same model is used across iterations.
+
+    ## Why is this bad?
+    `predict` is made for large inputs: every call wraps its input in a new `tf.data` pipeline,
+    builds a data handler and runs callbacks. Called per sample or per batch it is much slower
+    than a direct call, and TensorFlow 2.0 to 2.3 leaked memory on every call; the Keras docs
+    say `predict` is not meant for loops.
+
+    Not flagged: `predict` on anything not known to be a Keras model (a scikit-learn estimator,
+    a tracker, a parameter), `predict` over a whole dataset outside a loop, and one `predict` per
+    model in a loop that builds a new model each iteration.
+
+    ## Example
+    ```python
+    model = tf.keras.models.load_model("model.keras")
+    for frame in frames:
+        scores = model.predict(frame[None])
+    ```
+
+    ## Use instead
+    ```python
+    for frame in frames:
+        scores = model(frame[None], training=False)
+    ```
+    or `model.predict_on_batch(...)`, or one `model.predict(all_frames)` outside the loop.
+
+    ## References
+    - [Keras FAQ: predict vs `__call__`](https://keras.io/getting_started/faq/#whats-the-difference-between-model-methods-predict-and-call)
+    - [tensorflow/tensorflow#33009](https://github.com/tensorflow/tensorflow/issues/33009)
+    - [tensorflow/tensorflow#44711](https://github.com/tensorflow/tensorflow/issues/44711)
+    """
+
+    code = "TFL402"
+    name = "predict-in-loop"
+    summary = "`model.predict` is called every iteration of a loop"
+
+    VALID = (
+        """
+        import tensorflow as tf
+
+        model = tf.keras.models.load_model("model.keras")
+        for frame in frames:
+            scores = model(frame[None], training=False)
+        """,
+        """
+        import tensorflow as tf
+
+        model = tf.keras.models.load_model("model.keras")
+        scores = model.predict(dataset)
+        """,
+        """
+        from sklearn.ensemble import RandomForestClassifier
+
+        forest = RandomForestClassifier().fit(x, y)
+        for row in rows:
+            forest.predict([row])
+        """,
+        """
+        def evaluate(model, batches):
+            for batch in batches:
+                model.predict(batch)
+        """,
+        """
+        import tensorflow as tf
+
+        model = tf.keras.models.load_model("model.keras")
+        for batch in batches:
+            model.predict_on_batch(batch)
+        """,
+        """
+        import tensorflow as tf
+
+        predictions = {}
+        for path in checkpoints:
+            model = tf.keras.models.load_model(path)
+            predictions[path] = model.predict(x_test)
+            tf.keras.backend.clear_session()
+        """,
+        """
+        class Tracker:
+            def predict(self, x):
+                return x
+
+        tracker = Tracker()
+        for detection in detections:
+            tracker.predict(detection)
+        """,
+    )
+    INVALID = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("model.keras")
+            for frame in frames:
+                scores = model.predict(frame[None])
+            """,
+            5,
+            14,
+        ),
+        Invalid(
+            """
+            from tensorflow import keras
+
+            class Agent:
+                def __init__(self):
+                    self.model = keras.Sequential([keras.layers.Dense(4)])
+
+                def run(self, env):
+                    state = env.reset()
+                    while True:
+                        action = self.model.predict(state)
+                        state = env.step(action)
+            """,
+            10,
+            22,
+        ),
+        Invalid(
+            """
+            import keras
+
+            def build():
+                return keras.Sequential([keras.layers.Dense(1)])
+
+            model = build()
+            predictions = [model.predict(x) for x in chunks]
+            """,
+            7,
+            16,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def serve(inputs):
+                model = tf.keras.applications.ResNet50(weights=None)
+                results = []
+                for image in inputs:
+                    results.append(model.predict(image))
+                return results
+            """,
+            7,
+            24,
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        context = self.context
+        if not context.loops or context.in_tf_function:
+            return
+        receiver = method_call(node, _PREDICT)
+        if receiver is None or not context.is_model(receiver):
+            return
+        if built_in_loop(context, receiver):
+            return
+        name = dotted(receiver) or "model"
+        report = self.report(
+            node,
+            f"`{name}.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            f"`{name}(x, training=False)` or `predict_on_batch`",
+        )
+        relate_loop(report, context)

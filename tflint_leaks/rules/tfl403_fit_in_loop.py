@@ -1,0 +1,199 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tflint_leaks.rules._calls import relate_loop
+from tflint_leaks.rules._models import built_in_loop, in_model_definition, method_call
+from tflint_leaks.rules.base import Invalid, Rule
+
+_FIT = frozenset({"fit"})
+
+_ADVICE = (
+    "since TensorFlow 2.11 each `fit` registers gradient functions globally that keep its graphs "
+    "alive even after `clear_session()` (tensorflow/tensorflow#61791); run each trial in a fresh "
+    "process"
+)
+
+
+class FitInLoop(Rule):
+    """
+    ## What it does
+    Flags `model.fit(...)` on a model built anew in every iteration of the same loop (a
+    hyperparameter search, cross-validation, repeated trials), directly or through a project
+    function called in the loop that builds and fits a model.
+
+    ## Why is this bad?
+    In TensorFlow 2.11 to 2.21 every `fit` registers gradient functions in a global registry,
+    and they keep the graphs of that model alive. The memory is never returned, not even by
+    `tf.keras.backend.clear_session()`, `del model` or `gc.collect()`
+    (tensorflow/tensorflow#61791, keras-team/keras#17458): a long search runs out of memory.
+    Only ending the process releases it.
+
+    Not flagged: one model fitted repeatedly (`for epoch in ...: model.fit(..., epochs=1)`), and
+    models built in a loop but not fitted there.
+
+    ## Example
+    ```python
+    for lr in [1e-2, 1e-3, 1e-4]:
+        model = build_model(lr)
+        model.fit(x, y)
+        tf.keras.backend.clear_session()
+    ```
+
+    ## Use instead
+    Run each trial in a fresh process:
+    ```python
+    import multiprocessing
+
+    def trial(lr):
+        model = build_model(lr)
+        return model.fit(x, y).history["loss"][-1]
+
+    with multiprocessing.get_context("spawn").Pool(1, maxtasksperchild=1) as pool:
+        losses = pool.map(trial, [1e-2, 1e-3, 1e-4])
+    ```
+
+    ## References
+    - [tensorflow/tensorflow#61791](https://github.com/tensorflow/tensorflow/issues/61791)
+    - [keras-team/keras#17458](https://github.com/keras-team/keras/issues/17458)
+    - [`multiprocessing.Pool(maxtasksperchild=...)`](https://docs.python.org/3/library/multiprocessing.html#multiprocessing.pool.Pool)
+    """
+
+    code = "TFL403"
+    name = "fit-in-loop"
+    summary = "A model built every iteration is also `fit` every iteration"
+
+    VALID = (
+        """
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        for epoch in range(10):
+            model.fit(x, y, epochs=1)
+        """,
+        """
+        import multiprocessing
+        import tensorflow as tf
+
+        def trial(lr):
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            return model.fit(x, y).history["loss"][-1]
+
+        with multiprocessing.get_context("spawn").Pool(1, maxtasksperchild=1) as pool:
+            losses = pool.map(trial, [1e-2, 1e-3])
+        """,
+        """
+        from sklearn.svm import SVC
+
+        for c in [0.1, 1.0, 10.0]:
+            clf = SVC(C=c)
+            clf.fit(x, y)
+        """,
+        """
+        import tensorflow as tf
+
+        for path in paths:
+            model = tf.keras.models.load_model(path)
+            model.evaluate(x, y)
+            tf.keras.backend.clear_session()
+        """,
+        """
+        import tensorflow as tf
+
+        def train(model, folds):
+            for x, y in folds:
+                model.fit(x, y)
+        """,
+        """
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model.compile("adam", "mse")
+        for x_batch, y_batch in batches:
+            model.train_on_batch(x_batch, y_batch)
+        """,
+    )
+    INVALID = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            for lr in [1e-2, 1e-3, 1e-4]:
+                tf.keras.backend.clear_session()
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile(tf.keras.optimizers.Adam(lr), "mse")
+                model.fit(x, y)
+            """,
+            7,
+            5,
+        ),
+        Invalid(
+            """
+            from keras import models
+            from keras.backend import clear_session
+
+            def build(units):
+                return models.Sequential()
+
+            for fold, (train, val) in enumerate(splits):
+                clear_session()
+                net = build(fold)
+                history = net.fit(x[train], y[train])
+            """,
+            10,
+            15,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def train_one(units):
+                tf.keras.backend.clear_session()
+                model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+                model.fit(x, y)
+                return model.evaluate(x, y)
+
+            scores = {}
+            for units in [8, 16, 32]:
+                scores[units] = train_one(units)
+            """,
+            11,
+            21,
+        ),
+        Invalid(
+            """
+            from tensorflow.keras.models import load_model
+
+            trial = 0
+            while trial < 20:
+                load_model("base.keras").fit(x, y)
+                trial += 1
+            """,
+            5,
+            5,
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        context = self.context
+        if not context.loops or context.in_tf_function or in_model_definition(context):
+            return
+        receiver = method_call(node, _FIT)
+        if receiver is not None:
+            if built_in_loop(context, receiver):
+                report = self.report(
+                    node, f"a model built every iteration is `fit` here; {_ADVICE}"
+                )
+                relate_loop(report, context)
+            return
+        function = context.project_function(node)
+        fitted = function[1].fits_model if function is not None else None
+        if function is None or fitted is None:
+            return
+        module, facts = function
+        report = self.report(
+            node,
+            f"`{facts.qualname}` builds and fits a model and is called every iteration; {_ADVICE}",
+        )
+        report.relate("model", "the model is fitted here", fitted, module.path)
+        relate_loop(report, context)

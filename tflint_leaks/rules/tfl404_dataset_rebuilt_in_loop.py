@@ -1,0 +1,175 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tflint_leaks.analysis import keras
+from tflint_leaks.rules._calls import relate_loop
+from tflint_leaks.rules._models import builds_models, trains
+from tflint_leaks.rules.base import Invalid, Rule
+
+
+class DatasetRebuiltInLoop(Rule):
+    """
+    ## What it does
+    Flags a `tf.data` pipeline whose source (`Dataset.from_tensor_slices`, `from_tensors`,
+    `from_generator`, `range`, `zip`, `list_files`, `TFRecordDataset`, ...) is constructed on
+    every iteration of a training loop: a loop that trains or runs one model each iteration
+    (`fit`, `train_on_batch`, `predict`, `tape.gradient`, `apply_gradients`, a `tf.function`
+    step) without building a new model.
+
+    ## Why is this bad?
+    Each construction creates new dataset ops (in-memory data is copied into a new constant),
+    and the consumer (`fit`, an iterator, a traced step taking the dataset) builds a new
+    iterator and often retraces for it. Memory and time grow with every epoch or step
+    (tensorflow/tensorflow#35084, #37653).
+
+    Not flagged: a pipeline built once before the loop, a loop that only assembles datasets
+    (one per file, then `concatenate`/`sample_from_datasets`), and a loop that builds a new
+    model each iteration (cross-validation folds need their own data; see TFL401).
+
+    ## Example
+    ```python
+    for epoch in range(epochs):
+        ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(1024).batch(32)
+        model.fit(ds, epochs=1)
+    ```
+
+    ## Use instead
+    ```python
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(1024).batch(32)
+    model.fit(ds, epochs=epochs)
+    ```
+    (`shuffle` reshuffles every epoch by default.)
+
+    ## References
+    - [tf.data performance guide](https://www.tensorflow.org/guide/data_performance)
+    - [tensorflow/tensorflow#35084](https://github.com/tensorflow/tensorflow/issues/35084)
+    - [tensorflow/tensorflow#37653](https://github.com/tensorflow/tensorflow/issues/37653)
+    """
+
+    code = "TFL404"
+    name = "dataset-rebuilt-in-loop"
+    summary = "A `tf.data` pipeline is constructed every iteration of a training loop"
+
+    VALID = (
+        """
+        import tensorflow as tf
+
+        ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(1024).batch(32)
+        for epoch in range(10):
+            model.fit(ds, epochs=1)
+        """,
+        """
+        import tensorflow as tf
+
+        shards = []
+        for path in paths:
+            shards.append(tf.data.TFRecordDataset(path))
+        ds = tf.data.Dataset.sample_from_datasets(shards)
+        """,
+        """
+        import tensorflow as tf
+
+        for fold, (train_idx, val_idx) in enumerate(folds):
+            tf.keras.backend.clear_session()
+            model = tf.keras.models.load_model(f"fold-{fold}.keras")
+            val = tf.data.Dataset.from_tensor_slices((x[val_idx], y[val_idx])).batch(32)
+            model.evaluate(val)
+        """,
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def step(batch):
+            ds = tf.data.Dataset.from_tensors(batch)
+            for x in ds:
+                batch = batch + x
+            return batch
+        """,
+        """
+        import tensorflow as tf
+
+        datasets = [tf.data.TextLineDataset(f) for f in files]
+        """,
+        """
+        import numpy as np
+
+        for epoch in range(10):
+            order = np.random.permutation(len(x))
+            model.fit(x[order], y[order], epochs=1)
+        """,
+    )
+    INVALID = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            for epoch in range(10):
+                ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(1024).batch(32)
+                model.fit(ds, epochs=1)
+            """,
+            4,
+            10,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+            from tensorflow.data import Dataset
+
+            def train(model, optimizer, batches):
+                for step, (x, y) in enumerate(batches):
+                    for xb, yb in Dataset.from_tensors((x, y)):
+                        with tf.GradientTape() as tape:
+                            loss = model(xb)
+                        grads = tape.gradient(loss, model.trainable_variables)
+                        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+            6,
+            23,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x):
+                return x
+
+            while not done:
+                ds = tf.data.Dataset.from_generator(gen, output_signature=spec)
+                for batch in ds:
+                    train_step(batch)
+            """,
+            8,
+            10,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def evaluate_all(model, checkpoints):
+                for checkpoint in checkpoints:
+                    model.load_weights(checkpoint)
+                    test = tf.data.TFRecordDataset(["test.tfrecord"]).map(parse).batch(64)
+                    print(model.evaluate(test))
+            """,
+            6,
+            16,
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        context = self.context
+        if not context.loops or context.in_tf_function:
+            return
+        if context.resolve(node.func) not in keras.DATASET_SOURCES:
+            return
+        loop = context.loops[-1]
+        if not trains(context, loop) or builds_models(context, loop):
+            return
+        report = self.report(
+            node,
+            "this `tf.data` pipeline is rebuilt every iteration of a training loop; build it "
+            "once before the loop",
+        )
+        relate_loop(report, context)
