@@ -16,14 +16,17 @@ from typing import Any
 import click
 
 from tflint_leaks import __version__
-from tflint_leaks.config import ConfigError, resolve_settings
-from tflint_leaks.engine.runner import INTERNAL_ERROR, lint_paths
+from tflint_leaks.config import ConfigError, Settings, resolve_settings
+from tflint_leaks.engine import fixes
+from tflint_leaks.engine.runner import INTERNAL_ERROR, RunResult, lint_paths
 from tflint_leaks.reporters import RENDERERS
 from tflint_leaks.reporters import text as text_reporter
 from tflint_leaks.rules import ALL_RULES, RULES_BY_CODE
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 OUTPUT_FORMATS = tuple(RENDERERS)
+#: ``--fix`` lints again after fixing while fixes were left over (overlapping ones).
+MAX_FIX_ROUNDS = 10
 
 
 def _split(values: Sequence[str]) -> list[str]:
@@ -77,6 +80,15 @@ def cli() -> None:
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the cache.")
 @click.option("--show-traceback", is_flag=True, help="Print the traceback of internal errors.")
+@click.option("--fix", is_flag=True, help="Apply the safe fixes, then report what is left.")
+@click.option(
+    "--unsafe-fixes", is_flag=True, help="With --fix or --diff: apply the unsafe fixes too."
+)
+@click.option(
+    "--diff",
+    is_flag=True,
+    help="Print the fixes as a unified diff without writing; exit 1 when there are any.",
+)
 def check(
     paths: tuple[Path, ...],
     select: tuple[str, ...],
@@ -91,6 +103,9 @@ def check(
     statistics: bool,
     no_cache: bool,
     show_traceback: bool,
+    fix: bool,
+    unsafe_fixes: bool,
+    diff: bool,
 ) -> None:
     """Lint PATHS (default: the current directory)."""
     del no_cache  # Accepted from day one; every run is cold until the cache lands.
@@ -109,6 +124,10 @@ def check(
     except ConfigError as error:
         raise _fail(f"error: {error}") from None
     result = lint_paths(targets, settings)
+    if diff:
+        _show_diff(result, unsafe_fixes)
+    if fix:
+        result = _fix(targets, settings, result, unsafe_fixes)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     if show_traceback:
@@ -126,6 +145,49 @@ def check(
     if result.errors or internal:
         raise SystemExit(EXIT_ERROR)
     raise SystemExit(EXIT_FINDINGS if result.diagnostics and not exit_zero else EXIT_CLEAN)
+
+
+def _report_skipped(plans: list[fixes.FileFix]) -> None:
+    for plan in plans:
+        for diagnostic, reason in plan.skipped:
+            if reason != fixes.OVERLAPS:
+                where = text_reporter.location(diagnostic)
+                click.echo(f"warning: {where}: {diagnostic.code} fix {reason}", err=True)
+
+
+def _show_diff(result: RunResult, unsafe: bool) -> None:
+    """``--diff``: print what ``--fix`` would change; exit 1 if anything, else 0."""
+    plans = fixes.plan(result.diagnostics, unsafe)
+    _report_skipped(plans)
+    changed = [plan for plan in plans if plan.changed]
+    for plan in changed:
+        click.echo(fixes.unified_diff(plan), nl=False)
+    count = sum(len(plan.applied) for plan in changed)
+    click.echo(f"Would fix {count} {'finding' if count == 1 else 'findings'}.", err=True)
+    raise SystemExit(EXIT_FINDINGS if changed else EXIT_CLEAN)
+
+
+def _fix(targets: list[Path], settings: Settings, result: RunResult, unsafe: bool) -> RunResult:
+    """``--fix``: apply fixes and lint again, until a round changes nothing (fixes that
+    overlapped are applied on the next round); the last lint is what gets reported."""
+    fixed = 0
+    for _ in range(MAX_FIX_ROUNDS):
+        plans = fixes.plan(result.diagnostics, unsafe)
+        _report_skipped(plans)
+        changed = [plan for plan in plans if plan.changed]
+        if not changed:
+            break
+        for plan in changed:
+            fixes.write_atomic(Path(plan.path), plan.fixed)
+            fixed += len(plan.applied)
+        result = lint_paths(targets, settings)
+    click.echo(f"Fixed {fixed} {'finding' if fixed == 1 else 'findings'}.", err=True)
+    hidden = sum(
+        1 for d in result.diagnostics if d.fix is not None and not fixes.applies(d, unsafe)
+    )
+    if hidden:
+        click.echo(f"{hidden} more can be fixed with `--fix --unsafe-fixes`.", err=True)
+    return result
 
 
 def _fail(message: str) -> SystemExit:

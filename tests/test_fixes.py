@@ -1,0 +1,199 @@
+"""Fixes: every rule's fixed examples, one-pass application, re-parsing, atomic writes, --diff."""
+
+from __future__ import annotations
+
+import ast
+import stat
+from pathlib import Path
+
+import pytest
+
+from tflint_leaks.cli import main
+from tflint_leaks.config import Settings
+from tflint_leaks.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
+from tflint_leaks.engine import fixes
+from tflint_leaks.engine.runner import lint_paths
+from tflint_leaks.rules import ALL_RULES, Invalid, Rule
+from tflint_leaks.rules.base import valid_source
+
+FIXED_CASES = [
+    pytest.param(rule, example, id=f"{rule.code}-invalid-{number}")
+    for rule in ALL_RULES
+    for number, example in enumerate(rule.INVALID)
+    if example.fixed is not None
+]
+
+SCALAR = valid_source(
+    """
+    import tensorflow as tf
+
+    @tf.function
+    def step(x, i):
+        return x
+
+    @tf.function
+    def encode(tokens):
+        return tokens
+
+    for i in range(100):
+        step(tf.ones([1]), i)
+        encode(tf.zeros([i]))
+    """
+)
+
+
+def codes(path: Path) -> list[str]:
+    return [d.code for d in lint_paths([path], Settings(select=("ALL",))).diagnostics]
+
+
+def fix_flags(rule: type[Rule]) -> list[str]:
+    unsafe = rule.fix_applicability is Applicability.UNSAFE
+    return ["--fix", "--unsafe-fixes"] if unsafe else ["--fix"]
+
+
+@pytest.mark.parametrize(("rule", "example"), FIXED_CASES)
+def test_fixed_example(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], rule: type[Rule], example: Invalid
+) -> None:
+    assert example.fixed is not None
+    path = tmp_path / "example.py"
+    path.write_text(example.source, encoding="utf-8")
+    main(["--select", "ALL", *fix_flags(rule), str(path)])
+    fixed = path.read_text(encoding="utf-8")
+    assert fixed == valid_source(example.fixed)
+    ast.parse(fixed)
+    assert rule.code not in codes(path)
+    # Idempotent: a second run changes nothing.
+    main(["--select", "ALL", *fix_flags(rule), str(path)])
+    assert path.read_text(encoding="utf-8") == fixed
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda rule: rule.code)
+def test_a_rule_with_a_fix_has_a_fixed_example(rule: type[Rule]) -> None:
+    with_fixed = [example for example in rule.INVALID if example.fixed is not None]
+    assert bool(with_fixed) == (rule.fix_applicability is not None)
+
+
+def test_safe_fixes_only_without_unsafe_fixes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(SCALAR, encoding="utf-8")
+    assert main(["--fix", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert path.read_text() == SCALAR.replace(
+        "@tf.function\ndef encode", "@tf.function(reduce_retracing=True)\ndef encode"
+    )
+    assert captured.err == "Fixed 1 finding.\n1 more can be fixed with `--fix --unsafe-fixes`.\n"
+    assert captured.out.splitlines()[0].endswith(
+        "TFL101 Python number `i` changes every iteration; each value retraces `step`"
+    )
+    assert main(["--fix", "--unsafe-fixes", str(path)]) == 0
+    assert "step(tf.ones([1]), tf.constant(i))" in path.read_text()
+    assert codes(path) == []
+
+
+def test_diff_prints_and_does_not_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(SCALAR, encoding="utf-8")
+    assert main(["--diff", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == (
+        f"--- {path}\n+++ {path}\n@@ -4,7 +4,7 @@\n"
+        " def step(x, i):\n     return x\n \n"
+        "-@tf.function\n+@tf.function(reduce_retracing=True)\n"
+        " def encode(tokens):\n     return tokens\n \n"
+    )
+    assert captured.err == "Would fix 1 finding.\n"
+    assert path.read_text() == SCALAR
+    main(["--fix", str(path)])
+    capsys.readouterr()
+    assert main(["--diff", str(path)]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def finding(line: int, column: int, end: int, content: str, code: str = "TFL101") -> Diagnostic:
+    start, stop = Location(line, column), Location(line, end)
+    fix = Fix("fix", Applicability.SAFE, (Edit(start, stop, content),))
+    return Diagnostic(code, "name", "message", Severity.WARNING, "f.py", start, stop, fix)
+
+
+def test_overlapping_fixes_are_left_for_the_next_round() -> None:
+    text = "x = f(a, b)\n"
+    first, second = finding(1, 5, 12, "g(a, b)"), finding(1, 7, 8, "c")
+    fixed, applied, skipped = fixes.fix_text(text, [second, first])
+    assert fixed == "x = g(a, b)\n"
+    assert applied == [first]
+    assert skipped == [(second, fixes.OVERLAPS)]
+
+
+def test_identical_edits_are_made_once() -> None:
+    text = "@tf.function\ndef f(x):\n    return x\n"
+    one, two = (
+        finding(1, 2, 13, "tf.function(reduce_retracing=True)"),
+        finding(1, 2, 13, "tf.function(reduce_retracing=True)", "TFL105"),
+    )
+    fixed, applied, skipped = fixes.fix_text(text, [one, two])
+    assert fixed == "@tf.function(reduce_retracing=True)\ndef f(x):\n    return x\n"
+    assert (applied, skipped) == ([one, two], [])
+
+
+def test_a_fix_that_breaks_the_code_is_dropped_and_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = "x = f(a)\ny = g(b)\n"
+    good, bad = finding(1, 7, 8, "c"), finding(2, 7, 8, "b,,")
+    fixed, applied, skipped = fixes.fix_text(text, [good, bad])
+    assert fixed == "x = f(c)\ny = g(b)\n"
+    assert applied == [good]
+    assert skipped == [(bad, fixes.DOES_NOT_PARSE)]
+
+
+def test_write_keeps_permissions_line_endings_and_bom(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    source = SCALAR.replace("\n", "\r\n")
+    path.write_bytes(b"\xef\xbb\xbf" + source.encode())
+    path.chmod(0o750)
+    assert main(["--fix", str(path)]) == 1
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbfimport tensorflow as tf\r\n")
+    assert b"@tf.function(reduce_retracing=True)\r\ndef encode" in data
+    assert data.count(b"\r\n") == source.count("\r\n")
+    assert b"\n" not in data.replace(b"\r\n", b"")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o750
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]
+
+
+def test_latin1_file_keeps_its_encoding(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    source = "# -*- coding: latin-1 -*-\n# caf\xe9\n" + SCALAR
+    path.write_bytes(source.encode("latin-1"))
+    main(["--fix", str(path)])
+    assert path.read_bytes().decode("latin-1").startswith("# -*- coding: latin-1 -*-\n# caf\xe9")
+
+
+def test_a_failed_write_leaves_the_file_and_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(SCALAR, encoding="utf-8")
+
+    def refuse(self: Path, target: Path) -> Path:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(Path, "replace", refuse)
+    with pytest.raises(OSError, match="disk full"):
+        fixes.write_atomic(path, "changed\n")
+    assert path.read_text() == SCALAR
+    assert [p.name for p in tmp_path.iterdir()] == ["train.py"]
+
+
+def test_a_symlink_is_fixed_through(tmp_path: Path) -> None:
+    target = tmp_path / "real.py"
+    target.write_text(SCALAR, encoding="utf-8")
+    link = tmp_path / "link.py"
+    link.symlink_to(target)
+    fixes.write_atomic(link, "changed\n")
+    assert link.is_symlink()
+    assert target.read_text() == "changed\n"

@@ -1,0 +1,204 @@
+"""Applying fixes: one pass of non-overlapping edits per file, checked, written atomically.
+
+A finding's fix is a set of text edits (node replacements made into text by the runner). For
+each file the fixes are taken in source order; a fix that overlaps one already taken is left
+for the next round (the command line lints and fixes again until nothing is left over). The
+result must parse (libcst and Python's own parser) or the fix that breaks it is dropped and
+reported. Files are replaced atomically: a temporary file in the same directory, with the
+original's permissions, encoding, byte-order mark and line endings, then ``os.replace``.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import io
+import os
+import stat
+import tempfile
+import tokenize
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from tflint_leaks.diagnostics import Applicability, Diagnostic, Location
+from tflint_leaks.engine.source import SourceError, decode_source
+
+OVERLAPS = "overlaps another fix; it is applied on the next round"
+DOES_NOT_PARSE = "dropped: the fixed code would not parse"
+
+
+@dataclass
+class FileFix:
+    """What fixing one file does: the text before and after, and what was left out."""
+
+    path: str
+    original: str
+    fixed: str
+    applied: list[Diagnostic] = field(default_factory=list)
+    #: (finding, why its fix was not applied).
+    skipped: list[tuple[Diagnostic, str]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original
+
+
+def applies(diagnostic: Diagnostic, unsafe: bool) -> bool:
+    """Whether ``--fix`` (``unsafe=False``) or ``--fix --unsafe-fixes`` applies the fix."""
+    fix = diagnostic.fix
+    if fix is None or not fix.edits:
+        return False
+    return unsafe or fix.applicability is Applicability.SAFE
+
+
+class _Offsets:
+    """Character offsets of 1-based (line, column) locations in a text."""
+
+    def __init__(self, text: str) -> None:
+        self._starts = [0]
+        for line in text.splitlines(keepends=True):
+            self._starts.append(self._starts[-1] + len(line))
+        self._length = len(text)
+
+    def __call__(self, location: Location) -> int:
+        index = min(max(location.line - 1, 0), len(self._starts) - 1)
+        return min(self._starts[index] + location.column - 1, self._length)
+
+
+def parses(text: str) -> bool:
+    try:
+        cst.parse_module(text)
+        ast.parse(text)
+    except (cst.ParserSyntaxError, SyntaxError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def _apply(text: str, edits: Iterable[tuple[int, int, str]]) -> str:
+    pieces: list[str] = []
+    position = 0
+    for start, end, content in sorted(edits):
+        pieces += [text[position:start], content]
+        position = end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def fix_text(
+    text: str, diagnostics: Sequence[Diagnostic]
+) -> tuple[str, list[Diagnostic], list[tuple[Diagnostic, str]]]:
+    """Apply the fixes of ``diagnostics`` to ``text`` in one pass.
+
+    Returns the new text, the findings whose fix was applied and the skipped ones with the
+    reason. Identical edits from several findings (two calls that ask for the same decorator
+    change) are made once.
+    """
+    offsets = _Offsets(text)
+    taken: dict[tuple[int, int], str] = {}
+    candidates: list[tuple[Diagnostic, list[tuple[int, int, str]]]] = []
+    skipped: list[tuple[Diagnostic, str]] = []
+
+    def ranges(diagnostic: Diagnostic) -> list[tuple[int, int, str]]:
+        assert diagnostic.fix is not None
+        return sorted((offsets(e.start), offsets(e.end), e.content) for e in diagnostic.fix.edits)
+
+    def conflicts(start: int, end: int, content: str) -> bool:
+        """Whether an edit clashes with a taken one: the same range with other content, an
+        overlap, or an insertion at the start of the other (the order would be ambiguous)."""
+        for (other_start, other_end), other in taken.items():
+            if (start, end) == (other_start, other_end):
+                if content != other:
+                    return True
+            elif (
+                (start < other_end and other_start < end)
+                or start == end == other_start
+                or other_start == other_end == start
+            ):
+                return True
+        return False
+
+    for diagnostic in sorted(diagnostics, key=lambda d: ranges(d)[0][:2]):
+        edits = ranges(diagnostic)
+        if any(conflicts(*edit) for edit in edits):
+            skipped.append((diagnostic, OVERLAPS))
+            continue
+        taken.update(((start, end), content) for start, end, content in edits)
+        candidates.append((diagnostic, edits))
+
+    def combined(chosen: Sequence[tuple[Diagnostic, list[tuple[int, int, str]]]]) -> str:
+        return _apply(text, {edit for _, edits in chosen for edit in edits})
+
+    fixed = combined(candidates)
+    if candidates and not parses(fixed):
+        kept = [candidate for candidate in candidates if parses(combined([candidate]))]
+        kept_ids = {id(diagnostic) for diagnostic, _ in kept}
+        skipped += [(d, DOES_NOT_PARSE) for d, _ in candidates if id(d) not in kept_ids]
+        fixed = combined(kept)
+        if kept and not parses(fixed):
+            skipped += [(d, DOES_NOT_PARSE) for d, _ in kept]
+            kept, fixed = [], text
+        candidates = kept
+    return fixed, [d for d, _ in candidates], skipped
+
+
+def _encoding(data: bytes) -> str:
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        return "utf-8"
+    return encoding
+
+
+def plan(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[FileFix]:
+    """Read every file that has an applicable fix and compute its fixed text (nothing is
+    written). Files that cannot be read or decoded any more are left alone."""
+    by_file: dict[str, list[Diagnostic]] = {}
+    for diagnostic in diagnostics:
+        if applies(diagnostic, unsafe):
+            by_file.setdefault(diagnostic.file, []).append(diagnostic)
+    plans = []
+    for path, found in by_file.items():
+        try:
+            original = decode_source(Path(path).read_bytes())
+        except (OSError, SourceError):
+            continue
+        fixed, applied, skipped = fix_text(original, found)
+        plans.append(FileFix(path, original, fixed, applied, skipped))
+    return plans
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path``'s content with ``text`` in its own encoding (and BOM), atomically,
+    keeping its permissions; through a symlink, the target is replaced."""
+    target = path.resolve()
+    data = target.read_bytes()
+    encoded = text.encode(_encoding(data))
+    mode = stat.S_IMODE(target.stat().st_mode)
+    handle, temporary = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+    )
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(encoded)
+            stream.flush()
+            os.fsync(stream.fileno())
+        Path(temporary).chmod(mode)
+        Path(temporary).replace(target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def unified_diff(file_fix: FileFix) -> str:
+    lines = difflib.unified_diff(
+        file_fix.original.splitlines(keepends=True),
+        file_fix.fixed.splitlines(keepends=True),
+        fromfile=file_fix.path,
+        tofile=file_fix.path,
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
