@@ -88,3 +88,7 @@ def builds_model(name: str) -> bool:
 def is_model_class(bases: tuple[str, ...]) -> bool:
     """Whether a class with these canonical bases is a Keras model."""
     return any(base in MODEL_CLASSES for base in bases)
+
+
+#: Tape methods that compute a gradient from what the tape recorded.
+GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})

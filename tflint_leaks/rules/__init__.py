@@ -8,6 +8,10 @@ from tflint_leaks.rules.tfl102_python_object_argument import PythonObjectArgumen
 from tflint_leaks.rules.tfl103_function_recreated import FunctionRecreated
 from tflint_leaks.rules.tfl104_function_method_per_instance import FunctionMethodPerInstance
 from tflint_leaks.rules.tfl105_varying_shape_argument import VaryingShapeArgument
+from tflint_leaks.rules.tfl201_persistent_tape_not_released import PersistentTapeNotReleased
+from tflint_leaks.rules.tfl202_gradient_inside_persistent_tape import GradientInsidePersistentTape
+from tflint_leaks.rules.tfl203_tape_spans_loop import TapeSpansLoop
+from tflint_leaks.rules.tfl204_tape_kept_across_iterations import TapeKeptAcrossIterations
 from tflint_leaks.rules.tfl401_model_built_in_loop import ModelBuiltInLoop
 from tflint_leaks.rules.tfl402_predict_in_loop import PredictInLoop
 from tflint_leaks.rules.tfl403_fit_in_loop import FitInLoop
@@ -19,6 +23,10 @@ ALL_RULES: tuple[type[Rule], ...] = (
     FunctionRecreated,
     FunctionMethodPerInstance,
     VaryingShapeArgument,
+    PersistentTapeNotReleased,
+    GradientInsidePersistentTape,
+    TapeSpansLoop,
+    TapeKeptAcrossIterations,
     ModelBuiltInLoop,
     PredictInLoop,
     FitInLoop,

@@ -1,0 +1,215 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tflint_leaks.analysis.scope import dotted, own_nodes
+from tflint_leaks.analysis.tapes import Tape
+from tflint_leaks.rules._calls import relate_loop
+from tflint_leaks.rules._models import STORE_METHODS, method_call
+from tflint_leaks.rules.base import Invalid, Rule
+
+
+class TapeKeptAcrossIterations(Rule):
+    """
+    ## What it does
+    Flags a gradient tape created in a loop iteration and stored where it outlives the
+    iteration: appended to a list (`tapes.append(tape)`), put in a dict, assigned to an attribute
+    (`self.tape = tape`), or assigned to a name that is used after the loop.
+
+    ## Why is this bad?
+    A tape holds every tensor it recorded until the tape itself is freed. Kept in a list, every
+    step's activations stay alive and memory grows with the number of steps; kept in an
+    attribute or an outer name, at least one step's worth stays alive for no reason.
+
+    Not flagged: a tape used and dropped within its iteration, and gradients (not tapes) stored
+    across iterations.
+
+    ## Example
+    ```python
+    tapes = []
+    for x in batches:
+        with tf.GradientTape() as tape:
+            loss = model(x)
+        tapes.append(tape)
+    ```
+
+    ## Use instead
+    ```python
+    grads = []
+    for x in batches:
+        with tf.GradientTape() as tape:
+            loss = model(x)
+        grads.append(tape.gradient(loss, model.trainable_variables))
+    ```
+
+    ## References
+    - [`tf.GradientTape`](https://www.tensorflow.org/api_docs/python/tf/GradientTape)
+    - [sql-machine-learning/elasticdl#1144](https://github.com/sql-machine-learning/elasticdl/issues/1144)
+    """
+
+    code = "TFL204"
+    name = "tape-kept-across-iterations"
+    summary = "A gradient tape is stored where it outlives the loop iteration"
+
+    VALID = (
+        """
+        import tensorflow as tf
+
+        grads = []
+        for x in batches:
+            with tf.GradientTape() as tape:
+                loss = model(x)
+            grads.append(tape.gradient(loss, model.trainable_variables))
+        """,
+        """
+        import tensorflow as tf
+
+        for x in batches:
+            with tf.GradientTape() as tape:
+                loss = model(x)
+            g = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(g, model.trainable_variables))
+        """,
+        """
+        import tensorflow as tf
+
+        class Trainer:
+            def step(self, x):
+                with tf.GradientTape() as tape:
+                    loss = self.model(x)
+                self.last_loss = loss
+                return tape.gradient(loss, self.model.trainable_variables)
+        """,
+        """
+        import tensorflow as tf
+
+        for x in batches:
+            with tf.GradientTape() as tape:
+                y = model(x)
+            current = tape
+            print(current.gradient(y, model.trainable_variables))
+        """,
+        """
+        import tensorflow as tf
+
+        tapes = []
+        with tf.GradientTape() as tape:
+            y = model(x)
+        tapes.append(tape)
+        """,
+        """
+        import tensorflow as tf
+
+        history = {}
+        for step, x in enumerate(batches):
+            with tf.GradientTape() as tape:
+                loss = model(x)
+            history[step] = float(loss)
+        """,
+    )
+    INVALID = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            tapes = []
+            for x in batches:
+                with tf.GradientTape() as tape:
+                    loss = model(x)
+                tapes.append(tape)
+            """,
+            7,
+            5,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Trainer:
+                def fit(self, batches):
+                    for x in batches:
+                        with tf.GradientTape() as tape:
+                            loss = self.model(x)
+                        self.tape = tape
+            """,
+            8,
+            13,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            by_step = {}
+            for step, x in enumerate(batches):
+                tape = tf.GradientTape()
+                with tape:
+                    loss = model(x)
+                by_step[step] = tape
+            """,
+            8,
+            5,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def train(model, batches):
+                for x in batches:
+                    with tf.GradientTape() as tape:
+                        loss = model(x)
+                    last_tape = tape
+                return last_tape.gradient(loss, model.trainable_variables)
+            """,
+            7,
+            9,
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.context.loops or method_call(node, STORE_METHODS) is None:
+            return
+        for arg in node.args:
+            tape = self._loop_tape(dotted(arg.value))
+            if tape is not None:
+                self._report(node, tape)
+                return
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        context = self.context
+        if not context.loops or len(node.targets) != 1:
+            return
+        tape = self._loop_tape(dotted(node.value))
+        if tape is None:
+            return
+        target = node.targets[0].target
+        if isinstance(target, cst.Attribute | cst.Subscript) or (
+            isinstance(target, cst.Name) and self._used_after_loop(target.value)
+        ):
+            self._report(node, tape)
+
+    def _loop_tape(self, name: str | None) -> Tape | None:
+        """The tape called ``name`` if an enclosing loop creates it, once per iteration."""
+        if name is None:
+            return None
+        inside = {id(n) for loop in self.context.loops for n in own_nodes(loop)}
+        return next(
+            (t for t in self.context.tapes() if t.name == name and id(t.statement) in inside),
+            None,
+        )
+
+    def _used_after_loop(self, name: str) -> bool:
+        loop = self.context.loops[0]
+        inside = {id(n) for n in own_nodes(loop)}
+        return any(
+            isinstance(n, cst.Name) and n.value == name and id(n) not in inside
+            for n in own_nodes(self.context.frame.node)
+        )
+
+    def _report(self, node: cst.CSTNode, tape: Tape) -> None:
+        report = self.report(
+            node,
+            f"the tape `{tape.name}` made in this iteration is stored past it and keeps every "
+            "tensor it recorded alive; store its gradients instead",
+        )
+        report.relate("tape", "created here", tape.statement)
+        relate_loop(report, self.context)
