@@ -6,12 +6,15 @@ import ast
 import stat
 from pathlib import Path
 
+import libcst as cst
 import pytest
 
+from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.cli import main
 from tflint_leaks.config import Settings
 from tflint_leaks.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
-from tflint_leaks.engine import fixes
+from tflint_leaks.engine import fixes, runner
+from tflint_leaks.engine.context import InsertStatement
 from tflint_leaks.engine.runner import lint_paths
 from tflint_leaks.rules import ALL_RULES, Invalid, Rule
 from tflint_leaks.rules.base import valid_source
@@ -197,3 +200,43 @@ def test_a_symlink_is_fixed_through(tmp_path: Path) -> None:
     fixes.write_atomic(link, "changed\n")
     assert link.is_symlink()
     assert target.read_text() == "changed\n"
+
+
+class InsertDemo(Rule):
+    """A rule for the statement-insertion hook: flags every `train(...)` expression statement
+    and fixes it by inserting `reset()` before it and `cleanup()` after it."""
+
+    code = "TFL999"
+    name = "insert-demo"
+    summary = "demo"
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        (statement,) = node.body
+        call = statement.value if isinstance(statement, cst.Expr) else None
+        if isinstance(call, cst.Call) and cst.ensure_type(call.func, cst.Name).value == "train":
+            self.report(node, "demo").with_fix(
+                "insert",
+                Applicability.SAFE,
+                [
+                    (node, InsertStatement("reset()")),
+                    (node, InsertStatement("cleanup()", True)),
+                ],
+            )
+
+
+def test_insert_statement_keeps_the_indentation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "ALL_RULES", (InsertDemo,))
+    path = tmp_path / "loop.py"
+    path.write_text("import tensorflow as tf\r\nfor i in x:\r\n\tif i:\r\n\t\ttrain(i)\r\n")
+    parsed = runner.index_file(path)
+    assert isinstance(parsed, runner.ParsedFile)
+    project = ProjectIndex([parsed.index])
+    (diagnostic,), _ = runner.check_file(parsed, project, Settings(), frozenset({"TFL999"}))
+    fixed, applied, _ = fixes.fix_text(parsed.text, [diagnostic])
+    assert applied == [diagnostic]
+    assert fixed == (
+        "import tensorflow as tf\r\nfor i in x:\r\n\tif i:\r\n"
+        "\t\treset()\r\n\t\ttrain(i)\r\n\t\tcleanup()\r\n"
+    )

@@ -70,12 +70,27 @@ class RelatedTarget:
     path: str | None
 
 
+@dataclass(frozen=True)
+class InsertStatement:
+    """A fix replacement that keeps the target statement and inserts ``code`` (one simple
+    statement) on its own line before it, or after it with ``after=True``, at the target's
+    indentation: ``(loop.body.body[0], InsertStatement("tf.keras.backend.clear_session()"))``
+    or ``(last_use, InsertStatement("del tape", after=True))``."""
+
+    code: str
+    after: bool = False
+
+
+#: What a fix puts in place of a node: a node, source code, or an inserted statement.
+Replacement = cst.CSTNode | str | InsertStatement
+
+
 @dataclass
 class FixTarget:
     message: str
     applicability: Applicability
-    #: (node to replace, replacement node or code).
-    replacements: list[tuple[cst.CSTNode, cst.CSTNode | str]]
+    #: (node to replace, replacement).
+    replacements: list[tuple[cst.CSTNode, Replacement]]
 
 
 @dataclass
@@ -94,7 +109,7 @@ class Report:
         self,
         message: str,
         applicability: Applicability,
-        replacements: list[tuple[cst.CSTNode, cst.CSTNode | str]],
+        replacements: list[tuple[cst.CSTNode, Replacement]],
     ) -> Report:
         self.fix = FixTarget(message, applicability, replacements)
         return self

@@ -8,6 +8,7 @@ runs.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from tflint_leaks.analysis.index import ModuleIndex, Span, index_source
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.config import Settings, expand_selectors
 from tflint_leaks.diagnostics import Diagnostic, Edit, Fix, Location, Related, Severity
-from tflint_leaks.engine.context import FileContext, Report, Target
+from tflint_leaks.engine.context import FileContext, InsertStatement, Replacement, Report, Target
 from tflint_leaks.engine.discovery import discover, matches
 from tflint_leaks.engine.source import SourceError, read_source
 from tflint_leaks.engine.suppression import parse_suppressions
@@ -128,11 +129,14 @@ def check_file(
         tracebacks.append(f"{parsed.path}: {failure.rule.code}\n{failure.traceback}")
     if context.reports:
         positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        diagnostics.extend(_diagnostic(parsed.path, module, r, positions) for r in context.reports)
+        diagnostics.extend(
+            _diagnostic(parsed.path, module, r, positions, parsed.text) for r in context.reports
+        )
     return diagnostics, tracebacks
 
 
 Positions = Mapping[cst.CSTNode, CodeRange]
+_LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
 def _range(target: Target, positions: Positions) -> tuple[Location, Location]:
@@ -158,7 +162,23 @@ def _loop_header_end(node: cst.CSTNode) -> cst.CSTNode | None:
     return None
 
 
-def _diagnostic(path: str, module: cst.Module, report: Report, positions: Positions) -> Diagnostic:
+def _edit(
+    node: cst.CSTNode, replacement: Replacement, module: cst.Module, positions: Positions, text: str
+) -> Edit:
+    if not isinstance(replacement, InsertStatement):
+        start, end = _range(node, positions)
+        content = replacement if isinstance(replacement, str) else module.code_for_node(replacement)
+        return Edit(start, end, content)
+    code_range = positions[node]
+    line = _LINE_BREAK.split(text, code_range.start.line)[code_range.start.line - 1]
+    indent = line[: code_range.start.column]
+    at = Location(code_range.end.line + 1 if replacement.after else code_range.start.line, 1)
+    return Edit(at, at, f"{indent}{replacement.code}{module.default_newline}")
+
+
+def _diagnostic(
+    path: str, module: cst.Module, report: Report, positions: Positions, text: str
+) -> Diagnostic:
     start, end = _range(report.target, positions)
     related = tuple(
         Related(r.role, r.message, r.path or path, *_range(r.target, positions))
@@ -166,14 +186,11 @@ def _diagnostic(path: str, module: cst.Module, report: Report, positions: Positi
     )
     fix = None
     if report.fix is not None:
-        edits = []
-        for node, replacement in report.fix.replacements:
-            edit_start, edit_end = _range(node, positions)
-            content = (
-                replacement if isinstance(replacement, str) else module.code_for_node(replacement)
-            )
-            edits.append(Edit(edit_start, edit_end, content))
-        fix = Fix(report.fix.message, report.fix.applicability, tuple(edits))
+        edits = tuple(
+            _edit(node, replacement, module, positions, text)
+            for node, replacement in report.fix.replacements
+        )
+        fix = Fix(report.fix.message, report.fix.applicability, edits)
     rule = report.rule
     return Diagnostic(
         rule.code, rule.name, report.message, rule.severity, path, start, end, fix, related
