@@ -12,6 +12,10 @@ from tflint_leaks.rules.tfl201_persistent_tape_not_released import PersistentTap
 from tflint_leaks.rules.tfl202_gradient_inside_persistent_tape import GradientInsidePersistentTape
 from tflint_leaks.rules.tfl203_tape_spans_loop import TapeSpansLoop
 from tflint_leaks.rules.tfl204_tape_kept_across_iterations import TapeKeptAcrossIterations
+from tflint_leaks.rules.tfl301_python_container_mutation import PythonContainerMutation
+from tflint_leaks.rules.tfl302_variable_created_per_call import VariableCreatedPerCall
+from tflint_leaks.rules.tfl303_python_side_effect import PythonSideEffect
+from tflint_leaks.rules.tfl304_print_in_function import PrintInFunction
 from tflint_leaks.rules.tfl401_model_built_in_loop import ModelBuiltInLoop
 from tflint_leaks.rules.tfl402_predict_in_loop import PredictInLoop
 from tflint_leaks.rules.tfl403_fit_in_loop import FitInLoop
@@ -27,6 +31,10 @@ ALL_RULES: tuple[type[Rule], ...] = (
     GradientInsidePersistentTape,
     TapeSpansLoop,
     TapeKeptAcrossIterations,
+    PythonContainerMutation,
+    VariableCreatedPerCall,
+    PythonSideEffect,
+    PrintInFunction,
     ModelBuiltInLoop,
     PredictInLoop,
     FitInLoop,

@@ -1,0 +1,157 @@
+"""What the ``tf.function`` state rules (TFL301-TFL304) share: where a name lives relative to
+the traced function, first-call guards, and the statement around a call."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from tflint_leaks.analysis.names import CONTAINER_BUILTINS, CONTAINER_TYPES
+from tflint_leaks.analysis.scope import dotted, own_nodes
+from tflint_leaks.engine.context import FileContext, Frame
+
+
+def first_traced(context: FileContext) -> int | None:
+    """The index in ``context.frames`` of the outermost frame that runs only while tracing."""
+    return next((i for i, frame in enumerate(context.frames) if frame.traced), None)
+
+
+def defining_frame(context: FileContext, name: str) -> int | None:
+    """The index of the frame whose scope binds ``name`` (Python's lookup: enclosing functions,
+    then the module; class bodies are skipped), or None when nothing in the file binds it."""
+    frames = context.frames
+    for index in range(len(frames) - 1, -1, -1):
+        frame = frames[index]
+        if frame.kind == "class":
+            continue
+        facts = context.scope_facts(frame)
+        if name in facts.assignments or name in facts.parameters:
+            return index
+    return None
+
+
+def is_container(context: FileContext, node: cst.BaseExpression | None) -> bool:
+    """A list, dict or set display, comprehension or constructor call."""
+    if isinstance(node, cst.List | cst.Dict | cst.Set | cst.ListComp | cst.DictComp | cst.SetComp):
+        return True
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    if isinstance(func, cst.Name) and func.value not in context.module_index.imports:
+        return func.value in CONTAINER_BUILTINS
+    return (context.resolve(func) or "") in CONTAINER_TYPES
+
+
+def _annotated_container(context: FileContext, frame: Frame, name: str) -> bool:
+    node = frame.node
+    if not isinstance(node, cst.FunctionDef):
+        return False
+    params = node.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value != name:
+            continue
+        if param.default is not None and is_container(context, param.default):
+            return True
+        if param.annotation is None:
+            return False
+        annotation = param.annotation.annotation
+        if isinstance(annotation, cst.Subscript):
+            annotation = annotation.value
+        local = dotted(annotation)
+        return local in CONTAINER_BUILTINS or (context.resolve(annotation) or "") in CONTAINER_TYPES
+    return False
+
+
+def outliving_container(context: FileContext, receiver: cst.BaseExpression) -> str | None:
+    """What ``receiver`` is when it is a Python container that outlives the traced call: "a
+    global", "a closure variable", "a parameter" or "an attribute of `self`"; else None."""
+    traced = first_traced(context)
+    if traced is None:
+        return None
+    name = dotted(receiver)
+    if name is None:
+        return None
+    if name.startswith("self.") and name.count(".") == 1:
+        frame = context.enclosing_class()
+        klass = context.module_index.classes.get(frame.class_name or "") if frame else None
+        if klass is not None and name[5:] in klass.container_attributes:
+            return "an attribute of `self`"
+        return None
+    if "." in name:
+        return None
+    index = defining_frame(context, name)
+    if index is None:
+        return None
+    frame = context.frames[index]
+    facts = context.scope_facts(frame)
+    if index >= traced:
+        # Bound in the traced function: only a parameter can come from outside.
+        if index == traced and name in facts.parameters and name not in facts.assignments:
+            return "a parameter" if _annotated_container(context, frame, name) else None
+        return None
+    assignments = facts.assignments.get(name, [])
+    if not assignments or not all(is_container(context, a.value) for a in assignments):
+        return None
+    return "a global" if frame.kind == "module" else "a closure variable"
+
+
+class Guards:
+    """The ``if`` statements around the current node that guard a first call
+    (``if self.v is None:``, ``if not self.built:``, ``if not hasattr(self, "v"):``); a rule
+    feeds it from ``visit_If``/``leave_If``."""
+
+    def __init__(self) -> None:
+        self._open: list[bool] = []
+
+    def enter(self, node: cst.If) -> None:
+        self._open.append(_is_guard(node.test))
+
+    def leave(self) -> None:
+        self._open.pop()
+
+    @property
+    def guarded(self) -> bool:
+        return any(self._open)
+
+
+def _is_guard(test: cst.BaseExpression) -> bool:
+    for node in (test, *own_nodes(test)):
+        if isinstance(node, cst.Comparison) and any(
+            isinstance(c.comparator, cst.Name) and c.comparator.value == "None"
+            for c in node.comparisons
+        ):
+            return True
+        if isinstance(node, cst.Comparison) and any(
+            isinstance(c.operator, cst.NotIn) for c in node.comparisons
+        ):
+            return True
+        if isinstance(node, cst.Call) and dotted(node.func) == "hasattr":
+            return True
+        if (
+            isinstance(node, cst.UnaryOperation)
+            and isinstance(node.operator, cst.Not)
+            and isinstance(node.expression, cst.Attribute | cst.Name)
+        ):
+            return True
+    return False
+
+
+class Statements:
+    """The simple statement around the current node (a rule feeds it from
+    ``visit_SimpleStatementLine``/``leave_SimpleStatementLine``)."""
+
+    def __init__(self) -> None:
+        self._line: cst.SimpleStatementLine | None = None
+
+    def enter(self, node: cst.SimpleStatementLine) -> None:
+        self._line = node
+
+    def leave(self) -> None:
+        self._line = None
+
+    def around(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The statement containing ``node`` when it is the only one on its line, else ``node``
+        (a call in an ``if`` or ``while`` header is reported itself)."""
+        line = self._line
+        if line is not None and len(line.body) == 1:
+            return line.body[0]
+        return node

@@ -1,0 +1,209 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tflint_leaks.analysis.scope import dotted
+from tflint_leaks.rules._models import method_call
+from tflint_leaks.rules._traced import outliving_container
+from tflint_leaks.rules.base import Invalid, Rule
+
+_MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop"})
+
+
+class PythonContainerMutation(Rule):
+    """
+    ## What it does
+    Flags a Python list, dict or set that outlives a `tf.function` call (a module global, a
+    closure variable, an attribute of `self` initialised to a container, a parameter annotated
+    as one) mutated inside the function: `append`, `extend`, `insert`, `add`, `update`,
+    `setdefault`, `pop`, or item assignment.
+
+    ## Why is this bad?
+    Python code in a `tf.function` runs only while it traces. The mutation happens once per
+    trace, not once per call, so the container silently stops changing after the first call; what
+    it collects are symbolic graph tensors that keep their graph alive, and it grows again with
+    every retrace.
+
+    Not flagged: a container local to the function body (created in the body and consumed
+    there), and mutations outside `tf.function`s.
+
+    ## Example
+    ```python
+    losses = []
+
+    @tf.function
+    def train_step(x):
+        loss = model(x)
+        losses.append(loss)
+        return loss
+    ```
+
+    ## Use instead
+    ```python
+    @tf.function
+    def train_step(x):
+        return model(x)
+
+    losses = [train_step(x) for x in batches]
+    ```
+    or collect inside the function with a `tf.TensorArray` and return it.
+
+    ## References
+    - [tf.function guide: Python side effects](https://www.tensorflow.org/guide/function#executing_python_side_effects)
+    - [tf.function guide: changing Python global and free variables](https://www.tensorflow.org/guide/function#changing_python_global_and_free_variables)
+    - [tensorflow/tensorflow#31362](https://github.com/tensorflow/tensorflow/issues/31362)
+    """
+
+    code = "TFL301"
+    name = "python-container-mutation"
+    summary = "A Python container that outlives a `tf.function` call is mutated inside it"
+
+    VALID = (
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def step(xs):
+            outputs = []
+            for x in xs:
+                outputs.append(x * 2)
+            return tf.stack(outputs)
+        """,
+        """
+        import tensorflow as tf
+
+        losses = []
+
+        def step(x):
+            loss = x * 2
+            losses.append(loss)
+            return loss
+        """,
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def step(x, n):
+            ta = tf.TensorArray(tf.float32, size=n)
+            for i in tf.range(n):
+                ta = ta.write(i, x)
+            return ta.stack()
+        """,
+        """
+        import tensorflow as tf
+
+        class Model(tf.Module):
+            def __init__(self):
+                self.optimizer = make_optimizer()
+
+            @tf.function
+            def step(self, grads):
+                self.optimizer.update(grads)
+        """,
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def step(x, queue):
+            queue.append(x)
+        """,
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def step(features):
+            out = {}
+            for key in ("a", "b"):
+                out[key] = features[key] * 2
+            return out
+        """,
+    )
+    INVALID = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            losses = []
+
+            @tf.function
+            def train_step(x):
+                loss = tf.reduce_sum(x)
+                losses.append(loss)
+                return loss
+            """,
+            8,
+            5,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Trainer(tf.Module):
+                def __init__(self):
+                    self.history = {}
+
+                @tf.function
+                def step(self, x):
+                    self.history["loss"] = tf.reduce_mean(x)
+                    return x
+            """,
+            9,
+            9,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def make_step():
+                seen = set()
+
+                @tf.function
+                def step(x):
+                    seen.add(x.ref())
+                    return x
+
+                return step
+            """,
+            8,
+            9,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def step(x, log: list[tf.Tensor]):
+                log.extend([x, x * 2])
+                return x
+            """,
+            5,
+            5,
+        ),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.context.in_tf_function:
+            return
+        receiver = method_call(node, _MUTATORS)
+        if receiver is not None:
+            self._check(node, receiver)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self.context.in_tf_function:
+            for target in node.targets:
+                if isinstance(target.target, cst.Subscript):
+                    self._check(node, target.target.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self.context.in_tf_function and isinstance(node.target, cst.Subscript):
+            self._check(node, node.target.value)
+
+    def _check(self, node: cst.CSTNode, receiver: cst.BaseExpression) -> None:
+        what = outliving_container(self.context, receiver)
+        if what is None:
+            return
+        self.report(
+            node,
+            f"`{dotted(receiver)}` is {what} that outlives the `tf.function` call; this mutation "
+            "runs only while tracing and stores symbolic tensors",
+        )

@@ -1,0 +1,269 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tflint_leaks.analysis.names import TF_VARIABLE
+from tflint_leaks.analysis.scope import dotted, own_nodes
+from tflint_leaks.rules._traced import Guards, Statements
+from tflint_leaks.rules.base import Invalid, Rule
+
+#: Modules whose calls return a different value (or act) every time: frozen at trace time.
+_IMPURE_PREFIXES = ("random.", "numpy.random.", "time.", "datetime.datetime.now")
+
+
+class PythonSideEffect(Rule):
+    """
+    ## What it does
+    Flags Python-side effects inside a `tf.function`: Python state updated on `self`
+    (`self.count += 1`, `self.last_loss = loss`), assignment to a `global` or `nonlocal` name, and
+    impure Python calls (`random.*`, `np.random.*`, `time.*`, `datetime.now()`).
+
+    ## Why is this bad?
+    Python code in a `tf.function` runs only while it traces. The counter is incremented once
+    per trace instead of once per call; the random number or timestamp is computed once and
+    baked into the graph as a constant, so every call sees the same value; an attribute or global
+    set to a tensor holds a symbolic tensor (and its graph) that cannot be used outside.
+
+    Not flagged: `tf.random.*`, `tf.print`, `variable.assign(...)`, state set under a first-call
+    guard (`if self.v is None:`), and code outside `tf.function`s. `print` is the opt-in rule
+    TFL304.
+
+    ## Example
+    ```python
+    @tf.function
+    def augment(x):
+        if np.random.rand() < 0.5:
+            x = tf.image.flip_left_right(x)
+        return x
+    ```
+
+    ## Use instead
+    ```python
+    @tf.function
+    def augment(x):
+        if tf.random.uniform([]) < 0.5:
+            x = tf.image.flip_left_right(x)
+        return x
+    ```
+    and keep counters in a `tf.Variable` updated with `assign_add`.
+
+    ## References
+    - [tf.function guide: Python side effects](https://www.tensorflow.org/guide/function#executing_python_side_effects)
+    - [tf.function guide: depending on Python global and free variables](https://www.tensorflow.org/guide/function#depending_on_python_global_and_free_variables)
+    """
+
+    code = "TFL303"
+    name = "python-side-effect"
+    summary = "Python state or an impure Python call inside a `tf.function`"
+
+    VALID = (
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def augment(x):
+            if tf.random.uniform([]) < 0.5:
+                x = tf.image.flip_left_right(x)
+            tf.print("augmented", tf.shape(x))
+            return x
+        """,
+        """
+        import tensorflow as tf
+
+        class Counter(tf.Module):
+            def __init__(self):
+                self.calls = tf.Variable(0)
+
+            @tf.function
+            def __call__(self, x):
+                self.calls.assign_add(1)
+                return x
+        """,
+        """
+        import random
+
+        import tensorflow as tf
+
+        seed = random.randint(0, 100)
+
+        @tf.function
+        def step(x):
+            return x + seed
+        """,
+        """
+        import tensorflow as tf
+
+        class Lazy(tf.Module):
+            @tf.function
+            def __call__(self, x):
+                if self.w is None:
+                    self.w = tf.Variable(1.0)
+                return x * self.w
+        """,
+        """
+        import time
+
+        import tensorflow as tf
+
+        class Trainer:
+            def fit(self, batches):
+                for batch in batches:
+                    start = time.time()
+                    self.steps += 1
+        """,
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def step(x):
+            total = 0
+            for i in range(3):
+                total += i
+            return x * total
+        """,
+    )
+    INVALID = (
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def augment(x):
+                if np.random.rand() < 0.5:
+                    x = tf.image.flip_left_right(x)
+                return x
+            """,
+            6,
+            8,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Trainer(tf.Module):
+                @tf.function
+                def step(self, x):
+                    self.count += 1
+                    return x
+            """,
+            6,
+            9,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            step_count = 0
+
+            @tf.function
+            def train_step(x):
+                global step_count
+                step_count = step_count + 1
+                return x
+            """,
+            8,
+            5,
+        ),
+        Invalid(
+            """
+            import time
+            import tensorflow as tf
+
+            @tf.function
+            def timed(x):
+                start = time.perf_counter()
+                return x * 2, start
+            """,
+            6,
+            5,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Model(tf.keras.Model):
+                @tf.function
+                def train_step(self, data):
+                    loss = self.compiled_loss(data[1], self(data[0]))
+                    self.last_loss = loss
+                    return {"loss": loss}
+            """,
+            7,
+            9,
+        ),
+    )
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._guards = Guards()
+        self._statements = Statements()
+        self._declared: dict[int, set[str]] = {}
+
+    def visit_If(self, node: cst.If) -> None:
+        self._guards.enter(node)
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self._guards.leave()
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._statements.enter(node)
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        self._statements.leave()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.context.in_tf_function:
+            return
+        resolved = self.context.resolve(node.func)
+        if resolved is None or not resolved.startswith(_IMPURE_PREFIXES):
+            return
+        self.report(
+            self._statements.around(node),
+            f"`{dotted(node.func)}()` runs once while the `tf.function` traces; its result is "
+            "frozen into the graph (use `tf.random` or pass the value in as a tensor)",
+        )
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._assigned(node, node.target)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if isinstance(value, cst.Call) and self.context.resolve(value.func) == TF_VARIABLE:
+            return  # TFL302's concern
+        for target in node.targets:
+            self._assigned(node, target.target)
+
+    def _assigned(self, node: cst.CSTNode, target: cst.BaseExpression) -> None:
+        context = self.context
+        if not context.in_tf_function or self._guards.guarded:
+            return
+        name = dotted(target)
+        if name is None:
+            return
+        if name.startswith("self.") and name.count(".") == 1:
+            self.report(
+                node,
+                f"`{name}` is updated only while the `tf.function` traces, not on every call; "
+                "keep state in a `tf.Variable` and `assign` it",
+            )
+        elif "." not in name and name in self._global_names():
+            self.report(
+                node,
+                f"`{name}` is a global/nonlocal updated only while the `tf.function` traces, "
+                "not on every call; keep state in a `tf.Variable`",
+            )
+
+    def _global_names(self) -> set[str]:
+        """Names the current function declares ``global`` or ``nonlocal``."""
+        node = self.context.frame.node
+        names = self._declared.get(id(node))
+        if names is None:
+            names = {
+                item.name.value
+                for n in own_nodes(node)
+                if isinstance(n, cst.Global | cst.Nonlocal)
+                for item in n.names
+            }
+            self._declared[id(node)] = names
+        return names
