@@ -10,7 +10,8 @@ from pathlib import Path
 
 from tflint_leaks.config import Settings
 
-EXTENSIONS = (".py", ".pyi")
+#: Python files, and Jupyter notebooks (see ``engine/notebook.py``).
+EXTENSIONS = (".py", ".pyi", ".ipynb")
 
 
 @dataclass

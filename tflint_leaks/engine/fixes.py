@@ -17,13 +17,14 @@ import os
 import stat
 import tempfile
 import tokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
 
 from tflint_leaks.diagnostics import Applicability, Diagnostic, Location
+from tflint_leaks.engine import notebook
 from tflint_leaks.engine.source import SourceError, decode_source
 
 OVERLAPS = "overlaps another fix; it is applied on the next round"
@@ -88,13 +89,13 @@ def _apply(text: str, edits: Iterable[tuple[int, int, str]]) -> str:
 
 
 def fix_text(
-    text: str, diagnostics: Sequence[Diagnostic]
+    text: str, diagnostics: Sequence[Diagnostic], valid: Callable[[str], bool] = parses
 ) -> tuple[str, list[Diagnostic], list[tuple[Diagnostic, str]]]:
     """Apply the fixes of ``diagnostics`` to ``text`` in one pass.
 
     Returns the new text, the findings whose fix was applied and the skipped ones with the
     reason. Identical edits from several findings (two calls that ask for the same decorator
-    change) are made once.
+    change) are made once. ``valid`` says whether a result may be kept (it parses).
     """
     offsets = _Offsets(text)
     taken: dict[tuple[int, int], str] = {}
@@ -132,12 +133,12 @@ def fix_text(
         return _apply(text, {edit for _, edits in chosen for edit in edits})
 
     fixed = combined(candidates)
-    if candidates and not parses(fixed):
-        kept = [candidate for candidate in candidates if parses(combined([candidate]))]
+    if candidates and not valid(fixed):
+        kept = [candidate for candidate in candidates if valid(combined([candidate]))]
         kept_ids = {id(diagnostic) for diagnostic, _ in kept}
         skipped += [(d, DOES_NOT_PARSE) for d, _ in candidates if id(d) not in kept_ids]
         fixed = combined(kept)
-        if kept and not parses(fixed):
+        if kept and not valid(fixed):
             skipped += [(d, DOES_NOT_PARSE) for d, _ in kept]
             kept, fixed = [], text
         candidates = kept
@@ -163,11 +164,38 @@ def plan(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[FileFix]:
     for path, found in by_file.items():
         try:
             original = decode_source(Path(path).read_bytes())
-        except (OSError, SourceError):
+            if notebook.is_notebook(path):
+                fixed, applied, skipped = _fix_notebook(original, found)
+            else:
+                fixed, applied, skipped = fix_text(original, found)
+        except (OSError, SourceError, notebook.NotebookError):
             continue
-        fixed, applied, skipped = fix_text(original, found)
         plans.append(FileFix(path, original, fixed, applied, skipped))
     return plans
+
+
+def _fix_notebook(
+    text: str, diagnostics: list[Diagnostic]
+) -> tuple[str, list[Diagnostic], list[tuple[Diagnostic, str]]]:
+    """Apply cell-relative fixes to each code cell's source; outputs and metadata are kept."""
+    document = notebook.load(text)
+    by_cell: dict[int, list[Diagnostic]] = {}
+    for diagnostic in diagnostics:
+        if diagnostic.cell is not None:
+            by_cell.setdefault(diagnostic.cell, []).append(diagnostic)
+    applied: list[Diagnostic] = []
+    skipped: list[tuple[Diagnostic, str]] = []
+    for number, found in sorted(by_cell.items()):
+        cell = document["cells"][number - 1]
+        source = notebook.cell_source(cell)
+        fixed, cell_applied, cell_skipped = fix_text(
+            source, found, lambda code: parses(notebook.mask(code))
+        )
+        applied += cell_applied
+        skipped += cell_skipped
+        if fixed != source:
+            cell["source"] = fixed.splitlines(keepends=True)
+    return (notebook.dump(document) if applied else text), applied, skipped
 
 
 def write_atomic(path: Path, text: str) -> None:

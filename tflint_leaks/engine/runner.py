@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import libcst as cst
@@ -22,6 +22,7 @@ from tflint_leaks.config import Settings, expand_selectors
 from tflint_leaks.diagnostics import Diagnostic, Edit, Fix, Location, Related, Severity
 from tflint_leaks.engine.context import FileContext, InsertStatement, Replacement, Report, Target
 from tflint_leaks.engine.discovery import discover, matches
+from tflint_leaks.engine.notebook import Notebook, NotebookError, is_notebook, read_notebook
 from tflint_leaks.engine.source import SourceError, read_source
 from tflint_leaks.engine.suppression import parse_suppressions
 from tflint_leaks.engine.walker import Walker
@@ -56,14 +57,22 @@ class ParsedFile:
     path: str
     text: str
     index: ModuleIndex
+    #: For a notebook: where each code cell sits in ``text`` (the joined cells).
+    notebook: Notebook | None = None
 
 
 def index_file(path: Path) -> ParsedFile | Diagnostic:
     """Read and index one file, or say why it cannot be linted."""
     shown = str(path)
+    cells = None
     try:
         text = read_source(path)
+        if is_notebook(path):
+            cells = read_notebook(path, text)
+            text = cells.text
         tree = ast.parse(text, filename=shown)
+    except NotebookError as error:
+        return engine_diagnostic(SYNTAX_ERROR, shown, str(error))
     except SourceError as error:
         return engine_diagnostic(SYNTAX_ERROR, shown, error.message, error.line, error.column)
     except SyntaxError as error:
@@ -76,7 +85,7 @@ def index_file(path: Path) -> ParsedFile | Diagnostic:
         )
     except (RecursionError, MemoryError):
         return engine_diagnostic(SYNTAX_ERROR, shown, "too deeply nested to parse")
-    return ParsedFile(shown, text, index_source(text, path, tree))
+    return ParsedFile(shown, text, index_source(text, path, tree), cells)
 
 
 def is_relevant(parsed: ParsedFile, project: ProjectIndex) -> bool:
@@ -222,6 +231,24 @@ def per_file_ignored(path: str, settings: Settings) -> frozenset[str]:
     return frozenset(codes)
 
 
+def _in_cells(notebook: Notebook, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """A notebook's findings with cell-relative lines, and a ``TFL001`` per skipped cell."""
+    skipped = [
+        replace(
+            engine_diagnostic(
+                SYNTAX_ERROR,
+                notebook.path,
+                f"invalid syntax: {error.msg}; the cell is skipped",
+                error.lineno or 1,
+                error.offset or 1,
+            ),
+            cell=cell,
+        )
+        for cell, error in notebook.bad_cells
+    ]
+    return skipped + [notebook.to_cells(d) for d in diagnostics]
+
+
 def lint_paths(paths: Sequence[Path | str], settings: Settings) -> RunResult:
     """Lint files and directories; never raises for a problem with the user's files."""
     result = RunResult()
@@ -241,8 +268,9 @@ def lint_paths(paths: Sequence[Path | str], settings: Settings) -> RunResult:
     for parsed in parsed_files:
         diagnostics, tracebacks = check_file(parsed, project, settings, codes)
         result.tracebacks.extend(tracebacks)
-        result.diagnostics.extend(
-            _suppressed(parsed.path, diagnostics, parsed.text, settings, result)
-        )
+        kept = _suppressed(parsed.path, diagnostics, parsed.text, settings, result)
+        if parsed.notebook is not None:
+            kept = _in_cells(parsed.notebook, kept)
+        result.diagnostics.extend(kept)
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result

@@ -1,0 +1,123 @@
+"""Notebooks: code cells joined, IPython syntax masked, findings per cell, --fix keeps outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tflint_leaks.cli import main
+from tflint_leaks.engine.notebook import mask
+
+SETUP = "%pip install tensorflow\nimport tensorflow as tf\n!nvidia-smi"
+DEFINITIONS = (
+    "@tf.function\ndef encode(tokens):\n    return tokens\n\n"
+    "@tf.function\ndef step(x, i):\n    return x"
+)
+LOOP = (
+    "x = tf.ones([100])\nfor i in range(100):\n    %time step(x, i)\n"
+    "    step(x, i)\n    encode(x[:i])"
+)
+
+
+@pytest.fixture
+def notebook(tmp_path: Path) -> Path:
+    document = nbformat.v4.new_notebook()
+    document.cells = [
+        nbformat.v4.new_markdown_cell("# Training"),
+        nbformat.v4.new_code_cell(SETUP),
+        nbformat.v4.new_code_cell(DEFINITIONS),
+        nbformat.v4.new_code_cell("%%bash\necho $HOME"),
+        nbformat.v4.new_code_cell("def broken(:\n    pass"),
+        nbformat.v4.new_code_cell(
+            LOOP,
+            execution_count=3,
+            outputs=[nbformat.v4.new_output("stream", text="CPU times: 1 ms\n")],
+        ),
+    ]
+    path = tmp_path / "train.ipynb"
+    nbformat.write(document, str(path))
+    return path
+
+
+def test_findings_name_the_cell_and_the_line_in_it(
+    notebook: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = notebook.read_bytes()
+    assert main([str(notebook)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"{notebook}:cell 5:1:12: TFL001 invalid syntax: invalid syntax; the cell is skipped",
+        f"{notebook}:cell 6:4:13: TFL101 Python number `i` changes every iteration; each value "
+        "retraces `step`",
+        f"{notebook}:cell 6:5:12: TFL105 the shape of `x[:i]` (parameter `tokens`) changes every "
+        "iteration; each shape retraces `encode` (add an `input_signature` with `None` "
+        "dimensions or `reduce_retracing=True`)",
+        "Found 3 errors.",
+    ]
+    assert notebook.read_bytes() == before
+
+
+def test_json_has_the_cell_and_cell_relative_locations(
+    notebook: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main([str(notebook), "--output-format", "json"])
+    findings = json.loads(capsys.readouterr().out)
+    scalar = next(f for f in findings if f["code"] == "TFL101")
+    assert scalar["cell"] == 6
+    assert (scalar["location"], scalar["end_location"]) == (
+        {"row": 4, "column": 13},
+        {"row": 4, "column": 14},
+    )
+    assert scalar["fix"]["edits"][0]["location"] == {"row": 4, "column": 13}
+    assert [(r["message"], r["location"]["row"]) for r in scalar["related"]] == [
+        ("cell 3: `step` is defined here", 5),
+        ("cell 6: repeated by this loop", 2),
+    ]
+    # The decorator it would change is in another cell: the fix is not offered.
+    shape = next(f for f in findings if f["code"] == "TFL105")
+    assert shape["fix"] is None
+
+
+def test_fix_writes_valid_nbformat_and_keeps_outputs(
+    notebook: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = nbformat.read(str(notebook), as_version=4)
+    assert main(["--fix", "--unsafe-fixes", str(notebook)]) == 1
+    after = nbformat.read(str(notebook), as_version=4)
+    nbformat.validate(after)
+    assert after.cells[5].source == LOOP.replace(
+        "    step(x, i)\n", "    step(x, tf.constant(i))\n"
+    )
+    assert after.cells[5].outputs == before.cells[5].outputs
+    assert after.cells[5].execution_count == 3
+    assert [c.source for c in after.cells[:5]] == [c.source for c in before.cells[:5]]
+    fixed = notebook.read_bytes()
+    capsys.readouterr()
+    main(["--fix", "--unsafe-fixes", str(notebook)])
+    assert notebook.read_bytes() == fixed
+
+
+def test_a_file_that_is_not_a_notebook(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "broken.ipynb"
+    path.write_text("{not json")
+    assert main([str(path)]) == 1
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"{path}:1:1: TFL001 not a valid notebook: Expecting property name enclosed in double "
+        "quotes at line 1"
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "masked"),
+    [
+        ("%time f()\nx = 1\n", "pass\nx = 1\n"),
+        ("if a:\n    !ls\n    y = 2", "if a:\n    pass\n    y = 2"),
+        ("%%bash\necho 1\n", "\n\n"),
+        ("%%time\nf(1)\n", "pass\nf(1)\n"),
+        ("?tf.function\n", "pass\n"),
+    ],
+)
+def test_mask_keeps_lines_and_python_columns(source: str, masked: str) -> None:
+    assert mask(source) == masked
