@@ -218,7 +218,7 @@ class Recorder:
         self._dirty = True
         if hit == 1:
             self.flush()
-        if sample and (hit <= protocol.SAMPLE_FIRST or hit % protocol.SAMPLE_EVERY == 0):
+        if sample and (hit <= protocol.SAMPLE_FIRST or hit & (hit - 1) == 0):
             gc.collect()
             counters = {name: read() for name, read in self.counters.items()}
             counters[protocol.COUNTER_RSS_MB] = rss_mb()
@@ -330,9 +330,16 @@ def install_function_hooks(recorder: Recorder) -> bool:
 
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
         recorder.enter_call(self)
+        # TensorFlow's own Python frames need no line events: pausing the line sampler for the
+        # call keeps them at full speed (the caller's frame keeps its local trace function)
+        sampler = sys.gettrace()
+        if sampler is not None:
+            sys.settrace(None)
         try:
             return original_call(self, *args, **kwargs)
         finally:
+            if sampler is not None:
+                sys.settrace(sampler)
             recorder.leave_call()
 
     function_class.__init__ = __init__
