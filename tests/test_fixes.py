@@ -240,3 +240,38 @@ def test_insert_statement_keeps_the_indentation(
         "import tensorflow as tf\r\nfor i in x:\r\n\tif i:\r\n"
         "\t\treset()\r\n\t\ttrain(i)\r\n\t\tcleanup()\r\n"
     )
+
+
+def test_add_noqa_suppresses_every_finding_and_merges(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "train.py"
+    source = SCALAR.replace("encode(tf.zeros([i]))", "encode(tf.zeros([i]))  # noqa: E501")
+    path.write_bytes(source.replace("\n", "\r\n").encode())
+    assert main(["--add-noqa", str(path)]) == 0
+    assert capsys.readouterr().err == "Added a noqa comment for 2 findings.\n"
+    assert path.read_bytes().decode() == (
+        source.replace("step(tf.ones([1]), i)", "step(tf.ones([1]), i)  # noqa: TFL101")
+        .replace("# noqa: E501", "# noqa: E501, TFL105")
+        .replace("\n", "\r\n")
+    )
+    assert main([str(path)]) == 0
+    before = path.read_bytes()
+    assert main(["--add-noqa", str(path)]) == 0
+    assert path.read_bytes() == before
+
+
+def test_add_noqa_leaves_a_line_it_would_break(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "train.py"
+    source = SCALAR.replace("encode(tf.zeros([i]))", "encode(tf.zeros([i]) \\\n    )")
+    path.write_text(source)
+    assert main(["--add-noqa", str(path)]) == 0
+    reason = "not suppressed: a comment on this line would break the code"
+    assert capsys.readouterr().err.splitlines() == [
+        f"warning: {path}:12:24: TFL101 {reason}",
+        f"warning: {path}:13:12: TFL105 {reason}",
+        "Added a noqa comment for 0 findings.",
+    ]
+    assert path.read_text() == source

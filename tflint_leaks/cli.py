@@ -18,7 +18,7 @@ import click
 from tflint_leaks import __version__
 from tflint_leaks.config import ConfigError, Settings, resolve_settings
 from tflint_leaks.engine import fixes
-from tflint_leaks.engine.runner import INTERNAL_ERROR, RunResult, lint_paths
+from tflint_leaks.engine.runner import ENGINE_CODES, INTERNAL_ERROR, RunResult, lint_paths
 from tflint_leaks.reporters import RENDERERS
 from tflint_leaks.reporters import text as text_reporter
 from tflint_leaks.rules import ALL_RULES, RULES_BY_CODE
@@ -89,6 +89,7 @@ def cli() -> None:
     is_flag=True,
     help="Print the fixes as a unified diff without writing; exit 1 when there are any.",
 )
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding.")
 def check(
     paths: tuple[Path, ...],
     select: tuple[str, ...],
@@ -106,6 +107,7 @@ def check(
     fix: bool,
     unsafe_fixes: bool,
     diff: bool,
+    add_noqa: bool,
 ) -> None:
     """Lint PATHS (default: the current directory)."""
     del no_cache  # Accepted from day one; every run is cold until the cache lands.
@@ -124,6 +126,8 @@ def check(
     except ConfigError as error:
         raise _fail(f"error: {error}") from None
     result = lint_paths(targets, settings)
+    if add_noqa:
+        _add_noqa(result)
     if diff:
         _show_diff(result, unsafe_fixes)
     if fix:
@@ -152,7 +156,22 @@ def _report_skipped(plans: list[fixes.FileFix]) -> None:
         for diagnostic, reason in plan.skipped:
             if reason != fixes.OVERLAPS:
                 where = text_reporter.location(diagnostic)
-                click.echo(f"warning: {where}: {diagnostic.code} fix {reason}", err=True)
+                click.echo(f"warning: {where}: {diagnostic.code} {reason}", err=True)
+
+
+def _add_noqa(result: RunResult) -> None:
+    """``--add-noqa``: suppress every current finding in place; exit 0 (2 on errors)."""
+    plans = fixes.plan_noqa(result.diagnostics, ENGINE_CODES)
+    _report_skipped(plans)
+    added = 0
+    for plan in plans:
+        if plan.changed:
+            fixes.write_atomic(Path(plan.path), plan.fixed)
+            added += len(plan.applied)
+    click.echo(
+        f"Added a noqa comment for {added} {'finding' if added == 1 else 'findings'}.", err=True
+    )
+    raise SystemExit(EXIT_ERROR if result.errors else EXIT_CLEAN)
 
 
 def _show_diff(result: RunResult, unsafe: bool) -> None:

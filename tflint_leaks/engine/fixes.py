@@ -26,9 +26,12 @@ import libcst as cst
 from tflint_leaks.diagnostics import Applicability, Diagnostic, Location
 from tflint_leaks.engine import notebook
 from tflint_leaks.engine.source import SourceError, decode_source
+from tflint_leaks.engine.suppression import add_noqa
 
 OVERLAPS = "overlaps another fix; it is applied on the next round"
-DOES_NOT_PARSE = "dropped: the fixed code would not parse"
+DOES_NOT_PARSE = "fix dropped: the fixed code would not parse"
+NOTEBOOK_NOQA = "not suppressed: --add-noqa does not edit notebooks"
+NOQA_DOES_NOT_PARSE = "not suppressed: a comment on this line would break the code"
 
 
 @dataclass
@@ -230,3 +233,32 @@ def unified_diff(file_fix: FileFix) -> str:
     return "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
     )
+
+
+def plan_noqa(diagnostics: Iterable[Diagnostic], engine_codes: frozenset[str]) -> list[FileFix]:
+    """``--add-noqa``: each file with findings, with ``# noqa: CODE`` on every finding's line.
+    Engine findings (syntax errors) are not suppressible and notebooks are left alone (their
+    findings are listed as skipped); a file that would no longer parse is not changed."""
+    by_file: dict[str, list[Diagnostic]] = {}
+    for diagnostic in diagnostics:
+        if diagnostic.code not in engine_codes:
+            by_file.setdefault(diagnostic.file, []).append(diagnostic)
+    plans = []
+    for path, found in by_file.items():
+        if notebook.is_notebook(path):
+            plans.append(FileFix(path, "", "", skipped=[(d, NOTEBOOK_NOQA) for d in found]))
+            continue
+        try:
+            original = decode_source(Path(path).read_bytes())
+        except (OSError, SourceError):
+            continue
+        codes: dict[int, list[str]] = {}
+        for diagnostic in found:
+            codes.setdefault(diagnostic.start.line, []).append(diagnostic.code)
+        fixed, _ = add_noqa(original, codes)
+        if not parses(fixed):
+            skipped = [(d, NOQA_DOES_NOT_PARSE) for d in found]
+            plans.append(FileFix(path, original, original, [], skipped))
+            continue
+        plans.append(FileFix(path, original, fixed, found))
+    return plans

@@ -10,6 +10,7 @@ reported as a warning, so a typo does not silently suppress nothing.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 _CODES = r"(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)"
@@ -68,3 +69,30 @@ def parse_suppressions(text: str, known: frozenset[str]) -> Suppressions:
     if found.file is not ALL:
         found.file = frozenset(file_codes)
     return found
+
+
+def add_noqa(text: str, codes_by_line: Mapping[int, Iterable[str]]) -> tuple[str, int]:
+    """``text`` with ``# noqa: CODES`` on each given 1-based line, merged into a ``# noqa``
+    comment already there (a bare ``# noqa`` already covers everything); and how many lines
+    changed. Line endings are kept."""
+    lines = text.splitlines(keepends=True)
+    changed = 0
+    for number, codes in codes_by_line.items():
+        if not 0 < number <= len(lines):
+            continue
+        line = lines[number - 1]
+        body = line.rstrip("\r\n")
+        ending = line[len(body) :]
+        match = _LINE.search(body) if "#" in body else None
+        if match is None:
+            new = f"{body}  # noqa: {', '.join(sorted(set(codes)))}"
+        elif not match.group("codes"):
+            continue
+        else:
+            present = re.split(r"[\s,]+", match.group("codes"))
+            merged = list(dict.fromkeys([*present, *sorted(set(codes) - set(present))]))
+            new = f"{body[: match.start()]}# noqa: {', '.join(merged)}{body[match.end() :]}"
+        if new != body:
+            lines[number - 1] = new + ending
+            changed += 1
+    return "".join(lines), changed
