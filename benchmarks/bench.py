@@ -190,7 +190,7 @@ def to_row(tool: str, argv: Sequence[str], run: Run, ok_codes: frozenset[int]) -
 
 
 def bench_tflint(root: Path, scratch: Path) -> list[Row]:
-    common = ("--exit-zero", "--output-format", "json", str(root))
+    common = ("--select", "ALL", "--exit-zero", "--output-format", "json", str(root))
     cache_dir = scratch / "tflint-cache"
     runs = [
         ("tflint-leaks --version", ("--version",)),
@@ -346,6 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     files = source_files(root)
     lines = sum(count_lines(path) for path in files)  # also warms the page cache
     print(f"corpus: {', '.join(args.packages)}: {len(files)} files, {lines} lines", flush=True)
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="tflint-bench-") as scratch_name:
         scratch = Path(scratch_name)
         rows = bench_parsers(root, scratch) + bench_tflint(root, scratch)
@@ -363,6 +364,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30),
             "platform": platform.platform(),
             "python": platform.python_version(),
+            # Other work on the machine inflates wall times (and CPU times, less so).
+            "load_average_before": load_before,
+            "load_average_after": os.getloadavg(),
         },
         "tflint_leaks_commit": _git_describe(),
         "corpus": {
@@ -377,6 +381,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = RESULTS / f"{now.strftime('%Y%m%dT%H%M%SZ')}.json"
     out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     print(render(rows))
+    before, after = (" ".join(f"{x:.2f}" for x in load) for load in (load_before, os.getloadavg()))
+    print(f"load average (1, 5, 15 min): {before} before, {after} after")
     print(f"record: {out.relative_to(REPO)}")
     return 0
 

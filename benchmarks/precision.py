@@ -67,7 +67,9 @@ def reduced_files(root: Path) -> list[Path]:
 
 def lint(paths: Sequence[Path], root: Path) -> list[Finding]:
     """Lint ``paths`` (under ``root``, the working directory) and return the JSON findings."""
-    argv = tflint_command("--no-cache", "--output-format", "json", "--exit-zero", *map(str, paths))
+    argv = tflint_command(
+        "--no-cache", "--select", "ALL", "--output-format", "json", "--exit-zero", *map(str, paths)
+    )
     result = subprocess.run(
         argv, cwd=root, env=tflint_env(), capture_output=True, text=True, check=False
     )
