@@ -45,12 +45,9 @@ class ProcessOutcome:
         return -self.returncode if self.returncode < 0 else None
 
 
-def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+def child_environment() -> dict[str, str]:
     """The parent's environment with TensorFlow's C++ logs silenced."""
-    env = dict(os.environ)
-    env.update(protocol.QUIET_ENV)
-    env.update(extra or {})
-    return env
+    return {**os.environ, **protocol.QUIET_ENV}
 
 
 def kill_group(pgid: int, signum: int) -> None:
@@ -81,8 +78,6 @@ def launch(
     config: dict[str, Any],
     workdir: Path,
     timeout: float,
-    cwd: str | None = None,
-    extra_env: dict[str, str] | None = None,
 ) -> ProcessOutcome:
     """Run the child bootstrap on ``config`` and wait for it, at most ``timeout`` seconds.
 
@@ -104,8 +99,7 @@ def launch(
             stdin=subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,
-            cwd=cwd,
-            env=child_environment(extra_env),
+            env=child_environment(),
             start_new_session=True,
         )
         try:
