@@ -182,9 +182,9 @@ def _deleted_names(target: cst.BaseExpression) -> Iterator[str]:
         yield key
 
 
-def collect_scope(node: cst.Module | cst.FunctionDef | cst.Lambda) -> ScopeFacts:
-    """Assignments of one scope: a function's body or a module's top level (nested functions
-    and classes excluded: they are scopes of their own)."""
+def collect_scope(node: cst.Module | cst.ClassDef | cst.FunctionDef | cst.Lambda) -> ScopeFacts:
+    """Assignments of one scope: a function's body, a class body or a module's top level
+    (nested functions and classes excluded: they are scopes of their own)."""
     facts = ScopeFacts(node)
     collector = _Collector(facts)
     if isinstance(node, cst.FunctionDef | cst.Lambda):
@@ -198,6 +198,8 @@ def collect_scope(node: cst.Module | cst.FunctionDef | cst.Lambda) -> ScopeFacts
             facts.parameters.add(param.name.value)
         body = node.body
         collector.walk(body)
+    elif isinstance(node, cst.ClassDef):
+        collector.walk(node.body)
     else:
         collector.walk_all(node.body)
     return facts
@@ -273,3 +275,10 @@ def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield child
         if not isinstance(child, SCOPE_TYPES):
             yield from own_nodes(child)
+
+
+def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and all its descendants, nested scopes included."""
+    yield node
+    for child in children(node):
+        yield from descendants(child)

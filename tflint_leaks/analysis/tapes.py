@@ -43,7 +43,7 @@ def is_persistent(call: cst.Call) -> bool:
 
 
 def collect_tapes(
-    scope: cst.Module | cst.FunctionDef | cst.Lambda, resolve: ResolveFn
+    scope: cst.Module | cst.ClassDef | cst.FunctionDef | cst.Lambda, resolve: ResolveFn
 ) -> list[Tape]:
     """Every tape the scope's own code creates, in source order."""
 

@@ -196,7 +196,7 @@ class FileContext:
         facts = self._scopes.get(id(frame.node))
         if facts is None:
             node = frame.node
-            assert isinstance(node, cst.Module | cst.FunctionDef | cst.Lambda)
+            assert isinstance(node, cst.Module | cst.ClassDef | cst.FunctionDef | cst.Lambda)
             facts = self._scopes[id(node)] = collect_scope(node)
         return facts
 
@@ -392,9 +392,8 @@ class FileContext:
         node = self.frame.node
         tapes = self._tapes.get(id(node))
         if tapes is None:
-            assert isinstance(node, cst.Module | cst.FunctionDef | cst.Lambda | cst.ClassDef)
-            scope = node if not isinstance(node, cst.ClassDef) else cst.Module([])
-            tapes = self._tapes[id(node)] = collect_tapes(scope, self.resolve)
+            assert isinstance(node, cst.Module | cst.ClassDef | cst.FunctionDef | cst.Lambda)
+            tapes = self._tapes[id(node)] = collect_tapes(node, self.resolve)
         return tapes
 
     # -- reporting -----------------------------------------------------------------------------

@@ -129,7 +129,7 @@ def _is_guard(test: cst.BaseExpression) -> bool:
         if (
             isinstance(node, cst.UnaryOperation)
             and isinstance(node.operator, cst.Not)
-            and isinstance(node.expression, cst.Attribute | cst.Name)
+            and isinstance(node.expression, cst.Attribute | cst.Name | cst.Subscript)
         ):
             return True
     return False

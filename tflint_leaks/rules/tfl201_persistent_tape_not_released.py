@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
-from tflint_leaks.analysis.scope import own_nodes
+from tflint_leaks.analysis.scope import descendants, own_nodes
 from tflint_leaks.analysis.tapes import Tape
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules._models import STORE_METHODS, method_call
@@ -24,8 +26,10 @@ class PersistentTapeNotReleased(Rule):
     ends every persistent-tape example with `del tape`.
 
     Not flagged: non-persistent tapes (their resources are released by the first `gradient`
-    call), a tape that is returned or stored for the caller, tapes inside a `tf.function` (they
-    exist only while it traces), and a single tape created once at module level.
+    call), a tape whose last use is the last thing its function or iteration does (it is
+    released right after), a tape that is returned, stored or captured by a nested function
+    (whoever holds it releases it), tapes inside a `tf.function` (they exist only while it
+    traces), and a single tape created once at module level.
 
     ## Example
     ```python
@@ -112,6 +116,27 @@ class PersistentTapeNotReleased(Rule):
         """
         import tensorflow as tf
 
+        def jacobians(f, xs):
+            with tf.GradientTape(persistent=True) as tape:
+                y = f()
+            return y, [tape.jacobian(y, x) for x in xs]
+        """,
+        """
+        import tensorflow as tf
+
+        def trace_estimate(ode_fn, state, samples):
+            with tf.GradientTape(persistent=True) as tape:
+                tape.watch(state)
+                derivative = ode_fn(state)
+
+            def estimate(sample):
+                return sample * tape.gradient(derivative, state, sample)
+
+            return tf.reduce_mean(tf.vectorized_map(estimate, samples), axis=0)
+        """,
+        """
+        import tensorflow as tf
+
         def step(x, persistent):
             with tf.GradientTape(persistent=persistent) as tape:
                 y = x * x
@@ -128,7 +153,8 @@ class PersistentTapeNotReleased(Rule):
                     loss_a, loss_b = model(x)
                 grads_a = tape.gradient(loss_a, model.trainable_variables)
                 grads_b = tape.gradient(loss_b, model.trainable_variables)
-                return grads_a, grads_b
+                optimizer.apply_gradients(zip(grads_a + grads_b, model.trainable_variables * 2))
+                return loss_a + loss_b
             """,
             4,
             10,
@@ -142,6 +168,7 @@ class PersistentTapeNotReleased(Rule):
                     g.watch(x)
                     y = x * x
                 dy = g.gradient(y, x)
+                updates.append(dy * learning_rate)
             """,
             4,
             10,
@@ -155,7 +182,8 @@ class PersistentTapeNotReleased(Rule):
                     tape = GradientTape(persistent=True)
                     with tape:
                         y = self.model(x)
-                    return [tape.gradient(y, v) for v in self.model.trainable_variables]
+                    grads = [tape.gradient(y, v) for v in self.model.trainable_variables]
+                    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
             """,
             5,
             16,
@@ -170,7 +198,7 @@ class PersistentTapeNotReleased(Rule):
                     u = model(tf.stack([t, x], axis=1))
                 u_t = tape.gradient(u, t)
                 u_x = tape.gradient(u, x)
-                return u_t - u_x
+                return tf.reduce_mean(tf.square(u_t - u_x))
             """,
             4,
             10,
@@ -186,18 +214,27 @@ class PersistentTapeNotReleased(Rule):
             return
         if tape.name in context.scope_facts().deleted or self._escapes(tape):
             return
+        work = self._work_after_last_use(tape)
+        if work is None:
+            return
         where = "iteration" if context.loops else "call"
         report = self.report(
             node,
-            f"persistent tape `{tape.name}` is created every {where} and never released; "
-            f"`del {tape.name}` after its last `gradient` so the recorded tensors are freed",
+            f"persistent tape `{tape.name}` is created every {where} and stays alive after its "
+            f"last use while more work runs; `del {tape.name}` after its last `gradient`",
         )
+        report.relate("tape", "still alive here", work)
         relate_loop(report, context)
 
     def _escapes(self, tape: Tape) -> bool:
-        """The tape is returned, yielded or stored for later: its owner releases it."""
+        """The tape is returned, yielded, stored for later or captured by a nested function:
+        whoever holds it decides when it is released."""
         name = tape.name or ""
         for node in own_nodes(self.context.frame.node):
+            if isinstance(node, cst.FunctionDef | cst.Lambda | cst.ClassDef):
+                if any(isinstance(n, cst.Name) and n.value == name for n in descendants(node)):
+                    return True
+                continue
             if isinstance(node, cst.Return | cst.Yield | cst.Assign | cst.AugAssign):
                 value = node.value
             elif isinstance(node, cst.Call) and method_call(node, STORE_METHODS) is not None:
@@ -207,3 +244,43 @@ class PersistentTapeNotReleased(Rule):
             if value is not None and bare_references(value, name):
                 return True
         return False
+
+    def _work_after_last_use(self, tape: Tape) -> cst.CSTNode | None:
+        """The first statement after the one holding the tape's last use, in the block that
+        creates the tape, that calls something: the tape and everything it recorded are still
+        alive while it runs."""
+        name = tape.name or ""
+        found = _block_of(self.context.frame.node, tape.statement)
+        if found is None:
+            return None
+        body, start = found
+        last = start
+        for index in range(start, len(body)):
+            if any(isinstance(n, cst.Name) and n.value == name for n in descendants(body[index])):
+                last = index
+        for stmt in body[last + 1 :]:
+            if isinstance(stmt, cst.SimpleStatementLine) and isinstance(
+                stmt.body[0], cst.Del | cst.Pass
+            ):
+                continue
+            if any(isinstance(n, cst.Call) for n in own_nodes(stmt)):
+                return stmt
+        return None
+
+
+def _block_of(
+    scope: cst.CSTNode, statement: cst.CSTNode
+) -> tuple[Sequence[cst.BaseStatement], int] | None:
+    """The statement list (a function, loop, ``if`` or ``with`` body) holding ``statement``
+    (a ``with``, or an assignment within a line), and the statement's index in it."""
+    for node in (scope, *own_nodes(scope)):
+        body = getattr(node, "body", None)
+        if not isinstance(body, tuple | list):
+            continue
+        for index, stmt in enumerate(body):
+            if stmt is statement or (
+                isinstance(stmt, cst.SimpleStatementLine)
+                and any(small is statement for small in stmt.body)
+            ):
+                return [s for s in body if isinstance(s, cst.BaseStatement)], index
+    return None

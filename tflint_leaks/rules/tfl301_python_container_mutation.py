@@ -4,7 +4,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.scope import dotted
 from tflint_leaks.rules._models import method_call
-from tflint_leaks.rules._traced import outliving_container
+from tflint_leaks.rules._traced import Guards, outliving_container
 from tflint_leaks.rules.base import Invalid, Rule
 
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop"})
@@ -25,7 +25,8 @@ class PythonContainerMutation(Rule):
     every retrace.
 
     Not flagged: a container local to the function body (created in the body and consumed
-    there), and mutations outside `tf.function`s.
+    there), lazy initialisation under a first-call guard (`if not cache[0]: cache[0] = ...`,
+    `if key not in self.cache:`), and mutations outside `tf.function`s.
 
     ## Example
     ```python
@@ -110,6 +111,20 @@ class PythonContainerMutation(Rule):
         """
         import tensorflow as tf
 
+        def make_step(module_fn):
+            module = [None]
+
+            @tf.function
+            def step(x):
+                if not module[0]:
+                    module[0] = module_fn()
+                return module[0](x)
+
+            return step
+        """,
+        """
+        import tensorflow as tf
+
         @tf.function
         def step(features):
             out = {}
@@ -181,6 +196,16 @@ class PythonContainerMutation(Rule):
         ),
     )
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._guards = Guards()
+
+    def visit_If(self, node: cst.If) -> None:
+        self._guards.enter(node)
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self._guards.leave()
+
     def visit_Call(self, node: cst.Call) -> None:
         if not self.context.in_tf_function:
             return
@@ -199,6 +224,8 @@ class PythonContainerMutation(Rule):
             self._check(node, node.target.value)
 
     def _check(self, node: cst.CSTNode, receiver: cst.BaseExpression) -> None:
+        if self._guards.guarded:
+            return
         what = outliving_container(self.context, receiver)
         if what is None:
             return
