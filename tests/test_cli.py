@@ -42,7 +42,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-def test_findings_exit_1_with_concise_text(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_findings_exit_1_with_concise_text(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = run(capsys, str(project))
     assert code == 1
     assert out.splitlines() == [
@@ -77,7 +79,11 @@ def test_json_output_matches_the_schema(project: Path, capsys: pytest.CaptureFix
     assert finding["confirmation"] is None
     assert finding["fix"]["applicability"] == "unsafe"
     assert finding["fix"]["edits"] == [
-        {"content": "tf.constant(i)", "location": {"row": 8, "column": 24}, "end_location": {"row": 8, "column": 25}}
+        {
+            "content": "tf.constant(i)",
+            "location": {"row": 8, "column": 24},
+            "end_location": {"row": 8, "column": 25},
+        }
     ]
     assert [(r["role"], r["location"]["row"]) for r in finding["related"]] == [
         ("tf-function", 3),
@@ -108,7 +114,10 @@ def test_unknown_code_on_the_command_line_exits_2(
         ("selekt = ['TFL101']", "unknown key `tool.tflint-leaks.selekt`"),
         ("select = 'TFL101'", "`tool.tflint-leaks.select` must be a list of strings"),
         ("ignore = ['TFL777']", "unknown rule selector `TFL777` in `tool.tflint-leaks.ignore`"),
-        ("max-python-values = 'five'", "`tool.tflint-leaks.max-python-values` must be a non-negative integer"),
+        (
+            "max-python-values = 'five'",
+            "`tool.tflint-leaks.max-python-values` must be a non-negative integer",
+        ),
         ("per-file-ignores = ['x']", "`tool.tflint-leaks.per-file-ignores` must be a table"),
     ],
 )
@@ -163,25 +172,39 @@ def test_max_python_values_option(project: Path, capsys: pytest.CaptureFixture[s
         ("  # noqa: E501", 1),
     ],
 )
-def test_line_noqa(project: Path, capsys: pytest.CaptureFixture[str], comment: str, exit_code: int) -> None:
-    (project / "train.py").write_text(RETRACING.replace("step(tf.ones([1]), i)", "step(tf.ones([1]), i)" + comment))
+def test_line_noqa(
+    project: Path, capsys: pytest.CaptureFixture[str], comment: str, exit_code: int
+) -> None:
+    (project / "train.py").write_text(
+        RETRACING.replace("step(tf.ones([1]), i)", "step(tf.ones([1]), i)" + comment)
+    )
     assert run(capsys, str(project))[0] == exit_code
 
 
 @pytest.mark.parametrize(
     ("header", "exit_code"),
-    [("# tflint-leaks: noqa\n", 0), ("# tflint-leaks: noqa: TFL101\n", 0), ("# tflint-leaks: noqa: TFL105\n", 1)],
+    [
+        ("# tflint-leaks: noqa\n", 0),
+        ("# tflint-leaks: noqa: TFL101\n", 0),
+        ("# tflint-leaks: noqa: TFL105\n", 1),
+    ],
 )
-def test_file_noqa(project: Path, capsys: pytest.CaptureFixture[str], header: str, exit_code: int) -> None:
+def test_file_noqa(
+    project: Path, capsys: pytest.CaptureFixture[str], header: str, exit_code: int
+) -> None:
     (project / "train.py").write_text(header + RETRACING)
     assert run(capsys, str(project))[0] == exit_code
 
 
-def test_unknown_code_in_noqa_is_a_warning(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_code_in_noqa_is_a_warning(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (project / "train.py").write_text(RETRACING.replace("i)\n", "i)  # noqa: TFL101, TFL199\n"))
     code, _, err = run(capsys, str(project))
     assert code == 0
-    assert err == f"warning: {project / 'train.py'}:8: unknown rule code `TFL199` in a noqa comment\n"
+    assert (
+        err == f"warning: {project / 'train.py'}:8: unknown rule code `TFL199` in a noqa comment\n"
+    )
 
 
 def test_unparsable_file_is_reported_and_the_run_goes_on(
@@ -259,6 +282,9 @@ def test_module_entry_point_and_no_tensorflow_import(project: Path) -> None:
     )
     assert completed.returncode == 1, completed.stderr
     version = subprocess.run(
-        [sys.executable, "-m", "tflint_leaks", "--version"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "tflint_leaks", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert version.stdout.startswith("tflint-leaks, version ")

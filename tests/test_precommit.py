@@ -44,7 +44,11 @@ def test_hook_reports_findings_and_honours_excludes(tmp_path: Path) -> None:
         cwd=repo,
         capture_output=True,
         text=True,
-        env={"PRE_COMMIT_HOME": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        env={
+            "PRE_COMMIT_HOME": str(tmp_path / "cache"),
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path),
+        },
         check=False,
         timeout=600,
     )

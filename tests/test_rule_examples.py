@@ -56,7 +56,13 @@ def test_rule_has_enough_examples(rule: type[Rule]) -> None:
 @pytest.mark.parametrize("rule", ALL_RULES, ids=lambda rule: rule.code)
 def test_rule_docs_have_every_section(rule: type[Rule]) -> None:
     docs = rule.docs()
-    for section in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## References"):
+    for section in (
+        "## What it does",
+        "## Why is this bad?",
+        "## Example",
+        "## Use instead",
+        "## References",
+    ):
         assert section in docs
     if rule.fix_applicability is not None:
         assert "## Fix safety" in docs
