@@ -214,6 +214,115 @@ def _fail(message: str) -> SystemExit:
     return SystemExit(EXIT_ERROR)
 
 
+class SplitArgsCommand(click.Command):
+    """A command whose arguments after ``--`` go to the user's program, untouched."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            split = args.index("--")
+            args, ctx.meta["program_args"] = args[:split], tuple(args[split + 1 :])
+        return super().parse_args(ctx, args)
+
+
+@cli.command(cls=SplitArgsCommand)
+@click.argument("target", required=False)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("-m", "--module", help="Run this module as `python -m MODULE` would.")
+@click.option(
+    "--pytest", "pytest_args", multiple=True, help="Run pytest with this selection (repeatable)."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=600.0,
+    show_default=True,
+    help="Seconds before the target is stopped; what was measured until then still counts.",
+)
+@click.option(
+    "--memory-limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Megabytes the target may allocate on top of TensorFlow's own (RLIMIT_AS).",
+)
+@click.option("--select", multiple=True, help="Rule codes or prefixes of the static pass.")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to leave out.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Use this pyproject.toml instead of the nearest one.",
+)
+@click.option(
+    "--output-format", type=click.Choice(OUTPUT_FORMATS), default="text", show_default=True
+)
+@click.pass_context
+def confirm(
+    ctx: click.Context,
+    target: str | None,
+    paths: tuple[Path, ...],
+    module: str | None,
+    pytest_args: tuple[str, ...],
+    timeout: float,
+    memory_limit: int | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    config_path: Path | None,
+    output_format: str,
+) -> None:
+    """Run TARGET (`train.py -- ARGS`, `-m package.module -- ARGS`, or `--pytest SELECTION`)
+    with TensorFlow and give each static finding in PATHS (default: the target's own file or
+    package) a verdict: confirmed, not-reproduced, not-executed or error.
+
+    Exit codes: 0 nothing confirmed, 1 a finding confirmed (or a runtime-only retrace found),
+    2 usage error or TensorFlow missing.
+    """
+    from tflint_leaks.diagnostics import Verdict
+    from tflint_leaks.runtime import INSTALL_HINT, tensorflow_available
+    from tflint_leaks.runtime.confirm import Target, run_confirm
+
+    program_args: tuple[str, ...] = ctx.meta.get("program_args", ())
+    kinds = [
+        kind
+        for kind, given in (("script", target), ("module", module), ("pytest", pytest_args))
+        if given
+    ]
+    if len(kinds) != 1:
+        raise _fail("error: give exactly one target: a script, `-m MODULE` or `--pytest SELECTION`")
+    if module is not None and target is not None:
+        paths = (Path(target), *paths)
+    if kinds == ["pytest"]:
+        spec = Target(kind="pytest", args=(*pytest_args, *program_args))
+    elif kinds == ["module"]:
+        spec = Target(kind="module", module=module, args=program_args)
+    else:
+        if target is None or not Path(target).is_file():
+            raise _fail(f"error: {target}: no such script")
+        spec = Target(kind="script", path=target, args=program_args)
+    if not tensorflow_available():
+        raise _fail(f"error: {INSTALL_HINT}")
+    static_paths = [Path(p) for p in paths] or [Path(p) for p in spec.default_paths()]
+    try:
+        settings = resolve_settings(
+            static_paths, config_path, select=_split(select) or None, ignore=_split(ignore)
+        )
+    except ConfigError as error:
+        raise _fail(f"error: {error}") from None
+    static = lint_paths(static_paths, settings)
+    result = run_confirm(spec, static.diagnostics, timeout=timeout, memory_limit_mb=memory_limit)
+    run = result.run
+    click.echo(f"target {run.status}: {run.description}", err=True)
+    if run.traceback:
+        click.echo(run.traceback, err=True)
+    for note in run.notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(RENDERERS[output_format](result.diagnostics), nl=False)
+    confirmed = any(
+        d.confirmation is not None and d.confirmation.verdict is Verdict.CONFIRMED
+        for d in result.diagnostics
+    )
+    raise SystemExit(EXIT_FINDINGS if confirmed else EXIT_CLEAN)
+
+
 @cli.command()
 @click.argument("code")
 def rule(code: str) -> None:
