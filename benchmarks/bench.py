@@ -13,13 +13,16 @@ time never fails it. Peers are installed on first use into ``benchmarks/.cache/p
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -70,13 +73,21 @@ class Run:
     peak_mb: float
     stdout: str
     stderr: str
+    timed_out: bool
+
+
+@dataclass(frozen=True)
+class Setting:
+    root: Path  # the corpus
+    scratch: Path  # the working directory of every child, and the cache of the warm run
+    timeout: float  # seconds one child may run before its process group is killed
 
 
 @dataclass
 class Row:
     tool: str
     command: list[str]
-    status: str  # ok, unsupported, failed, not installed
+    status: str  # ok, unsupported, failed, timed out, not installed
     cpu_s: float | None = None
     wall_s: float | None = None
     peak_mb: float | None = None
@@ -156,14 +167,35 @@ PEERS = (
 )
 
 
-def measure(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> Run:
-    """Run ``argv`` to completion and return its resource usage from ``wait4``."""
+def measure(argv: Sequence[str], setting: Setting, env: dict[str, str] | None = None) -> Run:
+    """Run ``argv`` to completion (or the timeout) and return its resource usage from ``wait4``."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd, env=env
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            cwd=setting.scratch,
+            env=env,
+            start_new_session=True,  # its own process group, workers included, to kill at once
         )
-        _, status, usage = os.wait4(process.pid, 0)
+        expired = threading.Event()
+
+        def kill() -> None:
+            expired.set()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+
+        timer = threading.Timer(setting.timeout, kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(process.pid, 0)
+        except BaseException:  # Ctrl-C: take the child's process group down too
+            kill()
+            raise
+        finally:
+            timer.cancel()
         wall = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
@@ -175,12 +207,16 @@ def measure(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -
             peak_mb=usage.ru_maxrss / 1024,  # kilobytes on Linux
             stdout=out.read().decode(errors="replace"),
             stderr=err.read().decode(errors="replace"),
+            timed_out=expired.is_set(),
         )
 
 
 def to_row(tool: str, argv: Sequence[str], run: Run, ok_codes: frozenset[int]) -> Row:
     row = Row(tool, list(argv), "ok", run.cpu, run.wall, run.peak_mb, returncode=run.returncode)
-    if run.returncode not in ok_codes:
+    if run.timed_out:
+        row.status, row.note = "timed out", f"killed after {run.wall:.0f} s"
+        row.cpu_s = row.wall_s = row.peak_mb = None
+    elif run.returncode not in ok_codes:
         said = _last_line(run.stderr) or _last_line(run.stdout)
         usage_error = run.returncode == 2 and "Usage:" in run.stderr
         row.status = "unsupported" if usage_error else "failed"
@@ -189,11 +225,12 @@ def to_row(tool: str, argv: Sequence[str], run: Run, ok_codes: frozenset[int]) -
     return row
 
 
-def bench_tflint(root: Path, scratch: Path) -> list[Row]:
-    common = ("--select", "ALL", "--exit-zero", "--output-format", "json", str(root))
-    cache_dir = scratch / "tflint-cache"
+def bench_tflint(setting: Setting) -> list[Row]:
+    common = ("--select", "ALL", "--exit-zero", "--output-format", "json", str(setting.root))
+    cache_dir = setting.scratch / "tflint-cache"
     runs = [
         ("tflint-leaks --version", ("--version",)),
+        ("tflint-leaks cold, default --jobs", ("--no-cache", *common)),
         ("tflint-leaks cold, 1 process", ("--no-cache", "--jobs", "1", *common)),
         ("tflint-leaks cold, 2 processes", ("--no-cache", "--jobs", "2", *common)),
         ("tflint-leaks cache fill (1st run)", ("--cache-dir", str(cache_dir), *common)),
@@ -203,18 +240,22 @@ def bench_tflint(root: Path, scratch: Path) -> list[Row]:
     for tool, args in runs:
         print(f"measuring {tool} ...", file=sys.stderr, flush=True)
         argv = tflint_command(*args)
-        run = measure(argv, scratch, tflint_env())
+        run = measure(argv, setting, tflint_env())
         row = to_row(tool, argv, run, frozenset({0}))
         if row.status == "ok" and "--output-format" in args:
             try:
-                row.findings = len(json.loads(run.stdout))
-            except (json.JSONDecodeError, TypeError) as exc:
-                row.status, row.note = "failed", f"output is not a JSON list: {exc}"
+                findings = json.loads(run.stdout)
+            except json.JSONDecodeError:
+                findings = None
+            if isinstance(findings, list):
+                row.findings = len(findings)
+            else:
+                row.status, row.note = "failed", "its output is not a JSON list"
         rows.append(row)
     return rows
 
 
-def bench_parsers(root: Path, scratch: Path) -> list[Row]:
+def bench_parsers(setting: Setting) -> list[Row]:
     rows = []
     for tool, module, function in (
         ("ast.parse, 1 process", "ast", "parse"),
@@ -222,9 +263,9 @@ def bench_parsers(root: Path, scratch: Path) -> list[Row]:
     ):
         print(f"measuring {tool} ...", file=sys.stderr, flush=True)
         program = _PARSE_ALL.format(module=module, function=function)
-        argv = [sys.executable, "-c", program, str(root)]
-        run = measure(argv, scratch)
-        shown = [sys.executable, "-c", f"<parse every file with {module}.{function}>", str(root)]
+        argv = [sys.executable, "-c", program, str(setting.root)]
+        run = measure(argv, setting)
+        shown = [*argv[:2], f"<parse every file with {module}.{function}>", *argv[3:]]
         row = to_row(tool, shown, run, frozenset({0}))
         if row.status == "ok":
             row.note = f"{run.stdout.strip()} files failed to parse"
@@ -232,13 +273,13 @@ def bench_parsers(root: Path, scratch: Path) -> list[Row]:
     return rows
 
 
-def bench_peer(peer: Peer, root: Path, scratch: Path) -> Row:
+def bench_peer(peer: Peer, setting: Setting) -> Row:
     print(f"installing and measuring {peer.tool} ...", file=sys.stderr, flush=True)
     problem = _install(peer)
     if problem:
         return Row(peer.tool, [], "not installed", note=problem)
-    argv = peer.command(peer.venv / "bin", root)
-    return to_row(peer.tool, argv, measure(argv, scratch), peer.ok_codes)
+    argv = peer.command(peer.venv / "bin", setting.root)
+    return to_row(peer.tool, argv, measure(argv, setting), peer.ok_codes)
 
 
 def _install(peer: Peer) -> str:
@@ -337,6 +378,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"corpus packages, of {', '.join(PINNED)} (default: tf-keras)",
     )
     parser.add_argument("--no-peers", action="store_true", help="measure tflint-leaks only")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=3600,
+        metavar="SECONDS",
+        help="kill a measured process after this long (default: 3600)",
+    )
     args = parser.parse_args(argv)
     try:
         root = corpus_root(args.packages)
@@ -348,10 +396,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"corpus: {', '.join(args.packages)}: {len(files)} files, {lines} lines", flush=True)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="tflint-bench-") as scratch_name:
-        scratch = Path(scratch_name)
-        rows = bench_parsers(root, scratch) + bench_tflint(root, scratch)
+        setting = Setting(root, Path(scratch_name), args.timeout)
+        rows = bench_parsers(setting) + bench_tflint(setting)
         if not args.no_peers:
-            rows += [bench_peer(peer, root, scratch) for peer in PEERS]
+            rows += [bench_peer(peer, setting) for peer in PEERS]
     add_ratios(rows)
     counts = {row.findings for row in rows if row.findings is not None}
     if len(counts) > 1:

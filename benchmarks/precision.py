@@ -141,7 +141,9 @@ def findings_markdown(report: Report) -> str:
         for number in range(max(1, row - CONTEXT), min(len(lines), row + CONTEXT) + 1):
             marker = ">" if number == row else " "
             out.append(f"{number:>5} {marker} {lines[number - 1]}")
-        out += ["```", "", "Verdict: [ ] true positive  [ ] false positive"]
+        out.append("```")
+        if rule not in (INTERNAL_ERROR, PARSE_ERROR):  # those are the engine's, not a rule's
+            out += ["", "Verdict: [ ] true positive  [ ] false positive"]
     return "\n".join(out) + "\n"
 
 
