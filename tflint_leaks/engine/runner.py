@@ -61,12 +61,14 @@ class ParsedFile:
     notebook: Notebook | None = None
 
 
-def index_file(path: Path) -> ParsedFile | Diagnostic:
-    """Read and index one file, or say why it cannot be linted."""
+def index_file(path: Path, text: str | None = None) -> ParsedFile | Diagnostic:
+    """Read and index one file, or say why it cannot be linted. ``text`` is the file's content
+    when it is not read from disk (an editor's unsaved buffer)."""
     shown = str(path)
     cells = None
     try:
-        text = read_source(path)
+        if text is None:
+            text = read_source(path)
         if is_notebook(path):
             cells = read_notebook(path, text)
             text = cells.text
@@ -266,11 +268,40 @@ def lint_paths(paths: Sequence[Path | str], settings: Settings) -> RunResult:
     project = ProjectIndex(p.index for p in parsed_files)
     codes = settings.enabled_codes()
     for parsed in parsed_files:
-        diagnostics, tracebacks = check_file(parsed, project, settings, codes)
-        result.tracebacks.extend(tracebacks)
-        kept = _suppressed(parsed.path, diagnostics, parsed.text, settings, result)
-        if parsed.notebook is not None:
-            kept = _in_cells(parsed.notebook, kept)
-        result.diagnostics.extend(kept)
+        _lint_parsed(parsed, project, settings, codes, result)
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def _lint_parsed(
+    parsed: ParsedFile,
+    project: ProjectIndex,
+    settings: Settings,
+    codes: frozenset[str],
+    result: RunResult,
+) -> None:
+    """Check one indexed file and add what its suppressions keep to ``result``."""
+    diagnostics, tracebacks = check_file(parsed, project, settings, codes)
+    result.tracebacks.extend(tracebacks)
+    kept = _suppressed(parsed.path, diagnostics, parsed.text, settings, result)
+    if parsed.notebook is not None:
+        kept = _in_cells(parsed.notebook, kept)
+    result.diagnostics.extend(kept)
+
+
+def lint_source(
+    text: str, path: Path, settings: Settings, project: ProjectIndex | None = None
+) -> RunResult:
+    """Lint ``text`` as the content of ``path`` (an editor's buffer) without reading or writing
+    ``path``. ``project`` indexes the other files, for cross-file lookups; an entry it has for
+    ``path`` itself is replaced by the buffer's."""
+    result = RunResult(files=1)
+    parsed = index_file(path, text)
+    if isinstance(parsed, Diagnostic):
+        result.diagnostics.append(parsed)
+        return result
+    others = project.modules() if project is not None else []
+    project = ProjectIndex([*(m for m in others if m.path != parsed.path), parsed.index])
+    _lint_parsed(parsed, project, settings, settings.enabled_codes(), result)
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
