@@ -1,8 +1,9 @@
 """The ``tflint-leaks`` command.
 
 ``tflint-leaks [check] PATHS...`` lints (``check`` is the default command); ``rule CODE`` prints a
-rule's docs; ``rules`` lists them. Exit codes: 0 clean, 1 findings, 2 usage, configuration or
-internal error. :func:`main` takes ``argv`` and returns the exit code, so tests call it directly.
+rule's docs; ``rules`` lists them; ``server`` runs the editor (LSP) server. Exit codes: 0 clean,
+1 findings, 2 usage, configuration or internal error. :func:`main` takes ``argv`` and returns the
+exit code, so tests call it directly.
 """
 
 from __future__ import annotations
@@ -356,6 +357,21 @@ def rules(output_format: str) -> None:
     for r in ALL_RULES:
         default = "" if r.default_enabled else " (opt-in)"
         click.echo(f"{r.code}  {r.name:<34} {r.summary}{default}")
+
+
+@cli.command()
+def server() -> None:
+    """Run the Language Server Protocol server on stdin/stdout, for editors (diagnostics,
+    quick fixes, rule docs on hover). Needs the `server` extra."""
+    try:
+        from tflint_leaks.server import serve
+    except ModuleNotFoundError as error:
+        if (error.name or "").partition(".")[0] not in {"pygls", "lsprotocol"}:
+            raise
+        raise _fail(
+            "error: `tflint-leaks server` needs pygls: pip install 'tflint-leaks[server]'"
+        ) from None
+    serve()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
