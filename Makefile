@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest clean sarif-multitool
+.PHONY: demo test lint typecheck pytest clean sarif-multitool neovim
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +37,16 @@ sarif-multitool:
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory node_modules/.bin/sarif-multitool; \
 	else echo "npm not found: the SARIF Multitool test will be skipped"; fi
 
-pytest: $(VENV)/.test-installed sarif-multitool
+# Neovim (Debian's package) for the editor-server test in tests/test_server.py; the test is
+# skipped, with this notice, where it cannot be installed.
+neovim:
+	@if command -v nvim >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null) \
+		|| echo "notice: apt-get could not install neovim: the Neovim test will be skipped"; \
+	else echo "notice: nvim not found and apt-get unavailable (or not root): the Neovim test will be skipped"; fi
+
+pytest: $(VENV)/.test-installed sarif-multitool neovim
 	$(BIN)/python -m pytest
 
 test: lint typecheck pytest
