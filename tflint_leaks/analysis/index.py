@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import json
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tflint_leaks.analysis import keras
@@ -27,6 +26,7 @@ from tflint_leaks.analysis.names import (
     is_keras,
     resolve_dotted,
 )
+from tflint_leaks.analysis.units import FileUnits, collect_units
 
 #: Keras callback hooks, run in Python once per batch or per epoch: a ``tf.function`` created
 #: inside one is created again every time.
@@ -149,10 +149,9 @@ class ModuleIndex:
     traced: tuple[str, ...]
     #: Whether the module mentions TensorFlow or Keras at all (a cheap relevance test).
     uses_tensorflow: bool
+    #: What each top-level function and method mentions, for leaving units out of the parse.
+    units: FileUnits
     digest: str = field(default="", compare=False)
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
 
 
 class IndexBuilder(ast.NodeVisitor):
@@ -557,5 +556,6 @@ def index_source(source: str, path: Path, tree: ast.Module | None = None) -> Mod
         tf_function_names=builder.tf_function_names,
         traced=tuple(sorted(builder.traced)),
         uses_tensorflow=any(marker in source for marker in _TENSORFLOW_MARKERS),
+        units=collect_units(tree),
         digest=hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest(),
     )

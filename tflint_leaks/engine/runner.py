@@ -23,6 +23,7 @@ from tflint_leaks.diagnostics import Diagnostic, Edit, Fix, Location, Related, S
 from tflint_leaks.engine.context import FileContext, InsertStatement, Replacement, Report, Target
 from tflint_leaks.engine.discovery import discover, matches
 from tflint_leaks.engine.notebook import Notebook, NotebookError, is_notebook, read_notebook
+from tflint_leaks.engine.relevance import blanked_source, combine
 from tflint_leaks.engine.source import SourceError, read_source
 from tflint_leaks.engine.suppression import parse_suppressions
 from tflint_leaks.engine.walker import Walker
@@ -98,13 +99,30 @@ def is_relevant(parsed: ParsedFile, project: ProjectIndex) -> bool:
 
 
 def check_file(
-    parsed: ParsedFile, project: ProjectIndex, settings: Settings, codes: frozenset[str]
+    parsed: ParsedFile,
+    project: ProjectIndex,
+    settings: Settings,
+    codes: frozenset[str],
+    *,
+    prefilter: bool = True,
 ) -> tuple[list[Diagnostic], list[str]]:
-    """Lint one indexed file: its diagnostics and the tracebacks of rules that failed on it."""
+    """Lint one indexed file: its diagnostics and the tracebacks of rules that failed on it.
+
+    With ``prefilter`` (the default), functions and methods that no enabled rule can fire in
+    are left out of the libcst parse (:mod:`tflint_leaks.engine.relevance`); without it every
+    line is parsed and walked, which tests use to prove the prefilter loses nothing."""
     if not is_relevant(parsed, project):
         return [], []
+    rules = [rule for rule in ALL_RULES if rule.code in codes]
+    text = parsed.text
+    if prefilter:
+        needs = combine((rule.TRIGGERS for rule in rules), parsed.index, project)
+        blanked = blanked_source(parsed.text, parsed.index, needs)
+        if blanked is None:
+            return [], []
+        text = blanked
     try:
-        module = cst.parse_module(parsed.text)
+        module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
         return [
             engine_diagnostic(
@@ -117,7 +135,6 @@ def check_file(
         ], []
     except RecursionError:
         return [engine_diagnostic(SYNTAX_ERROR, parsed.path, "too deeply nested to parse")], []
-    rules = [rule for rule in ALL_RULES if rule.code in codes]
     context = FileContext(parsed.path, parsed.index, project, settings.options)
     walker = Walker(context, rules)
     tracebacks: list[str] = []
@@ -251,7 +268,9 @@ def _in_cells(notebook: Notebook, diagnostics: list[Diagnostic]) -> list[Diagnos
     return skipped + [notebook.to_cells(d) for d in diagnostics]
 
 
-def lint_paths(paths: Sequence[Path | str], settings: Settings) -> RunResult:
+def lint_paths(
+    paths: Sequence[Path | str], settings: Settings, *, prefilter: bool = True
+) -> RunResult:
     """Lint files and directories; never raises for a problem with the user's files."""
     result = RunResult()
     found = discover([Path(p) for p in paths], settings)
@@ -268,7 +287,7 @@ def lint_paths(paths: Sequence[Path | str], settings: Settings) -> RunResult:
     project = ProjectIndex(p.index for p in parsed_files)
     codes = settings.enabled_codes()
     for parsed in parsed_files:
-        _lint_parsed(parsed, project, settings, codes, result)
+        _lint_parsed(parsed, project, settings, codes, result, prefilter=prefilter)
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
 
@@ -279,9 +298,11 @@ def _lint_parsed(
     settings: Settings,
     codes: frozenset[str],
     result: RunResult,
+    *,
+    prefilter: bool = True,
 ) -> None:
     """Check one indexed file and add what its suppressions keep to ``result``."""
-    diagnostics, tracebacks = check_file(parsed, project, settings, codes)
+    diagnostics, tracebacks = check_file(parsed, project, settings, codes, prefilter=prefilter)
     result.tracebacks.extend(tracebacks)
     kept = _suppressed(parsed.path, diagnostics, parsed.text, settings, result)
     if parsed.notebook is not None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, ClassVar
 import libcst as cst
 
 from tflint_leaks.diagnostics import Applicability, Severity
+from tflint_leaks.engine.relevance import Triggers
 
 if TYPE_CHECKING:
     from tflint_leaks.analysis.index import Span
@@ -52,6 +53,9 @@ class Rule:
     default_enabled: ClassVar[bool] = True
     #: The fix this rule offers, if any; the docs' *Fix safety* section explains it.
     fix_applicability: ClassVar[Applicability | None] = None
+    #: What a function or method must mention for this rule to fire in it (see
+    #: :mod:`tflint_leaks.engine.relevance`); None: the rule needs every unit.
+    TRIGGERS: ClassVar[Triggers | None] = None
     VALID: ClassVar[tuple[str, ...]] = ()
     INVALID: ClassVar[tuple[Invalid, ...]] = ()
 

@@ -4,6 +4,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.values import Kind
 from tflint_leaks.diagnostics import Applicability
+from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._calls import arguments, relate_call, repeated_tf_function_call
 from tflint_leaks.rules.base import Invalid, Rule
 
@@ -61,6 +62,7 @@ class PythonScalarArgument(Rule):
     code = "TFL101"
     name = "python-scalar-argument"
     summary = "A Python number that changes every iteration is passed to a `tf.function`"
+    TRIGGERS = Triggers(loop_names=frozenset({"function"}), project_loop_names=True)
     fix_applicability = Applicability.UNSAFE
 
     VALID = (

@@ -4,6 +4,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.scope import dotted
 from tflint_leaks.analysis.values import Kind
+from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._calls import arguments, relate_call, repeated_tf_function_call
 from tflint_leaks.rules.base import Invalid, Rule
 
@@ -50,6 +51,7 @@ class PythonObjectArgument(Rule):
     summary = (
         "A Python object that is new or different every iteration is passed to a `tf.function`"
     )
+    TRIGGERS = Triggers(loop_names=frozenset({"function"}), project_loop_names=True)
 
     VALID = (
         """

@@ -4,6 +4,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.index import PER_STEP_METHODS, Span
 from tflint_leaks.analysis.names import TF_FUNCTION
+from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules.base import Invalid, Rule
 
@@ -52,6 +53,7 @@ class FunctionRecreated(Rule):
     code = "TFL103"
     name = "function-recreated"
     summary = "A new `tf.function` is created every iteration or every call"
+    TRIGGERS = Triggers(names=frozenset({"function"}), project_loop_names=True)
 
     VALID = (
         """

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.scope import dotted
+from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules.base import Invalid, Rule
 
@@ -46,6 +47,7 @@ class FunctionMethodPerInstance(Rule):
     code = "TFL104"
     name = "function-method-per-instance"
     summary = "A class with `tf.function` methods is instantiated and used in every iteration"
+    TRIGGERS = Triggers(project_loop_names=True)
 
     VALID = (
         """

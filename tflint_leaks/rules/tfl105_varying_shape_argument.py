@@ -7,6 +7,7 @@ from tflint_leaks.analysis.index import Span
 from tflint_leaks.analysis.values import Kind
 from tflint_leaks.diagnostics import Applicability
 from tflint_leaks.engine.context import FileContext, Report
+from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._calls import arguments, relate_call, repeated_tf_function_call
 from tflint_leaks.rules.base import Invalid, Rule
 
@@ -60,6 +61,7 @@ class VaryingShapeArgument(Rule):
     code = "TFL105"
     name = "varying-shape-argument"
     summary = "A tensor whose shape changes every iteration is passed to a `tf.function`"
+    TRIGGERS = Triggers(loop_names=frozenset({"function"}), project_loop_names=True)
     fix_applicability = Applicability.SAFE
 
     VALID = (

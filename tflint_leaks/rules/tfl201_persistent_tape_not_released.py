@@ -6,6 +6,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.scope import descendants, own_nodes
 from tflint_leaks.analysis.tapes import Tape
+from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules._models import STORE_METHODS, method_call
 from tflint_leaks.rules._tapes import bare_references
@@ -57,6 +58,7 @@ class PersistentTapeNotReleased(Rule):
     code = "TFL201"
     name = "persistent-tape-not-released"
     summary = "A persistent `GradientTape` created per call or iteration is never deleted"
+    TRIGGERS = Triggers(names=frozenset({"GradientTape"}))
 
     VALID = (
         """

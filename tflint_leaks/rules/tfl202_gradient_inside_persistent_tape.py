@@ -4,6 +4,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.keras import GRADIENT_METHODS
 from tflint_leaks.analysis.scope import dotted, own_nodes
+from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._models import method_call
 from tflint_leaks.rules._tapes import TapeBlocks, mentions
 from tflint_leaks.rules.base import Invalid, Rule
@@ -50,6 +51,7 @@ class GradientInsidePersistentTape(Rule):
     code = "TFL202"
     name = "gradient-inside-persistent-tape"
     summary = "`gradient` is called inside a persistent tape's `with` block"
+    TRIGGERS = Triggers(names=frozenset({"GradientTape"}))
 
     VALID = (
         """

@@ -4,6 +4,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.keras import DATASET_METHODS, DATASET_SOURCES
 from tflint_leaks.analysis.scope import dotted, own_nodes
+from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._models import method_call
 from tflint_leaks.rules._tapes import TapeBlocks
 from tflint_leaks.rules.base import Invalid, Rule
@@ -55,6 +56,7 @@ class TapeSpansLoop(Rule):
     code = "TFL203"
     name = "tape-spans-loop"
     summary = "A gradient tape's `with` block contains a loop over a dataset"
+    TRIGGERS = Triggers(names=frozenset({"GradientTape"}))
 
     VALID = (
         """

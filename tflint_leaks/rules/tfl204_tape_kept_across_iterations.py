@@ -4,6 +4,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.scope import dotted, own_nodes
 from tflint_leaks.analysis.tapes import Tape
+from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules._models import STORE_METHODS, method_call
 from tflint_leaks.rules.base import Invalid, Rule
@@ -50,6 +51,7 @@ class TapeKeptAcrossIterations(Rule):
     code = "TFL204"
     name = "tape-kept-across-iterations"
     summary = "A gradient tape is stored where it outlives the loop iteration"
+    TRIGGERS = Triggers(names=frozenset({"GradientTape"}))
 
     VALID = (
         """

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.scope import dotted
+from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._models import method_call
 from tflint_leaks.rules._traced import Guards, outliving_container
 from tflint_leaks.rules.base import Invalid, Rule
@@ -58,6 +59,7 @@ class PythonContainerMutation(Rule):
     code = "TFL301"
     name = "python-container-mutation"
     summary = "A Python container that outlives a `tf.function` call is mutated inside it"
+    TRIGGERS = Triggers(names=frozenset({"function"}), traced=True)
 
     VALID = (
         """

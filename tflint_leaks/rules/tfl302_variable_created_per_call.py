@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.names import TF_VARIABLE
+from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._traced import Guards
 from tflint_leaks.rules.base import Invalid, Rule
 
@@ -48,6 +49,7 @@ class VariableCreatedPerCall(Rule):
     code = "TFL302"
     name = "variable-created-per-call"
     summary = "`tf.Variable` is created inside a `tf.function` without a first-call guard"
+    TRIGGERS = Triggers(names=frozenset({"function"}), traced=True)
 
     VALID = (
         """

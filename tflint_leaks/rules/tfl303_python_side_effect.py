@@ -4,6 +4,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.names import TF_VARIABLE
 from tflint_leaks.analysis.scope import dotted, own_nodes
+from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._traced import Guards, Statements
 from tflint_leaks.rules.base import Invalid, Rule
 
@@ -55,6 +56,7 @@ class PythonSideEffect(Rule):
     code = "TFL303"
     name = "python-side-effect"
     summary = "Python state or an impure Python call inside a `tf.function`"
+    TRIGGERS = Triggers(names=frozenset({"function"}), traced=True)
 
     VALID = (
         """

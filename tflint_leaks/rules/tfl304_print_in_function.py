@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules.base import Invalid, Rule
 
 
@@ -45,6 +46,7 @@ class PrintInFunction(Rule):
     code = "TFL304"
     name = "print-in-function"
     summary = "Builtin `print` inside a `tf.function` runs only while tracing"
+    TRIGGERS = Triggers(names=frozenset({"function"}), traced=True)
     default_enabled = False
 
     VALID = (

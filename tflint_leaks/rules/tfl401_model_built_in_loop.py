@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.scope import dotted
 from tflint_leaks.engine.context import Report
+from tflint_leaks.engine.relevance import Triggers, identifiers
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules._models import (
     STORE_METHODS,
@@ -60,6 +62,10 @@ class ModelBuiltInLoop(Rule):
     code = "TFL401"
     name = "model-built-in-loop"
     summary = "A Keras model is built every iteration of a loop without `clear_session()`"
+    TRIGGERS = Triggers(
+        loop_names=identifiers(keras.MODEL_CLASSES | keras.MODEL_LOADERS) | {"applications"},
+        project_loop_names=True,
+    )
 
     VALID = (
         """

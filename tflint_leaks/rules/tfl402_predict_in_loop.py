@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.scope import dotted
+from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules._models import built_in_loop, method_call
 from tflint_leaks.rules.base import Invalid, Rule
@@ -50,6 +51,7 @@ class PredictInLoop(Rule):
     code = "TFL402"
     name = "predict-in-loop"
     summary = "`model.predict` is called every iteration of a loop"
+    TRIGGERS = Triggers(loop_names=frozenset({"predict"}))
 
     VALID = (
         """

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules._models import built_in_loop, in_model_definition, method_call
 from tflint_leaks.rules.base import Invalid, Rule
@@ -62,6 +63,7 @@ class FitInLoop(Rule):
     code = "TFL403"
     name = "fit-in-loop"
     summary = "A model built every iteration is also `fit` every iteration"
+    TRIGGERS = Triggers(loop_names=frozenset({"fit"}), project_loop_names=True)
 
     VALID = (
         """

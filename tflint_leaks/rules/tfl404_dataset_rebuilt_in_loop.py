@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis import keras
+from tflint_leaks.engine.relevance import Triggers, identifiers
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules._models import builds_models, trains
 from tflint_leaks.rules.base import Invalid, Rule
@@ -50,6 +51,9 @@ class DatasetRebuiltInLoop(Rule):
     code = "TFL404"
     name = "dataset-rebuilt-in-loop"
     summary = "A `tf.data` pipeline is constructed every iteration of a training loop"
+    TRIGGERS = Triggers(
+        loop_names=identifiers(keras.DATASET_SOURCES) | {"Dataset"}, project_loop_names=True
+    )
 
     VALID = (
         """

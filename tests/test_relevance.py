@@ -1,0 +1,105 @@
+"""Leaving units out of the libcst parse must never change the findings."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tflint_leaks.analysis.index import index_source
+from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.config import Settings
+from tflint_leaks.engine.relevance import Triggers, blanked_source, combine
+from tflint_leaks.engine.runner import lint_paths
+from tflint_leaks.rules import ALL_RULES
+from tflint_leaks.rules.base import valid_source
+
+ROOT = Path(__file__).resolve().parent.parent
+EVERY_RULE = Settings(select=("ALL",))
+
+
+def _findings(paths: list[Path], *, prefilter: bool) -> list[tuple[str, str, int, int]]:
+    result = lint_paths(paths, EVERY_RULE, prefilter=prefilter)
+    return [(d.file, d.code, d.start.line, d.start.column) for d in result.diagnostics]
+
+
+def test_fixtures_give_the_same_findings_with_and_without_the_prefilter() -> None:
+    paths = [ROOT / "fixtures"]
+    with_prefilter = _findings(paths, prefilter=True)
+    assert with_prefilter  # the fixtures do have findings
+    assert with_prefilter == _findings(paths, prefilter=False)
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda rule: rule.code)
+def test_examples_give_the_same_findings_with_and_without_the_prefilter(
+    tmp_path: Path, rule: type
+) -> None:
+    sources = [example.source for example in rule.INVALID] + [valid_source(v) for v in rule.VALID]
+    for number, source in enumerate(sources):
+        path = tmp_path / f"example_{number}.py"
+        path.write_text(source)
+    paths = sorted(tmp_path.glob("*.py"))
+    assert _findings(paths, prefilter=True) == _findings(paths, prefilter=False)
+
+
+SOURCE = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    def helper(x):
+        return [x for _ in range(3)]
+
+    class Model:
+        size = 3
+
+        @property
+        def name(self):
+            return "m"
+
+        def run(self, data):
+            for batch in data:
+                self.step(batch)
+
+    def untouched():
+        pass
+    """
+)
+
+
+def test_unneeded_units_are_blanked_keeping_every_position(tmp_path: Path) -> None:
+    path = tmp_path / "module.py"
+    path.write_text(SOURCE)
+    module = index_source(SOURCE, path)
+    needs = combine([Triggers(loop_names=frozenset({"step"}))], module, ProjectIndex([module]))
+    blanked = blanked_source(SOURCE, module, needs)
+    assert blanked is not None
+    assert blanked.splitlines() == [
+        "import tensorflow as tf",
+        "",
+        "",
+        "",
+        "",
+        "class Model:",
+        "    size = 3",
+        "",
+        "",
+        "",
+        "",
+        "",
+        "    def run(self, data):",
+        "        for batch in data:",
+        "            self.step(batch)",
+        "",
+        "",
+        "",
+    ]
+
+
+def test_a_file_nothing_needs_is_not_parsed(tmp_path: Path) -> None:
+    path = tmp_path / "module.py"
+    path.write_text(SOURCE)
+    module = index_source(SOURCE, path)
+    needs = combine([Triggers(names=frozenset({"GradientTape"}))], module, ProjectIndex([module]))
+    assert blanked_source(SOURCE, module, needs) is None
+    assert blanked_source(SOURCE, module, combine([None], module, ProjectIndex([module]))) == SOURCE

@@ -1,0 +1,98 @@
+"""Which units of a file the libcst pass needs, decided from the ``ast`` pass.
+
+A rule declares :class:`Triggers`: identifiers at least one of which a unit (a top-level
+function or a method) must mention for the rule to fire in it, either anywhere (``names``) or
+together with a Python loop (``loop_names``), optionally extended by the project's own
+interesting definitions (``project_loop_names``: ``tf.function``s, classes with
+``tf.function`` methods, functions that create ``tf.function``s or build models). A rule without
+triggers needs every unit. Units no enabled rule needs are blanked out of the text before the
+libcst parse -- replaced by empty lines, so every position in the rest stays exact -- and a file
+with no unit left is not parsed at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tflint_leaks.analysis.index import ModuleIndex
+from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.analysis.units import Unit
+
+
+def identifiers(qualified: Iterable[str]) -> frozenset[str]:
+    """The last component of each qualified name (what a unit's ``ast`` mentions)."""
+    return frozenset(name.rpartition(".")[2] for name in qualified)
+
+
+@dataclass(frozen=True)
+class Triggers:
+    names: frozenset[str] = frozenset()
+    loop_names: frozenset[str] = frozenset()
+    project_loop_names: bool = False
+    #: Units whose body runs only while a ``tf.function`` traces (wrapped by ``tf.function(f)``).
+    traced: bool = False
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What the enabled rules need in one file."""
+
+    everything: bool
+    names: frozenset[str]
+    loop_names: frozenset[str]
+    traced: frozenset[str]
+
+    def wants(self, unit: Unit) -> bool:
+        if self.everything or unit.qualname in self.traced or unit.names & self.names:
+            return True
+        return unit.has_loop and bool(unit.names & self.loop_names)
+
+
+def combine(
+    triggers: Iterable[Triggers | None], module: ModuleIndex, project: ProjectIndex
+) -> Needs:
+    names: set[str] = set()
+    loop_names: set[str] = set()
+    traced: frozenset[str] = frozenset()
+    project_names = False
+    for trigger in triggers:
+        if trigger is None:
+            return Needs(True, frozenset(), frozenset(), frozenset())
+        names |= trigger.names
+        loop_names |= trigger.loop_names
+        project_names = project_names or trigger.project_loop_names
+        if trigger.traced:
+            traced = frozenset(module.traced)
+    if project_names:
+        loop_names |= project.interesting_names(module)
+    return Needs(False, frozenset(names), frozenset(loop_names), traced)
+
+
+def blanked_source(text: str, module: ModuleIndex, needs: Needs) -> str | None:
+    """``text`` with the units nobody needs replaced by empty lines; None when no unit (and no
+    module-level code) is needed, so the file need not be parsed."""
+    units = module.units
+    drop: list[tuple[int, int]] = []
+    wanted = needs.wants(units.module)
+    for function in units.functions:
+        if needs.wants(function):
+            wanted = True
+        else:
+            drop.append((function.start, function.end))
+    for klass in units.classes:
+        kept = [method for method in klass.methods if needs.wants(method)]
+        if not kept:
+            drop.append((klass.start, klass.end))
+            continue
+        wanted = True
+        drop.extend((m.start, m.end) for m in klass.methods if m not in kept)
+    if not wanted:
+        return None
+    if not drop:
+        return text
+    lines = text.splitlines(keepends=True)
+    for start, end in drop:
+        for index in range(start - 1, min(end, len(lines))):
+            lines[index] = "\n"
+    return "".join(lines)
