@@ -4,6 +4,7 @@ JSON-RPC (Content-Length framing) and by a real LSP client, Neovim's, run headle
 from __future__ import annotations
 
 import json
+import os
 import queue
 import shutil
 import subprocess
@@ -407,21 +408,44 @@ if wait_for(1) then
       source = d.source, severity = d.severity, message = d.message})
   end
 end
--- Fix the leak in the buffer (not on disk): the diagnostics go away.
-vim.api.nvim_buf_set_lines(bufnr, 10, 11, false, {'    train_step(x, tf.constant(step))'})
+local position = {line = 10, character = 4}
+local hovers = vim.lsp.buf_request_sync(bufnr, 'textDocument/hover',
+  {textDocument = {uri = vim.uri_from_bufnr(bufnr)}, position = position}, 10000)
+local hover = hovers and hovers[client_id] and hovers[client_id].result
+-- Apply the first quick fix to the buffer (not the file): the diagnostics go away.
+local responses = vim.lsp.buf_request_sync(bufnr, 'textDocument/codeAction', {
+  textDocument = {uri = vim.uri_from_bufnr(bufnr)},
+  range = {start = position, ['end'] = position},
+  context = {diagnostics = vim.lsp.diagnostic.get_line_diagnostics(bufnr, 10)},
+}, 10000)
+local actions = responses and responses[client_id] and responses[client_id].result or {}
+local titles = {}
+for _, action in ipairs(actions) do table.insert(titles, action.title) end
+if actions[1] then vim.lsp.util.apply_workspace_edit(actions[1].edit, 'utf-16') end
 local cleared = wait_for(0)
-vim.fn.writefile({vim.fn.json_encode({diagnostics = found, cleared = cleared})}, OUT)
+vim.fn.writefile({vim.fn.json_encode({
+  diagnostics = found,
+  hover = hover and hover.contents.value or vim.NIL,
+  actions = titles,
+  fixed = vim.api.nvim_buf_get_lines(bufnr, 10, 11, false)[1],
+  cleared = cleared,
+})}, OUT)
 vim.lsp.stop_client(client_id)
 vim.wait(5000, function() return vim.lsp.get_client_by_id(client_id) == nil end, 50)
 vim.cmd('qa!')
 """
 
 
-def test_neovim_shows_the_diagnostics(tmp_path: Path) -> None:
+def _nvim() -> str:
     pytest.importorskip("pygls")
     nvim = shutil.which("nvim")
     if nvim is None:
         pytest.skip("Neovim is not installed (`make pytest` installs it with apt-get as root)")
+    return nvim
+
+
+def test_neovim_shows_diagnostics_hover_and_applies_a_fix(tmp_path: Path) -> None:
+    nvim = _nvim()
     path = tmp_path / "train.py"
     path.write_text(LEAKY)
     out = tmp_path / "out.json"
@@ -430,7 +454,7 @@ def test_neovim_shows_the_diagnostics(tmp_path: Path) -> None:
     script = tmp_path / "test.lua"
     script.write_text(header + NVIM_SCRIPT)
     run = subprocess.run(
-        [nvim, "--headless", "-u", "NONE", "-c", f"luafile {script}"],
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {script}"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -452,5 +476,41 @@ def test_neovim_shows_the_diagnostics(tmp_path: Path) -> None:
             "each value retraces `train_step`",
         }
     ]
+    assert result["hover"].startswith("**TFL101** `python-scalar-argument`")
+    assert result["actions"] == [
+        "Wrap `step` in `tf.constant(...)` (unsafe)",
+        "Suppress TFL101 with noqa",
+    ]
+    assert result["fixed"] == "    train_step(x, tf.constant(step))"
     assert result["cleared"] is True
     assert path.read_text() == LEAKY
+
+
+def test_the_readme_neovim_config_works(tmp_path: Path) -> None:
+    nvim = _nvim()
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme[readme.index("### Editor integration") :]
+    (tmp_path / "init.lua").write_text(section.split("```lua\n", 1)[1].split("```", 1)[0])
+    (tmp_path / "train.py").write_text(LEAKY)
+    out = tmp_path / "out.json"
+    (tmp_path / "check.lua").write_text(
+        "vim.wait(20000, function() return #vim.diagnostic.get(0) > 0 end, 50)\n"
+        "local found = {}\n"
+        "for _, d in ipairs(vim.diagnostic.get(0)) do\n"
+        "  table.insert(found, {d.lnum, d.col, d.user_data.lsp.code})\n"
+        "end\n"
+        f"vim.fn.writefile({{vim.fn.json_encode(found)}}, {json.dumps(str(out))})\n"
+        "vim.cmd('qa!')\n"
+    )
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    run = subprocess.run(
+        [nvim, "--headless", "-u", "init.lua", "-i", "NONE", "-c", "luafile check.lua", "train.py"],
+        cwd=tmp_path,
+        env={**os.environ, "PATH": path},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert out.is_file(), run.stderr
+    assert json.loads(out.read_text()) == [[10, 18, "TFL101"]]
