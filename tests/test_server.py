@@ -326,6 +326,49 @@ def test_diagnostics_fixes_and_hover_over_json_rpc(client: Client, tmp_path: Pat
     assert client.close() == 0
 
 
+def test_a_safe_fix_is_the_preferred_action(client: Client, tmp_path: Path) -> None:
+    client.initialize(tmp_path)
+    text = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+        @tf.function
+        def encode(tokens):
+            return tokens
+
+        x = tf.ones([100])
+        for length in range(1, 100):
+            encode(x[:length])
+        """
+    )
+    uri = client.open(tmp_path / "encode.py", text)
+    [diagnostic] = client.diagnostics(uri)
+    assert diagnostic["code"] == "TFL105"
+    [fix, _] = client.request(
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": uri},
+            "range": diagnostic["range"],
+            "context": {"diagnostics": [diagnostic], "only": ["quickfix"]},
+        },
+    )
+    assert fix["isPreferred"] is True
+    assert "(unsafe)" not in fix["title"]
+    [edit] = fix["edit"]["documentChanges"][0]["edits"]
+    assert edit == {
+        "range": {"start": {"line": 2, "character": 1}, "end": {"line": 2, "character": 12}},
+        "newText": "tf.function(reduce_retracing=True)",
+    }
+    only_refactors = {"diagnostics": [diagnostic], "only": ["refactor"]}
+    assert (
+        client.request(
+            "textDocument/codeAction",
+            {"textDocument": {"uri": uri}, "range": diagnostic["range"], "context": only_refactors},
+        )
+        == []
+    )
+
+
 def test_changes_are_debounced(client: Client, tmp_path: Path) -> None:
     client.initialize(tmp_path)
     uri = client.open(tmp_path / "train.py", CLEAN)

@@ -51,7 +51,6 @@ class Lines:
     in the code units the client negotiated, UTF-16 by default)."""
 
     def __init__(self, text: str, codec: PositionCodec) -> None:
-        self.text = text
         self.lines = _LINE_BREAK.split(text)
         self.codec = codec
 
@@ -113,7 +112,7 @@ class ProjectFiles:
 
     def add(self, path: Path) -> None:
         """A file saved from the editor: indexed from disk from now on."""
-        if self._files is not None and path not in self._files and lintable(path):
+        if self._files is not None and path not in self._files and path.suffix == ".py":
             self._files.append(path)
 
     def _from_disk(self, path: Path) -> ModuleIndex | None:
