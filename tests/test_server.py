@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -182,7 +183,7 @@ class Client:
 
 
 @pytest.fixture
-def client(tmp_path: Path) -> Any:
+def client(tmp_path: Path) -> Iterator[Client]:
     started = Client(tmp_path)
     yield started
     started.kill()
