@@ -170,6 +170,14 @@ class IndexBuilder(ast.NodeVisitor):
         #: This module's Keras model classes and model factory functions (by local name).
         self.model_classes: set[str] = set()
         self.factories: set[str] = set()
+        self._own: dict[int, list[ast.AST]] = {}
+
+    def own_nodes(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
+        """:func:`_own_nodes` of a function, walked once however many facts read them."""
+        found = self._own.get(id(node))
+        if found is None:
+            found = self._own[id(node)] = list(_own_nodes(node))
+        return found
 
     # -- positions -------------------------------------------------------------------------
 
@@ -294,7 +302,7 @@ class IndexBuilder(ast.NodeVisitor):
         creates: list[Span] = []
         calls: list[str] = []
         local: dict[str, TfFunctionFacts] = {}
-        for inner in _own_nodes(node):
+        for inner in self.own_nodes(node):
             if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
                 nested = self._decorated_tf_function(inner)
                 if nested is not None:
@@ -351,7 +359,7 @@ class IndexBuilder(ast.NodeVisitor):
         models: set[str] = set()
         returned: list[ast.expr] = []
         fits: list[ast.Call] = []
-        for inner in _own_nodes(node):
+        for inner in self.own_nodes(node):
             if isinstance(inner, ast.Call):
                 if facts.builds is None and self.is_model_call(inner):
                     facts.builds = self.span(inner)
@@ -402,7 +410,7 @@ class IndexBuilder(ast.NodeVisitor):
         self, method: ast.FunctionDef | ast.AsyncFunctionDef
     ) -> Iterator[tuple[str, ast.expr]]:
         """``(attribute, value)`` for every ``self.attribute = value`` in ``method``."""
-        for inner in _own_nodes(method):
+        for inner in self.own_nodes(method):
             if not (isinstance(inner, ast.Assign) and len(inner.targets) == 1):
                 continue
             target = inner.targets[0]

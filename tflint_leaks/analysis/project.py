@@ -39,12 +39,16 @@ class ProjectIndex:
         self._by_name: dict[str, list[ModuleIndex]] = {}
         self._by_path: dict[str, ModuleIndex] = {}
         self._missing: set[Path] = set()
+        self._found: dict[tuple[str, str], ModuleIndex | None] = {}
+        self._interesting: dict[str, frozenset[str]] = {}
         for module in modules:
             self.add(module)
 
     def add(self, module: ModuleIndex) -> None:
         self._by_name.setdefault(module.module, []).append(module)
         self._by_path[module.path] = module
+        self._found.clear()
+        self._interesting.clear()
 
     def modules(self) -> list[ModuleIndex]:
         return list(self._by_path.values())
@@ -55,6 +59,12 @@ class ProjectIndex:
     # -- modules -------------------------------------------------------------------------------
 
     def find_module(self, name: str, importer: ModuleIndex) -> ModuleIndex | None:
+        key = (name, importer.root)
+        if key not in self._found:
+            self._found[key] = self._find_module(name, importer)
+        return self._found[key]
+
+    def _find_module(self, name: str, importer: ModuleIndex) -> ModuleIndex | None:
         candidates = self._by_name.get(name, [])
         for candidate in candidates:
             if candidate.root == importer.root:
@@ -155,6 +165,12 @@ class ProjectIndex:
         looks for in loops: ``tf.function``s, classes with ``tf.function`` methods or deriving
         from a Keras model, and functions that create a ``tf.function`` or build a model --
         defined in the module or in the modules it imports (under their local names too)."""
+        cached = self._interesting.get(module.path)
+        if cached is None:
+            cached = self._interesting[module.path] = self._interesting_names(module)
+        return cached
+
+    def _interesting_names(self, module: ModuleIndex) -> frozenset[str]:
         found: set[str] = set()
         modules = [module, *self.dependencies(module)]
         for source in modules:
