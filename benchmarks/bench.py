@@ -337,23 +337,42 @@ def add_ratios(rows: list[Row]) -> None:
 
 
 def render(rows: list[Row]) -> str:
+    """The rows as a Markdown table: tool and note left-aligned, numbers right-aligned."""
+
     def number(value: float | None, digits: int) -> str:
         return "" if value is None else f"{value:.{digits}f}"
 
-    lines = [
-        f"| {'tool':<34} | CPU s | wall s | peak MB | CPU x | wall x | note |",
-        f"|{'-' * 36}|------:|-------:|--------:|------:|-------:|------|",
-    ]
+    header = ["tool", "CPU s", "wall s", "peak MB", "CPU x", "wall x", "note"]
+    table = [header]
     for row in rows:
         note = row.note if row.status == "ok" else f"{row.status}: {row.note}"
         if row.findings is not None:
             note = f"{row.findings} findings"
-        lines.append(
-            f"| {row.tool:<34} | {number(row.cpu_s, 2):>5} | {number(row.wall_s, 2):>6} "
-            f"| {number(row.peak_mb, 0):>7} | {number(row.cpu_ratio, 2):>5} "
-            f"| {number(row.wall_ratio, 2):>6} | {note} |"
+        table.append(
+            [
+                row.tool,
+                number(row.cpu_s, 2),
+                number(row.wall_s, 2),
+                number(row.peak_mb, 0),
+                number(row.cpu_ratio, 2),
+                number(row.wall_ratio, 2),
+                note,
+            ]
         )
-    return "\n".join(lines)
+    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    left = (0, len(header) - 1)
+
+    def cells(line: list[str]) -> str:
+        aligned = [
+            cell.ljust(width) if i in left else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(line, widths, strict=True))
+        ]
+        return "| " + " | ".join(aligned) + " |"
+
+    rule = "|".join(
+        "-" * (w + 2) if i in left else "-" * (w + 1) + ":" for i, w in enumerate(widths)
+    )
+    return "\n".join([cells(header), f"|{rule}|", *map(cells, table[1:])])
 
 
 def _git_describe() -> str:
