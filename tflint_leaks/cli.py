@@ -19,12 +19,14 @@ import click
 from tflint_leaks import __version__
 from tflint_leaks.config import ConfigError, Settings, resolve_settings
 from tflint_leaks.engine import fixes
+from tflint_leaks.engine.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
+from tflint_leaks.engine.parallel import default_jobs
 from tflint_leaks.engine.runner import ENGINE_CODES, INTERNAL_ERROR, RunResult, lint_paths
 from tflint_leaks.reporters import RENDERERS
 from tflint_leaks.reporters import text as text_reporter
 from tflint_leaks.rules import ALL_RULES, RULES_BY_CODE
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 OUTPUT_FORMATS = tuple(RENDERERS)
 #: ``--fix`` lints again after fixing while fixes were left over (overlapping ones).
 MAX_FIX_ROUNDS = 10
@@ -80,6 +82,18 @@ def cli() -> None:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the cache.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help=f"Where to keep the cache (default: {DEFAULT_CACHE_DIRECTORY} in the project root).",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: every available core).",
+)
 @click.option("--show-traceback", is_flag=True, help="Print the traceback of internal errors.")
 @click.option("--fix", is_flag=True, help="Apply the safe fixes, then report what is left.")
 @click.option(
@@ -104,6 +118,8 @@ def check(
     exit_zero: bool,
     statistics: bool,
     no_cache: bool,
+    cache_dir: Path | None,
+    jobs: int | None,
     show_traceback: bool,
     fix: bool,
     unsafe_fixes: bool,
@@ -111,7 +127,6 @@ def check(
     add_noqa: bool,
 ) -> None:
     """Lint PATHS (default: the current directory)."""
-    del no_cache  # Accepted from day one; every run is cold until the cache lands.
     targets = list(paths) or [Path.cwd()]
     try:
         settings = resolve_settings(
@@ -126,7 +141,12 @@ def check(
         )
     except ConfigError as error:
         raise _fail(f"error: {error}") from None
-    result = lint_paths(targets, settings)
+    cache = None if no_cache else cache_dir or settings.root / DEFAULT_CACHE_DIRECTORY
+    result = lint_paths(targets, settings, jobs=jobs or default_jobs(), cache_dir=cache)
+    if result.interrupted:
+        click.echo(RENDERERS[output_format](result.diagnostics), nl=False)
+        click.echo("error: interrupted; the findings above are from the files finished", err=True)
+        raise SystemExit(EXIT_INTERRUPTED)
     if add_noqa:
         _add_noqa(result)
     if diff:

@@ -543,6 +543,11 @@ def module_name_for(path: Path) -> tuple[str, bool, Path]:
 _TENSORFLOW_MARKERS = ("tensorflow", "keras", "tf_keras")
 
 
+def text_digest(text: str) -> str:
+    """A short digest of a text (file contents, cache keys)."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
 def index_source(source: str, path: Path, tree: ast.Module | None = None) -> ModuleIndex:
     """Index one module. Raises ``SyntaxError``/``ValueError``/``RecursionError`` when the
     source does not parse (the caller reports that)."""
@@ -565,5 +570,5 @@ def index_source(source: str, path: Path, tree: ast.Module | None = None) -> Mod
         traced=tuple(sorted(builder.traced)),
         uses_tensorflow=any(marker in source for marker in _TENSORFLOW_MARKERS),
         units=collect_units(tree),
-        digest=hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest(),
+        digest=text_digest(source),
     )

@@ -206,17 +206,22 @@ def write_atomic(path: Path, text: str) -> None:
     keeping its permissions; through a symlink, the target is replaced."""
     target = path.resolve()
     data = target.read_bytes()
-    encoded = text.encode(_encoding(data))
-    mode = stat.S_IMODE(target.stat().st_mode)
+    write_bytes_atomic(target, text.encode(_encoding(data)), stat.S_IMODE(target.stat().st_mode))
+
+
+def write_bytes_atomic(target: Path, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to a temporary file beside ``target`` and rename it over ``target``: a
+    crash or an interrupt leaves either the old content or the new, never a mix."""
     handle, temporary = tempfile.mkstemp(
         dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
     )
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(encoded)
+            stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        Path(temporary).chmod(mode)
+        if mode is not None:
+            Path(temporary).chmod(mode)
         Path(temporary).replace(target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

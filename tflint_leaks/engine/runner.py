@@ -12,17 +12,20 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from tflint_leaks.analysis.index import ModuleIndex, Span, index_source
+from tflint_leaks.analysis.index import ModuleIndex, Span, index_source, text_digest
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.config import Settings, expand_selectors
 from tflint_leaks.diagnostics import Diagnostic, Edit, Fix, Location, Related, Severity
+from tflint_leaks.engine.cache import Cache
 from tflint_leaks.engine.context import FileContext, InsertStatement, Replacement, Report, Target
 from tflint_leaks.engine.discovery import discover, matches
 from tflint_leaks.engine.notebook import Notebook, NotebookError, is_notebook, read_notebook
+from tflint_leaks.engine.parallel import Phase
 from tflint_leaks.engine.relevance import blanked_source, combine
 from tflint_leaks.engine.source import SourceError, read_source
 from tflint_leaks.engine.suppression import parse_suppressions
@@ -33,6 +36,8 @@ SYNTAX_ERROR = ("TFL001", "syntax-error")
 INTERNAL_ERROR = ("TFL002", "internal-error")
 #: Codes the engine reports itself; they cannot be deselected.
 ENGINE_CODES = frozenset({SYNTAX_ERROR[0], INTERNAL_ERROR[0]})
+#: Below this many files, worker processes cost more than they save.
+_PARALLEL_MIN_FILES = 16
 
 
 @dataclass
@@ -44,6 +49,8 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     #: Full tracebacks of internal errors, for ``--show-traceback``.
     tracebacks: list[str] = field(default_factory=list)
+    #: The run was interrupted (Ctrl-C); the findings are those of the files finished.
+    interrupted: bool = False
 
 
 def engine_diagnostic(
@@ -62,6 +69,10 @@ class ParsedFile:
     notebook: Notebook | None = None
 
 
+def _unreadable(path: str, error: SourceError) -> Diagnostic:
+    return engine_diagnostic(SYNTAX_ERROR, path, error.message, error.line, error.column)
+
+
 def index_file(path: Path, text: str | None = None) -> ParsedFile | Diagnostic:
     """Read and index one file, or say why it cannot be linted. ``text`` is the file's content
     when it is not read from disk (an editor's unsaved buffer)."""
@@ -77,7 +88,7 @@ def index_file(path: Path, text: str | None = None) -> ParsedFile | Diagnostic:
     except NotebookError as error:
         return engine_diagnostic(SYNTAX_ERROR, shown, str(error))
     except SourceError as error:
-        return engine_diagnostic(SYNTAX_ERROR, shown, error.message, error.line, error.column)
+        return _unreadable(shown, error)
     except SyntaxError as error:
         return engine_diagnostic(
             SYNTAX_ERROR,
@@ -269,40 +280,90 @@ def _in_cells(notebook: Notebook, diagnostics: list[Diagnostic]) -> list[Diagnos
 
 
 def lint_paths(
-    paths: Sequence[Path | str], settings: Settings, *, prefilter: bool = True
+    paths: Sequence[Path | str],
+    settings: Settings,
+    *,
+    prefilter: bool = True,
+    jobs: int = 1,
+    cache_dir: Path | None = None,
 ) -> RunResult:
-    """Lint files and directories; never raises for a problem with the user's files."""
+    """Lint files and directories; never raises for a problem with the user's files.
+
+    ``jobs`` worker processes index and check files in parallel (one process when there are few
+    files). With ``cache_dir``, unchanged files are neither parsed nor checked again. An
+    interrupt (Ctrl-C) stops the workers and returns what was finished, marked ``interrupted``.
+    """
     result = RunResult()
     found = discover([Path(p) for p in paths], settings)
     result.errors.extend(found.errors)
     result.warnings.extend(found.warnings)
     result.files = len(found.files)
-    parsed_files: list[ParsedFile] = []
-    for path in found.files:
-        parsed = index_file(path)
-        if isinstance(parsed, Diagnostic):
-            result.diagnostics.append(parsed)
-        else:
-            parsed_files.append(parsed)
-    project = ProjectIndex(p.index for p in parsed_files)
-    codes = settings.enabled_codes()
-    for parsed in parsed_files:
-        _lint_parsed(parsed, project, settings, codes, result, prefilter=prefilter)
+    cache = Cache(cache_dir, settings, result.warnings) if cache_dir is not None else None
+    jobs = jobs if len(found.files) >= _PARALLEL_MIN_FILES else 1
+    phases: list[Phase[Any, Any, Any]] = []
+    try:
+        indexed: list[tuple[str, ParsedFile]] = []
+        phases.append(Phase(_index_with_cache, cache, jobs))
+        for outcome in phases[-1].run(found.files):
+            if isinstance(outcome, Diagnostic):
+                result.diagnostics.append(outcome)
+            else:
+                indexed.append(outcome)
+        project = ProjectIndex(parsed.index for _, parsed in indexed)
+        todo: list[tuple[str, ParsedFile, str]] = []
+        for digest, parsed in indexed:
+            key = cache.result_key(parsed, project) if cache is not None else ""
+            cached = cache.results(parsed.path, key) if cache is not None else None
+            if cached is not None:
+                _keep(parsed, *cached, settings, result)
+            else:
+                todo.append((digest, parsed, key))
+        shared = (project, settings, settings.enabled_codes(), prefilter)
+        phases.append(Phase(_check, shared, jobs))
+        checks = phases[-1].run([parsed for _, parsed, _ in todo])
+        for (digest, parsed, key), (diagnostics, tracebacks) in zip(todo, checks, strict=True):
+            _keep(parsed, diagnostics, tracebacks, settings, result)
+            if cache is not None:
+                cache.store(digest, parsed, key, diagnostics, tracebacks)
+        if cache is not None:
+            cache.forget_missing({str(path) for path in found.files})
+            cache.save()
+    except KeyboardInterrupt:
+        result.interrupted = True
+    finally:
+        for phase in phases:
+            phase.close()
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
 
 
-def _lint_parsed(
+def _index_with_cache(path: Path, cache: Cache | None) -> tuple[str, ParsedFile] | Diagnostic:
+    """Index one file, or take it from the cache when its text is unchanged."""
+    try:
+        text = read_source(path)
+    except SourceError as error:
+        return _unreadable(str(path), error)
+    digest = text_digest(text)
+    cached = cache.parsed(str(path), digest) if cache is not None else None
+    parsed = cached if cached is not None else index_file(path, text)
+    return parsed if isinstance(parsed, Diagnostic) else (digest, parsed)
+
+
+def _check(
+    parsed: ParsedFile, shared: tuple[ProjectIndex, Settings, frozenset[str], bool]
+) -> tuple[list[Diagnostic], list[str]]:
+    project, settings, codes, prefilter = shared
+    return check_file(parsed, project, settings, codes, prefilter=prefilter)
+
+
+def _keep(
     parsed: ParsedFile,
-    project: ProjectIndex,
+    diagnostics: list[Diagnostic],
+    tracebacks: list[str],
     settings: Settings,
-    codes: frozenset[str],
     result: RunResult,
-    *,
-    prefilter: bool = True,
 ) -> None:
-    """Check one indexed file and add what its suppressions keep to ``result``."""
-    diagnostics, tracebacks = check_file(parsed, project, settings, codes, prefilter=prefilter)
+    """Add what ``parsed``'s suppressions keep of its findings to ``result``."""
     result.tracebacks.extend(tracebacks)
     kept = _suppressed(parsed.path, diagnostics, parsed.text, settings, result)
     if parsed.notebook is not None:
@@ -323,6 +384,7 @@ def lint_source(
         return result
     others = project.modules() if project is not None else []
     project = ProjectIndex([*(m for m in others if m.path != parsed.path), parsed.index])
-    _lint_parsed(parsed, project, settings, settings.enabled_codes(), result)
+    diagnostics, tracebacks = check_file(parsed, project, settings, settings.enabled_codes())
+    _keep(parsed, diagnostics, tracebacks, settings, result)
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result

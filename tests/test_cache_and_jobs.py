@@ -1,0 +1,188 @@
+"""Cold, warm and parallel runs give the same findings; the cache invalidates correctly and
+never breaks a run."""
+
+from __future__ import annotations
+
+import random
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tflint_leaks.cli import main
+from tflint_leaks.config import Settings
+from tflint_leaks.engine.runner import RunResult, lint_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+EVERY_RULE = Settings(select=("ALL",))
+
+STEPS = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+    @tf.function
+    def rollout(x, horizon):
+        return x * tf.cast(horizon, tf.float32)
+    """
+)
+TRAIN = textwrap.dedent(
+    """\
+    import tensorflow as tf
+    from steps import rollout
+
+    for horizon in range(100):
+        rollout(tf.ones([1]), horizon)
+    """
+)
+
+
+def _key(result: RunResult) -> list[tuple[str, str, int, int, str]]:
+    return [(d.file, d.code, d.start.line, d.start.column, d.message) for d in result.diagnostics]
+
+
+def _generated_tree(root: Path, files: int = 40) -> Path:
+    """A tree of modules mixing the fixtures' code, some importing each other."""
+    fixtures = sorted((ROOT / "fixtures").rglob("*.py"))
+    chooser = random.Random(7)
+    for number in range(files):
+        package = root / f"pkg{number % 4}"
+        package.mkdir(parents=True, exist_ok=True)
+        (package / "__init__.py").touch()
+        source = chooser.choice(fixtures).read_text()
+        (package / f"module{number}.py").write_text(source)
+    (root / "steps.py").write_text(STEPS)
+    (root / "train.py").write_text(TRAIN)
+    return root
+
+
+@pytest.mark.parametrize("tree", ["fixtures", "generated"])
+def test_cold_warm_and_parallel_runs_agree(tmp_path: Path, tree: str) -> None:
+    paths = [ROOT / "fixtures"] if tree == "fixtures" else [_generated_tree(tmp_path / "tree")]
+    cache = tmp_path / "cache"
+    cold = _key(lint_paths(paths, EVERY_RULE))
+    assert cold
+    parallel = _key(lint_paths(paths, EVERY_RULE, jobs=2))
+    first = _key(lint_paths(paths, EVERY_RULE, cache_dir=cache))
+    warm = _key(lint_paths(paths, EVERY_RULE, cache_dir=cache))
+    warm_parallel = _key(lint_paths(paths, EVERY_RULE, jobs=2, cache_dir=cache))
+    assert parallel == cold
+    assert first == cold
+    assert warm == cold
+    assert warm_parallel == cold
+    assert (
+        (cache / "CACHEDIR.TAG")
+        .read_text()
+        .startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    )
+
+
+def test_changing_an_imported_module_rechecks_its_importers(tmp_path: Path) -> None:
+    (tmp_path / "steps.py").write_text(STEPS)
+    (tmp_path / "train.py").write_text(TRAIN)
+    cache = tmp_path / ".cache"
+    assert [d.code for d in lint_paths([tmp_path], EVERY_RULE, cache_dir=cache).diagnostics] == [
+        "TFL101"
+    ]
+    # rollout gains an input_signature: train.py did not change, but its finding must go.
+    (tmp_path / "steps.py").write_text(
+        STEPS.replace(
+            "@tf.function",
+            "@tf.function(input_signature=[tf.TensorSpec([1]), tf.TensorSpec([], tf.int32)])",
+        )
+    )
+    assert lint_paths([tmp_path], EVERY_RULE, cache_dir=cache).diagnostics == []
+    (tmp_path / "steps.py").write_text(STEPS)
+    assert len(lint_paths([tmp_path], EVERY_RULE, cache_dir=cache).diagnostics) == 1
+
+
+def test_noqa_added_to_a_cached_file_applies(tmp_path: Path) -> None:
+    (tmp_path / "steps.py").write_text(STEPS)
+    (tmp_path / "train.py").write_text(TRAIN)
+    cache = tmp_path / ".cache"
+    assert lint_paths([tmp_path], EVERY_RULE, cache_dir=cache).diagnostics
+    (tmp_path / "train.py").write_text(TRAIN.replace("horizon)\n", "horizon)  # noqa: TFL101\n"))
+    assert lint_paths([tmp_path], EVERY_RULE, cache_dir=cache).diagnostics == []
+
+
+def test_settings_are_part_of_the_key(tmp_path: Path) -> None:
+    (tmp_path / "steps.py").write_text(STEPS)
+    (tmp_path / "train.py").write_text(TRAIN)
+    cache = tmp_path / ".cache"
+    assert lint_paths([tmp_path], EVERY_RULE, cache_dir=cache).diagnostics
+    only_tapes = Settings(select=("TFL2",))
+    assert lint_paths([tmp_path], only_tapes, cache_dir=cache).diagnostics == []
+
+
+def test_corrupt_cache_is_reported_and_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "steps.py").write_text(STEPS)
+    (tmp_path / "train.py").write_text(TRAIN)
+    cache = tmp_path / ".cache"
+    assert main(["--cache-dir", str(cache), str(tmp_path)]) == 1
+    capsys.readouterr()
+    (stored,) = cache.glob("*.pickle")
+    stored.write_bytes(b"tflint-leaks-cache-1\n\x80garbage")
+    assert main(["--cache-dir", str(cache), str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert "TFL101" in captured.out
+    assert f"warning: cache {stored} is corrupt" in captured.err
+    assert main(["--cache-dir", str(cache), str(tmp_path)]) == 1  # rewritten, warm again
+    assert "corrupt" not in capsys.readouterr().err
+
+
+def test_unwritable_cache_is_reported_and_the_run_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "steps.py").write_text(STEPS)
+    (tmp_path / "train.py").write_text(TRAIN)
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the cache directory should be")
+    assert main(["--cache-dir", str(blocker / "cache"), str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert "TFL101" in captured.out
+    assert f"warning: cache {blocker / 'cache'} cannot be written" in captured.err
+
+
+def test_no_cache_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "steps.py").write_text(STEPS)
+    (tmp_path / "train.py").write_text(TRAIN)
+    monkeypatch.chdir(tmp_path)
+    assert main(["--no-cache", "."]) == 1
+    assert not (tmp_path / ".tflint-leaks-cache").exists()
+    assert main(["."]) == 1
+    assert (tmp_path / ".tflint-leaks-cache" / "CACHEDIR.TAG").is_file()
+
+
+def test_ctrl_c_stops_workers_prints_what_was_finished_and_exits_130(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    tree = _generated_tree(tmp_path / "tree", files=600)
+    command = [sys.executable, "-m", "tflint_leaks", "--no-cache", "--jobs", "2", str(tree)]
+    started = time.monotonic()
+    subprocess.run(command, capture_output=True, check=False)
+    whole_run = time.monotonic() - started
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    time.sleep(whole_run * 0.8)  # well into the check phase, which reports as it goes
+    process.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    out, err = process.communicate(timeout=60)
+    assert time.monotonic() - started < 10  # promptly
+    assert process.returncode == 130, err
+    assert "error: interrupted; the findings above are from the files finished" in err
+    assert "Traceback" not in err
+    finished = [line for line in out.splitlines() if ": TFL" in line]
+    assert 0 < len(finished)
+    # no worker is left behind in the process group
+    time.sleep(0.5)
+    try:
+        os.killpg(process.pid, 0)
+    except ProcessLookupError:
+        return
+    pytest.fail("worker processes are still running after the interrupt")

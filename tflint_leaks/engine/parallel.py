@@ -1,0 +1,71 @@
+"""Worker processes for the two per-file phases (index, check), with prompt interruption.
+
+Each phase forks its workers once the data they share exists (the project index for the check
+phase), hands it to them once through the pool initializer instead of with every task, and
+yields results in order as they are finished. Workers ignore SIGINT: on Ctrl-C the parent gets
+the ``KeyboardInterrupt``, keeps what was finished and terminates the workers.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from collections.abc import Callable, Iterator, Sequence
+from multiprocessing.pool import Pool as _ProcessPool
+from typing import Any, Generic, TypeVar
+
+Item = TypeVar("Item")
+Shared = TypeVar("Shared")
+Result = TypeVar("Result")
+
+_task: Callable[[Any, Any], Any] | None = None
+_shared: Any = None
+
+
+def _start_worker(task: Callable[[Any, Any], Any], shared: Any) -> None:
+    global _task, _shared
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _task, _shared = task, shared
+
+
+def _run(item: Any) -> Any:
+    assert _task is not None
+    return _task(item, _shared)
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+class Phase(Generic[Item, Shared, Result]):
+    """Apply ``task(item, shared)`` to every item, in ``jobs`` processes when jobs > 1."""
+
+    def __init__(self, task: Callable[[Item, Shared], Result], shared: Shared, jobs: int) -> None:
+        self._task = task
+        self._shared = shared
+        self._jobs = jobs
+        self._pool: _ProcessPool | None = None
+
+    def run(self, items: Sequence[Item]) -> Iterator[Result]:
+        if self._jobs <= 1 or len(items) < 2:
+            for item in items:
+                yield self._task(item, self._shared)
+            return
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        context = multiprocessing.get_context(method)
+        self._pool = context.Pool(
+            min(self._jobs, len(items)), _start_worker, (self._task, self._shared)
+        )
+        chunk = max(1, min(16, len(items) // (self._jobs * 8)))
+        try:
+            yield from self._pool.imap(_run, items, chunksize=chunk)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the workers (at once if results are still pending: Ctrl-C)."""
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
