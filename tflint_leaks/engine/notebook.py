@@ -20,6 +20,8 @@ from typing import Any
 from tflint_leaks.diagnostics import Diagnostic, Edit, Fix, Location, Related
 
 SUFFIX = ".ipynb"
+#: The notebook format version read and written (Jupyter's since 2015).
+NBFORMAT = 4
 _MAGIC = re.compile(r"^(?P<indent>[ \t]*)(?:%|!|\?)")
 #: Cell magics whose body is Python.
 _PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
@@ -62,6 +64,12 @@ def load(text: str) -> dict[str, Any]:
         notebook = json.loads(text)
     except json.JSONDecodeError as error:
         raise NotebookError(f"not a valid notebook: {error.msg} at line {error.lineno}") from None
+    version = notebook.get("nbformat") if isinstance(notebook, dict) else None
+    if version is not None and version != NBFORMAT:
+        raise NotebookError(
+            f"not a valid notebook: nbformat {version} is not supported "
+            f"(save it as nbformat {NBFORMAT})"
+        )
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise NotebookError("not a valid notebook: no `cells` list")
     return notebook
