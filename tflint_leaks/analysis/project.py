@@ -41,14 +41,19 @@ class ProjectIndex:
         self._missing: set[Path] = set()
         self._found: dict[tuple[str, str], ModuleIndex | None] = {}
         self._interesting: dict[str, frozenset[str]] = {}
+        self._dependencies: dict[str, list[ModuleIndex]] = {}
+        #: (root, top-level name) pairs with neither a module nor a package on disk.
+        self._absent: set[tuple[str, str]] = set()
         for module in modules:
             self.add(module)
 
     def add(self, module: ModuleIndex) -> None:
         self._by_name.setdefault(module.module, []).append(module)
         self._by_path[module.path] = module
-        self._found.clear()
+        for key in [key for key in self._found if key[0] == module.module]:
+            del self._found[key]
         self._interesting.clear()
+        self._dependencies.clear()
 
     def modules(self) -> list[ModuleIndex]:
         return list(self._by_path.values())
@@ -74,6 +79,13 @@ class ProjectIndex:
         return self._load_from_disk(name, Path(importer.root))
 
     def _load_from_disk(self, name: str, root: Path) -> ModuleIndex | None:
+        head = name.partition(".")[0]
+        if (str(root), head) in self._absent:
+            return None
+        if not ((root / head).is_dir() or (root / f"{head}.py").is_file()):
+            # Nothing named like the top-level package here: an installed library.
+            self._absent.add((str(root), head))
+            return None
         relative = Path(*name.split("."))
         for path in (root / relative.with_suffix(".py"), root / relative / "__init__.py"):
             if path in self._missing or str(path) in self._by_path:
@@ -199,6 +211,12 @@ class ProjectIndex:
 
     def dependencies(self, module: ModuleIndex) -> list[ModuleIndex]:
         """The project modules this module's imports resolve to (for cache invalidation)."""
+        cached = self._dependencies.get(module.path)
+        if cached is None:
+            cached = self._dependencies[module.path] = self._resolve_dependencies(module)
+        return cached
+
+    def _resolve_dependencies(self, module: ModuleIndex) -> list[ModuleIndex]:
         found: dict[str, ModuleIndex] = {}
         for target in module.imports.values():
             parts = target.split(".")

@@ -58,6 +58,7 @@ class Cache:
         self._path = directory / f"{__version__}-{self._settings_key}.pickle"
         self._warnings = warnings
         self._entries: dict[str, Entry] = {}
+        self._changed = False
         self._load()
 
     def _load(self) -> None:
@@ -111,12 +112,18 @@ class Cache:
         tracebacks: list[str],
     ) -> None:
         self._entries[parsed.path] = Entry(source_digest, parsed, key, diagnostics, tracebacks)
+        self._changed = True
 
     def forget_missing(self, paths: set[str]) -> None:
         """Drop entries of files this run did not see (deleted or excluded)."""
-        self._entries = {p: e for p, e in self._entries.items() if p in paths}
+        kept = {p: e for p, e in self._entries.items() if p in paths}
+        self._changed = self._changed or len(kept) != len(self._entries)
+        self._entries = kept
 
     def save(self) -> None:
+        """Write the cache if this run changed it."""
+        if not self._changed:
+            return
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             tag = self.directory / "CACHEDIR.TAG"
