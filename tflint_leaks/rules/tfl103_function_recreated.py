@@ -9,6 +9,10 @@ from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules.base import Invalid, Rule
 
 
+#: Methods that keep their argument in a container (``fns.append(tf.function(f))``).
+_KEEPING_METHODS = frozenset({"append", "add", "insert", "setdefault", "extend"})
+
+
 class FunctionRecreated(Rule):
     """
     ## What it does
@@ -24,7 +28,9 @@ class FunctionRecreated(Rule):
     Graphs are registered globally, so memory grows with each one.
 
     Not flagged: a `tf.function` nested inside another `tf.function` (it runs only while the
-    outer one traces), and a factory that is called once.
+    outer one traces), a factory that is called once, and one `tf.function` per item stored in
+    a container (`functions[device] = tf.function(impl)`, `fns.append(tf.function(f))`): each is
+    made once and kept.
 
     ## Example
     ```python
@@ -56,6 +62,17 @@ class FunctionRecreated(Rule):
     TRIGGERS = Triggers(names=frozenset({"function"}), project_loop_names=True)
 
     VALID = (
+        """
+        import tensorflow as tf
+
+        def specialize(implementations):
+            functions = {}
+            compiled = []
+            for device, implementation in implementations.items():
+                functions[device] = tf.function(implementation, jit_compile=True)
+                compiled.append(tf.function(implementation))
+            return functions, compiled
+        """,
         """
         import tensorflow as tf
 
@@ -190,6 +207,8 @@ class FunctionRecreated(Rule):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self._reported: set[Span] = set()
+        #: Calls whose result is stored in a container, so each one is kept.
+        self._kept: set[int] = set()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         context = self.context
@@ -208,11 +227,21 @@ class FunctionRecreated(Rule):
         elif self._in_per_step_hook():
             self.report(decorator, self._per_step_message())
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # ``functions[device] = tf.function(impl)``: one function per key, kept, not recreated.
+        if any(isinstance(target.target, cst.Subscript) for target in node.targets):
+            self._kept.add(id(node.value))
+
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
         if context.in_tf_function:
             return
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _KEEPING_METHODS:
+            self._kept.update(id(arg.value) for arg in node.args)
         creates = context.is_tf_function_call(node) or self._is_decorator_factory_call(node)
+        if creates and id(node) in self._kept:
+            return
         if creates and context.loops:
             report = self.report(
                 node,
