@@ -12,22 +12,24 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from tflint_leaks import __version__
-from tflint_leaks.config import ConfigError, Settings, resolve_settings
-from tflint_leaks.engine import fixes
-from tflint_leaks.engine.cache import DEFAULT_DIRECTORY as DEFAULT_CACHE_DIRECTORY
 from tflint_leaks.engine.parallel import default_jobs
-from tflint_leaks.engine.runner import ENGINE_CODES, INTERNAL_ERROR, RunResult, lint_paths
-from tflint_leaks.reporters import RENDERERS
-from tflint_leaks.reporters import text as text_reporter
-from tflint_leaks.rules import ALL_RULES, RULES_BY_CODE
+from tflint_leaks.reporters import FORMATS, render
+
+if TYPE_CHECKING:
+    from tflint_leaks.config import Settings
+    from tflint_leaks.engine import fixes
+    from tflint_leaks.engine.runner import RunResult
+
+# The linter itself (libcst, the rules) is imported inside the commands, so that `--version`
+# and `--help` start at once.
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
-OUTPUT_FORMATS = tuple(RENDERERS)
+OUTPUT_FORMATS = FORMATS
 #: ``--fix`` lints again after fixing while fixes were left over (overlapping ones).
 MAX_FIX_ROUNDS = 10
 
@@ -85,7 +87,7 @@ def cli() -> None:
 @click.option(
     "--cache-dir",
     type=click.Path(path_type=Path, file_okay=False),
-    help=f"Where to keep the cache (default: {DEFAULT_CACHE_DIRECTORY} in the project root).",
+    help="Where to keep the cache (default: .tflint-leaks-cache in the project root).",
 )
 @click.option(
     "--jobs",
@@ -127,6 +129,11 @@ def check(
     add_noqa: bool,
 ) -> None:
     """Lint PATHS (default: the current directory)."""
+    from tflint_leaks.config import ConfigError, resolve_settings
+    from tflint_leaks.engine.cache import DEFAULT_DIRECTORY
+    from tflint_leaks.engine.runner import INTERNAL_ERROR, lint_paths
+    from tflint_leaks.reporters import text as text_reporter
+
     targets = list(paths) or [Path.cwd()]
     try:
         settings = resolve_settings(
@@ -141,10 +148,10 @@ def check(
         )
     except ConfigError as error:
         raise _fail(f"error: {error}") from None
-    cache = None if no_cache else cache_dir or settings.root / DEFAULT_CACHE_DIRECTORY
+    cache = None if no_cache else cache_dir or settings.root / DEFAULT_DIRECTORY
     result = lint_paths(targets, settings, jobs=jobs or default_jobs(), cache_dir=cache)
     if result.interrupted:
-        click.echo(RENDERERS[output_format](result.diagnostics), nl=False)
+        click.echo(render(output_format, result.diagnostics), nl=False)
         click.echo("error: interrupted; the findings above are from the files finished", err=True)
         raise SystemExit(EXIT_INTERRUPTED)
     if add_noqa:
@@ -161,7 +168,7 @@ def check(
     if statistics:
         click.echo(text_reporter.statistics(result.diagnostics), nl=False)
     else:
-        click.echo(RENDERERS[output_format](result.diagnostics), nl=False)
+        click.echo(render(output_format, result.diagnostics), nl=False)
     for problem in result.errors:
         click.echo(f"error: {problem}", err=True)
     if result.files == 0 and not result.errors:
@@ -173,6 +180,9 @@ def check(
 
 
 def _report_skipped(plans: list[fixes.FileFix]) -> None:
+    from tflint_leaks.engine import fixes
+    from tflint_leaks.reporters import text as text_reporter
+
     for plan in plans:
         for diagnostic, reason in plan.skipped:
             if reason != fixes.OVERLAPS:
@@ -182,6 +192,9 @@ def _report_skipped(plans: list[fixes.FileFix]) -> None:
 
 def _add_noqa(result: RunResult) -> None:
     """``--add-noqa``: suppress every current finding in place; exit 0 (2 on errors)."""
+    from tflint_leaks.engine import fixes
+    from tflint_leaks.engine.runner import ENGINE_CODES
+
     plans = fixes.plan_noqa(result.diagnostics, ENGINE_CODES)
     _report_skipped(plans)
     added = 0
@@ -197,6 +210,8 @@ def _add_noqa(result: RunResult) -> None:
 
 def _show_diff(result: RunResult, unsafe: bool) -> None:
     """``--diff``: print what ``--fix`` would change; exit 1 if anything, else 0."""
+    from tflint_leaks.engine import fixes
+
     plans = fixes.plan(result.diagnostics, unsafe)
     _report_skipped(plans)
     changed = [plan for plan in plans if plan.changed]
@@ -210,6 +225,9 @@ def _show_diff(result: RunResult, unsafe: bool) -> None:
 def _fix(targets: list[Path], settings: Settings, result: RunResult, unsafe: bool) -> RunResult:
     """``--fix``: apply fixes and lint again, until a round changes nothing (fixes that
     overlapped are applied on the next round); the last lint is what gets reported."""
+    from tflint_leaks.engine import fixes
+    from tflint_leaks.engine.runner import lint_paths
+
     fixed = 0
     for _ in range(MAX_FIX_ROUNDS):
         plans = fixes.plan(result.diagnostics, unsafe)
@@ -297,7 +315,9 @@ def confirm(
     Exit codes: 0 nothing confirmed, 1 a finding confirmed (or a runtime-only retrace found),
     2 usage error or TensorFlow missing.
     """
+    from tflint_leaks.config import ConfigError, resolve_settings
     from tflint_leaks.diagnostics import Verdict
+    from tflint_leaks.engine.runner import lint_paths
     from tflint_leaks.runtime import INSTALL_HINT, tensorflow_available
     from tflint_leaks.runtime.confirm import Target, run_confirm
 
@@ -336,7 +356,7 @@ def confirm(
         click.echo(run.traceback, err=True)
     for note in run.notes:
         click.echo(f"note: {note}", err=True)
-    click.echo(RENDERERS[output_format](result.diagnostics), nl=False)
+    click.echo(render(output_format, result.diagnostics), nl=False)
     confirmed = any(
         d.confirmation is not None and d.confirmation.verdict is Verdict.CONFIRMED
         for d in result.diagnostics
@@ -348,6 +368,8 @@ def confirm(
 @click.argument("code")
 def rule(code: str) -> None:
     """Print the documentation of rule CODE (a code such as TFL101 or a name)."""
+    from tflint_leaks.rules import ALL_RULES, RULES_BY_CODE
+
     found = RULES_BY_CODE.get(code.upper()) or next((r for r in ALL_RULES if r.name == code), None)
     if found is None:
         raise _fail(f"error: unknown rule `{code}`; `tflint-leaks rules` lists them")
@@ -360,6 +382,8 @@ def rule(code: str) -> None:
 )
 def rules(output_format: str) -> None:
     """List every rule."""
+    from tflint_leaks.rules import ALL_RULES
+
     if output_format == "json":
         entries: list[dict[str, Any]] = [
             {

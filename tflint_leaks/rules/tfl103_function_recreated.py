@@ -8,7 +8,6 @@ from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules.base import Invalid, Rule
 
-
 #: Methods that keep their argument in a container (``fns.append(tf.function(f))``).
 _KEEPING_METHODS = frozenset({"append", "add", "insert", "setdefault", "extend"})
 
