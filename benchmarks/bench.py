@@ -414,6 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines = sum(count_lines(path) for path in files)  # also warms the page cache
     print(f"corpus: {', '.join(args.packages)}: {len(files)} files, {lines} lines", flush=True)
     load_before = os.getloadavg()
+    commit = _git_describe()  # before the run: the engine may be committed to while it runs
     with tempfile.TemporaryDirectory(prefix="tflint-bench-") as scratch_name:
         setting = Setting(root, Path(scratch_name), args.timeout)
         rows = bench_parsers(setting) + bench_tflint(setting)
@@ -435,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "load_average_before": load_before,
             "load_average_after": os.getloadavg(),
         },
-        "tflint_leaks_commit": _git_describe(),
+        "tflint_leaks_commit": commit,
         "corpus": {
             "packages": {name: PINNED[name] for name in sorted(args.packages)},
             "files": len(files),
