@@ -24,6 +24,8 @@ class Unit:
     end: int
     names: frozenset[str]
     has_loop: bool
+    #: The deepest expression nesting, as libcst would build it.
+    depth: int
 
 
 @dataclass(frozen=True)
@@ -42,32 +44,45 @@ class FileUnits:
     #: Everything else at module level, taken together (never left out when the file is parsed).
     module: Unit
 
+    @property
+    def depth(self) -> int:
+        """The deepest nesting anywhere in the file."""
+        units = [self.module, *self.functions, *(m for c in self.classes for m in c.methods)]
+        return max(unit.depth for unit in units)
+
 
 def _first_line(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:
     return min([node.lineno, *(d.lineno for d in node.decorator_list)])
 
 
-def _features(nodes: list[ast.AST]) -> tuple[frozenset[str], bool]:
+def _features(nodes: list[ast.AST]) -> tuple[frozenset[str], bool, int]:
+    """The identifiers mentioned, whether there is a loop, and the deepest nesting (counted as
+    libcst nests: ``a and b and c`` is one ``ast`` node but two levels in libcst)."""
     names: set[str] = set()
     has_loop = False
-    for top in nodes:
-        for node in ast.walk(top):
-            if isinstance(node, ast.Name):
-                names.add(node.id)
-            elif isinstance(node, ast.Attribute):
-                names.add(node.attr)
-            elif isinstance(node, _LOOPS):
-                has_loop = True
-            elif isinstance(node, ast.alias):
-                names.add((node.asname or node.name).partition(".")[0])
-    return frozenset(names), has_loop
+    deepest = 0
+    stack: list[tuple[ast.AST, int]] = [(node, 1) for node in nodes]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, _LOOPS):
+            has_loop = True
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).partition(".")[0])
+        elif isinstance(node, ast.BoolOp):
+            depth += len(node.values) - 1
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return frozenset(names), has_loop, deepest
 
 
 def _unit(node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str) -> Unit:
-    names, has_loop = _features([node])
-    return Unit(
-        f"{prefix}{node.name}", _first_line(node), node.end_lineno or node.lineno, names, has_loop
-    )
+    names, has_loop, depth = _features([node])
+    end = node.end_lineno or node.lineno
+    return Unit(f"{prefix}{node.name}", _first_line(node), end, names, has_loop, depth)
 
 
 def collect_units(tree: ast.Module) -> FileUnits:
@@ -90,6 +105,6 @@ def collect_units(tree: ast.Module) -> FileUnits:
             )
         else:
             rest.append(stmt)
-    names, has_loop = _features(rest)
+    names, has_loop, depth = _features(rest)
     end = max((getattr(n, "end_lineno", 0) or 0 for n in tree.body), default=0)
-    return FileUnits(tuple(functions), tuple(classes), Unit("", 1, end, names, has_loop))
+    return FileUnits(tuple(functions), tuple(classes), Unit("", 1, end, names, has_loop, depth))

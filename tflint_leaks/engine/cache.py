@@ -64,8 +64,8 @@ class Cache:
     def _load(self) -> None:
         try:
             data = self._path.read_bytes()
-        except FileNotFoundError:
-            return
+        except (FileNotFoundError, NotADirectoryError):
+            return  # nothing cached yet (saving will say why if it cannot be written)
         except OSError as error:
             self._warnings.append(f"cache {self._path} cannot be read ({error.strerror}); ignored")
             return

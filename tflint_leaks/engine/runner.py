@@ -23,6 +23,7 @@ from tflint_leaks.config import Settings, expand_selectors
 from tflint_leaks.diagnostics import Diagnostic, Edit, Fix, Location, Related, Severity
 from tflint_leaks.engine.cache import Cache
 from tflint_leaks.engine.context import FileContext, InsertStatement, Replacement, Report, Target
+from tflint_leaks.engine.deep import MAX_NESTING, call_with_deep_stack
 from tflint_leaks.engine.discovery import discover, matches
 from tflint_leaks.engine.notebook import Notebook, NotebookError, is_notebook, read_notebook
 from tflint_leaks.engine.parallel import Phase
@@ -30,7 +31,7 @@ from tflint_leaks.engine.relevance import blanked_source, combine
 from tflint_leaks.engine.source import SourceError, read_source
 from tflint_leaks.engine.suppression import parse_suppressions
 from tflint_leaks.engine.walker import Walker
-from tflint_leaks.rules import ALL_RULES, RULES_BY_CODE
+from tflint_leaks.rules import ALL_RULES, RULES_BY_CODE, Rule
 
 SYNTAX_ERROR = ("TFL001", "syntax-error")
 INTERNAL_ERROR = ("TFL002", "internal-error")
@@ -132,6 +133,20 @@ def check_file(
         if blanked is None:
             return [], []
         text = blanked
+    depth = parsed.index.units.depth
+    if depth > MAX_NESTING:
+        message = f"too deeply nested to parse ({depth} levels; the limit is {MAX_NESTING})"
+        return [engine_diagnostic(SYNTAX_ERROR, parsed.path, message)], []
+    return call_with_deep_stack(lambda: _parse_and_walk(parsed, text, project, settings, rules))
+
+
+def _parse_and_walk(
+    parsed: ParsedFile,
+    text: str,
+    project: ProjectIndex,
+    settings: Settings,
+    rules: list[type[Rule]],
+) -> tuple[list[Diagnostic], list[str]]:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
