@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tflint_leaks.analysis.values import Value
 from tflint_leaks.engine.context import Callee, FileContext, Report
 
 
@@ -33,6 +34,25 @@ def repeated_tf_function_call(context: FileContext, node: cst.Call) -> Callee | 
     if not context.loops or context.in_tf_function:
         return None
     return context.tf_function_callee(node)
+
+
+def repeated_call_arguments(
+    context: FileContext, node: cst.Call
+) -> Iterator[tuple[Callee, Argument, Value]]:
+    """For a ``tf.function`` call repeated by a loop: each argument that ``input_signature``
+    does not cover, with its value across the loop's iterations."""
+    callee = repeated_tf_function_call(context, node)
+    if callee is None:
+        return
+    evaluator = context.evaluator()
+    for argument in arguments(node, callee):
+        if not callee.facts.covers(argument.position):
+            yield callee, argument, evaluator.value(argument.value)
+
+
+def varies_unboundedly(context: FileContext, value: Value) -> bool:
+    """Takes more distinct values over the loop than ``max-python-values`` allows."""
+    return value.card > context.options.max_python_values
 
 
 def arguments(node: cst.Call, callee: Callee) -> Iterator[Argument]:

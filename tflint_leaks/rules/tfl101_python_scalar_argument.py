@@ -5,7 +5,11 @@ import libcst as cst
 from tflint_leaks.analysis.values import Kind
 from tflint_leaks.diagnostics import Applicability
 from tflint_leaks.engine.relevance import Triggers
-from tflint_leaks.rules._calls import arguments, relate_call, repeated_tf_function_call
+from tflint_leaks.rules._calls import (
+    relate_call,
+    repeated_call_arguments,
+    varies_unboundedly,
+)
 from tflint_leaks.rules.base import Invalid, Rule
 
 
@@ -249,16 +253,8 @@ class PythonScalarArgument(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        callee = repeated_tf_function_call(self.context, node)
-        if callee is None:
-            return
-        evaluator = self.context.evaluator()
-        limit = self.context.options.max_python_values
-        for argument in arguments(node, callee):
-            if callee.facts.covers(argument.position):
-                continue
-            value = evaluator.value(argument.value)
-            if value.kind is not Kind.NUMBER or value.card <= limit:
+        for callee, argument, value in repeated_call_arguments(self.context, node):
+            if value.kind is not Kind.NUMBER or not varies_unboundedly(self.context, value):
                 continue
             report = self.report(
                 argument.value,

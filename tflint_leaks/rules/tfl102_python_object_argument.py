@@ -5,7 +5,11 @@ import libcst as cst
 from tflint_leaks.analysis.scope import dotted
 from tflint_leaks.analysis.values import Kind
 from tflint_leaks.engine.relevance import Triggers
-from tflint_leaks.rules._calls import arguments, relate_call, repeated_tf_function_call
+from tflint_leaks.rules._calls import (
+    relate_call,
+    repeated_call_arguments,
+    varies_unboundedly,
+)
 from tflint_leaks.rules.base import Invalid, Rule
 
 
@@ -221,19 +225,13 @@ class PythonObjectArgument(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        callee = repeated_tf_function_call(self.context, node)
-        if callee is None:
-            return
-        evaluator = self.context.evaluator()
-        limit = self.context.options.max_python_values
-        for argument in arguments(node, callee):
-            if callee.facts.covers(argument.position):
-                continue
+        for callee, argument, value in repeated_call_arguments(self.context, node):
             what = self._new_object(argument.value)
             if what is None:
-                value = evaluator.value(argument.value)
                 changes = value.content_varies or value.size_varies
-                if value.kind is not Kind.CONTAINER or not changes or value.card <= limit:
+                if value.kind is not Kind.CONTAINER or not changes:
+                    continue
+                if not varies_unboundedly(self.context, value):
                     continue
                 what = "Python container whose contents change"
             report = self.report(

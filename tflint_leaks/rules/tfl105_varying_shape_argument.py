@@ -8,7 +8,11 @@ from tflint_leaks.analysis.values import Kind
 from tflint_leaks.diagnostics import Applicability
 from tflint_leaks.engine.context import FileContext, Report
 from tflint_leaks.engine.relevance import Triggers
-from tflint_leaks.rules._calls import arguments, relate_call, repeated_tf_function_call
+from tflint_leaks.rules._calls import (
+    relate_call,
+    repeated_call_arguments,
+    varies_unboundedly,
+)
 from tflint_leaks.rules.base import Invalid, Rule
 
 _RETRACING_KEYWORDS = frozenset({"reduce_retracing", "experimental_relax_shapes"})
@@ -279,16 +283,10 @@ class VaryingShapeArgument(Rule):
             self._makers.append(node)
 
     def visit_Call(self, node: cst.Call) -> None:
-        callee = repeated_tf_function_call(self.context, node)
-        if callee is None or callee.facts.reduce_retracing:
-            return
-        evaluator = self.context.evaluator()
-        limit = self.context.options.max_python_values
-        for argument in arguments(node, callee):
-            if callee.facts.covers(argument.position):
+        for callee, argument, value in repeated_call_arguments(self.context, node):
+            if callee.facts.reduce_retracing or value.kind is not Kind.TENSOR:
                 continue
-            value = evaluator.value(argument.value)
-            if value.kind is not Kind.TENSOR or not value.size_varies or value.card <= limit:
+            if not value.size_varies or not varies_unboundedly(self.context, value):
                 continue
             report = self.report(
                 argument.value,
