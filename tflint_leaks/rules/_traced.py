@@ -8,6 +8,7 @@ import libcst as cst
 from tflint_leaks.analysis.names import CONTAINER_BUILTINS, CONTAINER_TYPES
 from tflint_leaks.analysis.scope import dotted, own_nodes
 from tflint_leaks.engine.context import FileContext, Frame
+from tflint_leaks.rules.base import Rule
 
 
 def first_traced(context: FileContext) -> int | None:
@@ -94,23 +95,24 @@ def outliving_container(context: FileContext, receiver: cst.BaseExpression) -> s
     return "a global" if frame.kind == "module" else "a closure variable"
 
 
-class Guards:
-    """The ``if`` statements around the current node that guard a first call
-    (``if self.v is None:``, ``if not self.built:``, ``if not hasattr(self, "v"):``); a rule
-    feeds it from ``visit_If``/``leave_If``."""
+class GuardedRule(Rule):
+    """A rule that needs to know whether the current node sits under ``if`` statements that
+    guard a first call (``if self.v is None:``, ``if not self.built:``,
+    ``if not hasattr(self, "v"):``)."""
 
-    def __init__(self) -> None:
-        self._open: list[bool] = []
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._open_ifs: list[bool] = []
 
-    def enter(self, node: cst.If) -> None:
-        self._open.append(_is_guard(node.test))
+    def visit_If(self, node: cst.If) -> None:
+        self._open_ifs.append(_is_guard(node.test))
 
-    def leave(self) -> None:
-        self._open.pop()
+    def leave_If(self, original_node: cst.If) -> None:
+        self._open_ifs.pop()
 
     @property
     def guarded(self) -> bool:
-        return any(self._open)
+        return any(self._open_ifs)
 
 
 def _is_guard(test: cst.BaseExpression) -> bool:

@@ -5,13 +5,13 @@ import libcst as cst
 from tflint_leaks.analysis.scope import dotted
 from tflint_leaks.engine.relevance import Triggers
 from tflint_leaks.rules._models import method_call
-from tflint_leaks.rules._traced import Guards, outliving_container
-from tflint_leaks.rules.base import Invalid, Rule
+from tflint_leaks.rules._traced import GuardedRule, outliving_container
+from tflint_leaks.rules.base import Invalid
 
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop"})
 
 
-class PythonContainerMutation(Rule):
+class PythonContainerMutation(GuardedRule):
     """
     ## What it does
     Flags a Python list, dict or set that outlives a `tf.function` call (a module global, a
@@ -198,16 +198,6 @@ class PythonContainerMutation(Rule):
         ),
     )
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._guards = Guards()
-
-    def visit_If(self, node: cst.If) -> None:
-        self._guards.enter(node)
-
-    def leave_If(self, original_node: cst.If) -> None:
-        self._guards.leave()
-
     def visit_Call(self, node: cst.Call) -> None:
         if not self.context.in_tf_function:
             return
@@ -226,7 +216,7 @@ class PythonContainerMutation(Rule):
             self._check(node, node.target.value)
 
     def _check(self, node: cst.CSTNode, receiver: cst.BaseExpression) -> None:
-        if self._guards.guarded:
+        if self.guarded:
             return
         what = outliving_container(self.context, receiver)
         if what is None:

@@ -4,11 +4,11 @@ import libcst as cst
 
 from tflint_leaks.analysis.names import TF_VARIABLE
 from tflint_leaks.engine.relevance import Triggers
-from tflint_leaks.rules._traced import Guards
-from tflint_leaks.rules.base import Invalid, Rule
+from tflint_leaks.rules._traced import GuardedRule
+from tflint_leaks.rules.base import Invalid
 
 
-class VariableCreatedPerCall(Rule):
+class VariableCreatedPerCall(GuardedRule):
     """
     ## What it does
     Flags `tf.Variable(...)` created inside a `tf.function` body without a first-call guard
@@ -163,19 +163,9 @@ class VariableCreatedPerCall(Rule):
         ),
     )
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._guards = Guards()
-
-    def visit_If(self, node: cst.If) -> None:
-        self._guards.enter(node)
-
-    def leave_If(self, original_node: cst.If) -> None:
-        self._guards.leave()
-
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
-        if not context.in_tf_function or self._guards.guarded:
+        if not context.in_tf_function or self.guarded:
             return
         if context.resolve(node.func) != TF_VARIABLE:
             return

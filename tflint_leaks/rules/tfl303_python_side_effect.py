@@ -5,14 +5,14 @@ import libcst as cst
 from tflint_leaks.analysis.names import TF_VARIABLE
 from tflint_leaks.analysis.scope import dotted, own_nodes
 from tflint_leaks.engine.relevance import Triggers
-from tflint_leaks.rules._traced import Guards, Statements
-from tflint_leaks.rules.base import Invalid, Rule
+from tflint_leaks.rules._traced import GuardedRule, Statements
+from tflint_leaks.rules.base import Invalid
 
 #: Modules whose calls return a different value (or act) every time: frozen at trace time.
 _IMPURE_PREFIXES = ("random.", "numpy.random.", "time.", "datetime.datetime.now")
 
 
-class PythonSideEffect(Rule):
+class PythonSideEffect(GuardedRule):
     """
     ## What it does
     Flags Python-side effects inside a `tf.function`: Python state updated on `self`
@@ -198,15 +198,8 @@ class PythonSideEffect(Rule):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._guards = Guards()
         self._statements = Statements()
         self._declared: dict[int, set[str]] = {}
-
-    def visit_If(self, node: cst.If) -> None:
-        self._guards.enter(node)
-
-    def leave_If(self, original_node: cst.If) -> None:
-        self._guards.leave()
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._statements.enter(node)
@@ -238,7 +231,7 @@ class PythonSideEffect(Rule):
 
     def _assigned(self, node: cst.CSTNode, target: cst.BaseExpression) -> None:
         context = self.context
-        if not context.in_tf_function or self._guards.guarded:
+        if not context.in_tf_function or self.guarded:
             return
         name = dotted(target)
         if name is None:
