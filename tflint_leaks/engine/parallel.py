@@ -8,12 +8,13 @@ the ``KeyboardInterrupt``, keeps what was finished and terminates the workers.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 from collections.abc import Callable, Iterator, Sequence
-from multiprocessing.pool import Pool as _ProcessPool
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import Pool as _ProcessPool
 
 Item = TypeVar("Item")
 Shared = TypeVar("Shared")
@@ -52,6 +53,8 @@ class Phase(Generic[Item, Shared, Result]):
             for item in items:
                 yield self._task(item, self._shared)
             return
+        import multiprocessing  # only when workers are used: it costs start-up time
+
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         context = multiprocessing.get_context(method)
         self._pool = context.Pool(
