@@ -1,6 +1,6 @@
 """Performance of tflint-leaks beside its peers on the real-code corpus, in one run (issue 6).
 
-    .venv/bin/python benchmarks/bench.py [--packages tf-keras ...] [--no-peers]
+    .venv/bin/python benchmarks/bench.py [--packages tf-keras ...] [--no-peers] [--timeout S]
 
 Every measurement is one child process: CPU time (user + system, its waited-for children
 included), wall time and peak RSS (of the largest single process) come from ``os.wait4``. Ratios
