@@ -318,8 +318,10 @@ def lint_paths(
     phases: list[Phase[Any, Any, Any]] = []
     try:
         indexed: list[tuple[str, ParsedFile]] = []
-        phases.append(Phase(_index_with_cache, cache, jobs))
-        for outcome in phases[-1].run(found.files):
+        unchanged, changed = _cached_index(found.files, cache, result)
+        indexed.extend(unchanged)
+        phases.append(Phase(_index_path, None, jobs))
+        for outcome in phases[-1].run(changed):
             if isinstance(outcome, Diagnostic):
                 result.diagnostics.append(outcome)
             else:
@@ -352,16 +354,38 @@ def lint_paths(
     return result
 
 
-def _index_with_cache(path: Path, cache: Cache | None) -> tuple[str, ParsedFile] | Diagnostic:
-    """Index one file, or take it from the cache when its text is unchanged."""
+def _cached_index(
+    paths: list[Path], cache: Cache | None, result: RunResult
+) -> tuple[list[tuple[str, ParsedFile]], list[Path]]:
+    """The files whose text the cache has indexed already, and the paths left to index. Done
+    here, not in workers: reading and hashing is cheap, shipping indexed files back is not."""
+    if cache is None:
+        return [], paths
+    unchanged: list[tuple[str, ParsedFile]] = []
+    changed: list[Path] = []
+    for path in paths:
+        try:
+            text = read_source(path)
+        except SourceError as error:
+            result.diagnostics.append(_unreadable(str(path), error))
+            continue
+        digest = text_digest(text)
+        cached = cache.parsed(str(path), digest)
+        if cached is None:
+            changed.append(path)
+        else:
+            unchanged.append((digest, cached))
+    return unchanged, changed
+
+
+def _index_path(path: Path, _: None) -> tuple[str, ParsedFile] | Diagnostic:
+    """Read and index one file, with the digest of its text."""
     try:
         text = read_source(path)
     except SourceError as error:
         return _unreadable(str(path), error)
-    digest = text_digest(text)
-    cached = cache.parsed(str(path), digest) if cache is not None else None
-    parsed = cached if cached is not None else index_file(path, text)
-    return parsed if isinstance(parsed, Diagnostic) else (digest, parsed)
+    parsed = index_file(path, text)
+    return parsed if isinstance(parsed, Diagnostic) else (text_digest(text), parsed)
 
 
 def _check(
