@@ -26,7 +26,7 @@ from tflint_leaks.analysis.names import (
     is_keras,
     resolve_dotted,
 )
-from tflint_leaks.analysis.units import FileUnits, collect_units
+from tflint_leaks.analysis.units import FileUnits, ImportNode, collect_units
 
 #: Keras callback hooks, run in Python once per batch or per epoch: a ``tf.function`` created
 #: inside one is created again every time.
@@ -215,8 +215,8 @@ class IndexBuilder(ast.NodeVisitor):
             package = package.rpartition(".")[0]
         return f"{package}.{module}" if module and package else (module or package)
 
-    def collect_imports(self, tree: ast.Module) -> None:
-        for node in ast.walk(tree):
+    def collect_imports(self, tree: ast.Module, import_nodes: list[ImportNode]) -> None:
+        for node in import_nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -555,7 +555,8 @@ def index_source(source: str, path: Path, tree: ast.Module | None = None) -> Mod
     if tree is None:
         tree = ast.parse(source, filename=str(path))
     builder = IndexBuilder(source.splitlines(), module, is_package)
-    builder.collect_imports(tree)
+    units, import_nodes = collect_units(tree)
+    builder.collect_imports(tree, import_nodes)
     builder.collect_definitions(tree)
     return ModuleIndex(
         path=str(path),
@@ -569,6 +570,6 @@ def index_source(source: str, path: Path, tree: ast.Module | None = None) -> Mod
         tf_function_names=builder.tf_function_names,
         traced=tuple(sorted(builder.traced)),
         uses_tensorflow=any(marker in source for marker in _TENSORFLOW_MARKERS),
-        units=collect_units(tree),
+        units=units,
         digest=text_digest(source),
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.comprehension)
+_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While, ast.comprehension})
 
 
 @dataclass(frozen=True)
@@ -55,48 +55,71 @@ def _first_line(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> 
     return min([node.lineno, *(d.lineno for d in node.decorator_list)])
 
 
-def _features(nodes: list[ast.AST]) -> tuple[frozenset[str], bool, int]:
+ImportNode = ast.Import | ast.ImportFrom
+
+
+def _features(
+    nodes: list[ast.AST], imports: list[tuple[int, ImportNode]]
+) -> tuple[frozenset[str], bool, int]:
     """The identifiers mentioned, whether there is a loop, and the deepest nesting (counted as
-    libcst nests: ``a and b and c`` is one ``ast`` node but two levels in libcst)."""
+    libcst nests: ``a and b and c`` is one ``ast`` node but two levels in libcst); the import
+    statements met are added to ``imports`` with their depth. One walk serves all of it (this
+    is the hot loop of the index: child nodes are read from the fields directly)."""
     names: set[str] = set()
     has_loop = False
     deepest = 0
     stack: list[tuple[ast.AST, int]] = [(node, 1) for node in nodes]
+    push = stack.append
     while stack:
         node, depth = stack.pop()
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            names.add(node.attr)
-        elif isinstance(node, _LOOPS):
+        kind = type(node)
+        if kind is ast.Name:
+            names.add(node.id)  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            names.add(node.attr)  # type: ignore[attr-defined]
+        elif kind in _LOOPS:
             has_loop = True
-        elif isinstance(node, ast.alias):
-            names.add((node.asname or node.name).partition(".")[0])
-        elif isinstance(node, ast.BoolOp):
-            depth += len(node.values) - 1
+        elif kind is ast.alias:
+            names.add((node.asname or node.name).partition(".")[0])  # type: ignore[attr-defined]
+        elif kind is ast.BoolOp:
+            depth += len(node.values) - 1  # type: ignore[attr-defined]
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            imports.append((depth, node))  # type: ignore[arg-type]
         deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, ast.AST):
+                push((value, depth + 1))
+            elif type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        push((item, depth + 1))
     return frozenset(names), has_loop, deepest
 
 
-def _unit(node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str) -> Unit:
-    names, has_loop, depth = _features([node])
+def _unit(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, imports: list[tuple[int, ImportNode]]
+) -> Unit:
+    names, has_loop, depth = _features([node], imports)
     end = node.end_lineno or node.lineno
     return Unit(f"{prefix}{node.name}", _first_line(node), end, names, has_loop, depth)
 
 
-def collect_units(tree: ast.Module) -> FileUnits:
+def collect_units(tree: ast.Module) -> tuple[FileUnits, list[ImportNode]]:
+    """The file's units, and every import statement in it, outermost first (as ``ast.walk``
+    would meet them: a nested import of the same name is read last and wins)."""
+    imports: list[tuple[int, ImportNode]] = []
     functions: list[Unit] = []
     classes: list[ClassUnits] = []
     rest: list[ast.AST] = []
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            functions.append(_unit(stmt, ""))
+            functions.append(_unit(stmt, "", imports))
         elif isinstance(stmt, ast.ClassDef):
             methods = []
             for inner in stmt.body:
                 if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
-                    methods.append(_unit(inner, f"{stmt.name}."))
+                    methods.append(_unit(inner, f"{stmt.name}.", imports))
                 else:
                     rest.append(inner)
             rest.extend([*stmt.bases, *stmt.keywords, *stmt.decorator_list])
@@ -105,6 +128,8 @@ def collect_units(tree: ast.Module) -> FileUnits:
             )
         else:
             rest.append(stmt)
-    names, has_loop, depth = _features(rest)
+    names, has_loop, depth = _features(rest, imports)
     end = max((getattr(n, "end_lineno", 0) or 0 for n in tree.body), default=0)
-    return FileUnits(tuple(functions), tuple(classes), Unit("", 1, end, names, has_loop, depth))
+    module = Unit("", 1, end, names, has_loop, depth)
+    imports.sort(key=lambda item: (item[0], item[1].lineno, item[1].col_offset))
+    return FileUnits(tuple(functions), tuple(classes), module), [node for _, node in imports]
