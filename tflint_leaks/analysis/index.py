@@ -26,7 +26,7 @@ from tflint_leaks.analysis.names import (
     is_keras,
     resolve_dotted,
 )
-from tflint_leaks.analysis.units import FileUnits, ImportNode, collect_units
+from tflint_leaks.analysis.units import FileUnits, ImportNode, child_nodes, collect_units
 
 #: Keras callback hooks, run in Python once per batch or per epoch: a ``tf.function`` created
 #: inside one is created again every time.
@@ -524,7 +524,7 @@ def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
         yield current
         if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
             continue
-        stack.extend(ast.iter_child_nodes(current))
+        stack.extend(child_nodes(current))
 
 
 def module_name_for(path: Path) -> tuple[str, bool, Path]:

@@ -51,6 +51,18 @@ class FileUnits:
         return max(unit.depth for unit in units)
 
 
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))`` without its two generators (the index's hot path)."""
+    found: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            found.append(value)
+        elif type(value) is list:
+            found.extend(item for item in value if isinstance(item, ast.AST))
+    return found
+
+
 def _first_line(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:
     return min([node.lineno, *(d.lineno for d in node.decorator_list)])
 
@@ -64,12 +76,11 @@ def _features(
     """The identifiers mentioned, whether there is a loop, and the deepest nesting (counted as
     libcst nests: ``a and b and c`` is one ``ast`` node but two levels in libcst); the import
     statements met are added to ``imports`` with their depth. One walk serves all of it (this
-    is the hot loop of the index: child nodes are read from the fields directly)."""
+    is the hot loop of the index)."""
     names: set[str] = set()
     has_loop = False
     deepest = 0
     stack: list[tuple[ast.AST, int]] = [(node, 1) for node in nodes]
-    push = stack.append
     while stack:
         node, depth = stack.pop()
         kind = type(node)
@@ -86,14 +97,7 @@ def _features(
         elif kind is ast.Import or kind is ast.ImportFrom:
             imports.append((depth, node))  # type: ignore[arg-type]
         deepest = max(deepest, depth)
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if isinstance(value, ast.AST):
-                push((value, depth + 1))
-            elif type(value) is list:
-                for item in value:
-                    if isinstance(item, ast.AST):
-                        push((item, depth + 1))
+        stack.extend((child, depth + 1) for child in child_nodes(node))
     return frozenset(names), has_loop, deepest
 
 
