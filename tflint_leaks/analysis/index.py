@@ -101,12 +101,6 @@ class FunctionFacts:
     #: The body calls ``clear_session()`` (under any import path).
     cleans_up: bool = False
 
-    def param_position(self, name: str) -> int | None:
-        try:
-            return self.params.index(name)
-        except ValueError:
-            return None
-
 
 @dataclass(frozen=True)
 class ClassFacts:

@@ -58,9 +58,6 @@ class ProjectIndex:
     def modules(self) -> list[ModuleIndex]:
         return list(self._by_path.values())
 
-    def for_path(self, path: str) -> ModuleIndex | None:
-        return self._by_path.get(path)
-
     # -- modules -------------------------------------------------------------------------------
 
     def find_module(self, name: str, importer: ModuleIndex) -> ModuleIndex | None:
