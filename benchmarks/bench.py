@@ -34,6 +34,7 @@ from corpus import (
     PINNED,
     REPO,
     CorpusError,
+    add_packages_argument,
     corpus_root,
     count_lines,
     source_files,
@@ -388,14 +389,7 @@ def _git_describe() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--packages",
-        nargs="+",
-        choices=list(PINNED),
-        default=["tf-keras"],
-        metavar="NAME",
-        help=f"corpus packages, of {', '.join(PINNED)} (default: tf-keras)",
-    )
+    add_packages_argument(parser, ["tf-keras"], "measure")
     parser.add_argument("--no-peers", action="store_true", help="measure tflint-leaks only")
     parser.add_argument(
         "--timeout",

@@ -226,16 +226,24 @@ def _unpack_sources(wheel: Path, dest: Path) -> None:
             target.write_bytes(archive.read(member))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_packages_argument(
+    parser: argparse.ArgumentParser, default: Sequence[str], verb: str
+) -> None:
+    """The ``--packages`` option every benchmark script takes."""
+    shown = "all of " + ", ".join(PINNED) if list(default) == list(PINNED) else ", ".join(default)
     parser.add_argument(
         "--packages",
         nargs="+",
         choices=list(PINNED),
-        default=list(PINNED),
+        default=list(default),
         metavar="NAME",
-        help=f"packages to fetch (default: all of {', '.join(PINNED)})",
+        help=f"packages to {verb} (default: {shown})",
     )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_packages_argument(parser, list(PINNED), "fetch")
     args = parser.parse_args(argv)
     print(f"{'package':<24} {'version':<9} {'files':>6} {'lines':>9}  path")
     total_files = total_lines = 0

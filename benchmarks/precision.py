@@ -26,6 +26,7 @@ from typing import Any
 from corpus import (
     PINNED,
     CorpusError,
+    add_packages_argument,
     count_lines,
     package_root,
     source_files,
@@ -149,14 +150,7 @@ def findings_markdown(report: Report) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--packages",
-        nargs="+",
-        choices=list(PINNED),
-        default=list(PINNED),
-        metavar="NAME",
-        help=f"packages to lint (default: all of {', '.join(PINNED)})",
-    )
+    add_packages_argument(parser, list(PINNED), "lint")
     parser.add_argument(
         "--reduced",
         action="store_true",
