@@ -32,6 +32,24 @@ class RuleFailure:
     traceback: str
 
 
+HookName = tuple[str, type[cst.CSTNode], str]
+_HOOK_NAMES: dict[type[Rule], tuple[HookName, ...]] = {}
+
+
+def _hook_names(rule_class: type[Rule]) -> tuple[HookName, ...]:
+    """``(visit|leave, node type, method name)`` of a rule's hooks, found once per rule class
+    rather than once per file."""
+    found = _HOOK_NAMES.get(rule_class)
+    if found is None:
+        hooks = []
+        for attribute in dir(rule_class):
+            prefix, _, node_name = attribute.partition("_")
+            if prefix in {"visit", "leave"} and node_name:
+                hooks.append((prefix, getattr(cst, node_name), attribute))
+        found = _HOOK_NAMES[rule_class] = tuple(hooks)
+    return found
+
+
 class Walker:
     def __init__(self, context: FileContext, rules: Iterable[type[Rule]]) -> None:
         self.context = context
@@ -41,11 +59,7 @@ class Walker:
         self._failed: set[type[Rule]] = set()
         for rule_class in rules:
             rule = rule_class(context)
-            for attribute in dir(rule_class):
-                prefix, _, node_name = attribute.partition("_")
-                if prefix not in {"visit", "leave"} or not node_name:
-                    continue
-                node_type = getattr(cst, node_name)
+            for prefix, node_type, attribute in _hook_names(rule_class):
                 table = self._visit if prefix == "visit" else self._leave
                 table.setdefault(node_type, []).append((rule, getattr(rule, attribute)))
 
