@@ -39,6 +39,18 @@ def _split(values: Sequence[str]) -> list[str]:
     return [code.strip() for value in values for code in value.split(",") if code.strip()]
 
 
+#: Options the linting commands share.
+output_format_option = click.option(
+    "--output-format", type=click.Choice(OUTPUT_FORMATS), default="text", show_default=True
+)
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Use this pyproject.toml instead of the nearest one.",
+)
+
+
 class DefaultCommandGroup(click.Group):
     """A group whose ``check`` command runs when the first argument is not a command name."""
 
@@ -72,15 +84,8 @@ def cli() -> None:
     default=None,
     help="Apply excludes to files named explicitly too (for pre-commit).",
 )
-@click.option(
-    "--output-format", type=click.Choice(OUTPUT_FORMATS), default="text", show_default=True
-)
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Use this pyproject.toml instead of the nearest one.",
-)
+@output_format_option
+@config_option
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the cache.")
@@ -285,15 +290,8 @@ class SplitArgsCommand(click.Command):
 )
 @click.option("--select", multiple=True, help="Rule codes or prefixes of the static pass.")
 @click.option("--ignore", multiple=True, help="Rule codes or prefixes to leave out.")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Use this pyproject.toml instead of the nearest one.",
-)
-@click.option(
-    "--output-format", type=click.Choice(OUTPUT_FORMATS), default="text", show_default=True
-)
+@config_option
+@output_format_option
 @click.pass_context
 def confirm(
     ctx: click.Context,
