@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tflint_leaks.cli import main
-from tflint_leaks.rules import RULES_BY_CODE
+from tflint_leaks.registry import BY_CODE
 
 GOOD = """\
 import tensorflow as tf
@@ -442,7 +442,7 @@ def test_internal_error_in_one_rule(
 ) -> None:
     """TFL101 fails on every file: each becomes a TFL002 naming the rule and the file, exit 2;
     TFL103 still reports; ``--show-traceback`` prints where it failed."""
-    rule = RULES_BY_CODE["TFL101"]
+    rule = BY_CODE["TFL101"].load()
     hook = next(name for name in dir(rule) if name.startswith("visit_"))
     monkeypatch.setattr(rule, hook, failing_hook)
     write("other.py", "import tensorflow as tf\nfor i in range(9): tf.function(lambda x: x)(i)\n")(

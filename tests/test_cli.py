@@ -260,11 +260,34 @@ def test_rule_docs_and_rule_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert out.startswith("# python-scalar-argument (TFL101)\n\n## What it does\n")
     assert run(capsys, "rule", "python-scalar-argument")[1] == out
     code, _, err = run(capsys, "rule", "TFL999")
-    assert code == 2 and "unknown rule `TFL999`" in err
+    assert (code, err) == (2, "error: unknown code `TFL999`; `tflint-leaks rules` lists them\n")
     code, out, _ = run(capsys, "rules", "--output-format", "json")
-    entries = json.loads(out)
+    entries = {entry["code"]: entry for entry in json.loads(out)}
     assert code == 0
-    assert entries[0]["code"] == "TFL101" and entries[0]["fix"] == "unsafe"
+    assert entries["TFL101"]["fix"] == "unsafe" and entries["TFL101"]["kind"] == "rule"
+    assert (entries["TFL001"]["kind"], entries["TFL900"]["kind"]) == ("engine", "runtime")
+    code, out, _ = run(capsys, "rules")
+    assert code == 0
+    assert out.splitlines()[0] == "TFL001  syntax-error" + " " * 23 + (
+        "The file cannot be read or parsed as Python; it is skipped (engine)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "heading"),
+    [
+        ("TFL001", "# syntax-error (TFL001)"),
+        ("tfl002", "# internal-error (TFL002)"),
+        ("runtime-retracing", "# runtime-retracing (TFL900)"),
+    ],
+)
+def test_rule_documents_engine_and_runtime_codes(
+    capsys: pytest.CaptureFixture[str], code: str, heading: str
+) -> None:
+    """Every code the tool emits has docs, not only the rules (failed before: "unknown rule")."""
+    exit_code, out, _ = run(capsys, "rule", code)
+    assert exit_code == 0
+    assert out.splitlines()[:3] == [heading, "", "## What it does"]
 
 
 def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:

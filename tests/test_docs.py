@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tflint_leaks import DOCS_URL, docs
-from tflint_leaks.rules import ALL_RULES
+from tflint_leaks.registry import CODES, RULES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -17,9 +17,9 @@ def test_generated_docs_are_current() -> None:
     assert docs.stale(ROOT) == [], "run `python -m tflint_leaks.docs` and commit the result"
 
 
-def test_every_rule_url_points_at_its_generated_page() -> None:
-    for rule in ALL_RULES:
-        assert rule.url() == f"{DOCS_URL}/rules/{rule.code}.md"
+def test_every_code_url_points_at_its_generated_page() -> None:
+    for rule in CODES:
+        assert rule.url == f"{DOCS_URL}/rules/{rule.code}.md"
         page = ROOT / "docs" / "rules" / f"{rule.code}.md"
         assert page.read_text(encoding="utf-8").startswith(docs.GENERATED)
     assert DOCS_URL.endswith("/blob/main/docs")
@@ -35,9 +35,9 @@ def repo(tmp_path: Path) -> Path:
 def test_check_names_stale_missing_and_orphaned_files(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    first = ALL_RULES[0].code
+    first = RULES[0].code
     (repo / "docs" / "rules" / f"{first}.md").write_text("edited\n")
-    (repo / "docs" / "rules" / f"{ALL_RULES[-1].code}.md").unlink()
+    (repo / "docs" / "rules" / f"{RULES[-1].code}.md").unlink()
     (repo / "docs" / "rules" / "TFL999.md").write_text("a removed rule\n")
     readme = repo / "README.md"
     readme.write_text(readme.read_text().replace("| Code |", "| code |"))
@@ -45,7 +45,7 @@ def test_check_names_stale_missing_and_orphaned_files(
     stale = {line.split()[1] for line in capsys.readouterr().out.splitlines()}
     assert stale == {
         str(repo / "docs" / "rules" / f"{first}.md"),
-        str(repo / "docs" / "rules" / f"{ALL_RULES[-1].code}.md"),
+        str(repo / "docs" / "rules" / f"{RULES[-1].code}.md"),
         str(repo / "docs" / "rules" / "TFL999.md"),
         str(readme),
     }
@@ -58,7 +58,7 @@ def test_readme_table_lists_every_rule_between_the_markers() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     start, end = docs.MARKERS
     table = text.split(start)[1].split(end)[0]
-    for rule in ALL_RULES:
+    for rule in RULES:
         assert f"| [{rule.code}](docs/rules/{rule.code}.md) | {rule.name} |" in table
 
 
@@ -69,11 +69,11 @@ def test_readme_without_markers_is_an_error(tmp_path: Path) -> None:
 
 
 def test_pages_say_whether_there_is_a_fix() -> None:
-    for rule in ALL_RULES:
+    for rule in RULES:
         page = docs.rule_page(rule)
-        if rule.fix_applicability is None:
+        if rule.fix is None:
             assert "**Fix:** none; this rule has no automatic fix." in page
         else:
-            assert f"**Fix:** {rule.fix_applicability.value}" in page
+            assert f"**Fix:** {rule.fix.value}" in page
             assert "## Fix safety" in page
             assert "After the fix:" in page

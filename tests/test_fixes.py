@@ -6,25 +6,27 @@ import ast
 import stat
 from pathlib import Path
 
-import libcst as cst
 import pytest
 
-from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.cli import main
 from tflint_leaks.config import Settings
 from tflint_leaks.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
-from tflint_leaks.engine import fixes, runner
-from tflint_leaks.engine.context import InsertStatement
+from tflint_leaks.engine import fixes
 from tflint_leaks.engine.runner import lint_paths
-from tflint_leaks.rules import ALL_RULES, Invalid, Rule
-from tflint_leaks.rules.base import valid_source
+from tflint_leaks.registry import RULES, Code
+from tflint_leaks.rulekit.rule import Invalid, Valid
 
 FIXED_CASES = [
-    pytest.param(rule, example, id=f"{rule.code}-invalid-{number}")
-    for rule in ALL_RULES
-    for number, example in enumerate(rule.INVALID)
+    pytest.param(code, example, id=f"{code.code}-invalid-{number}")
+    for code in RULES
+    for number, example in enumerate(code.load().INVALID)
     if example.fixed is not None
 ]
+
+
+def valid_source(code: str) -> str:
+    return Valid(code).source
+
 
 SCALAR = valid_source(
     """
@@ -49,14 +51,14 @@ def codes(path: Path) -> list[str]:
     return [d.code for d in lint_paths([path], Settings(select=("ALL",))).diagnostics]
 
 
-def fix_flags(rule: type[Rule]) -> list[str]:
-    unsafe = rule.fix_applicability is Applicability.UNSAFE
+def fix_flags(code: Code) -> list[str]:
+    unsafe = code.fix is Applicability.UNSAFE
     return ["--fix", "--unsafe-fixes"] if unsafe else ["--fix"]
 
 
 @pytest.mark.parametrize(("rule", "example"), FIXED_CASES)
 def test_fixed_example(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], rule: type[Rule], example: Invalid
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], rule: Code, example: Invalid
 ) -> None:
     assert example.fixed is not None
     path = tmp_path / "example.py"
@@ -72,10 +74,10 @@ def test_fixed_example(
     capsys.readouterr()
 
 
-@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda rule: rule.code)
-def test_a_rule_with_a_fix_has_a_fixed_example(rule: type[Rule]) -> None:
-    with_fixed = [example for example in rule.INVALID if example.fixed is not None]
-    assert bool(with_fixed) == (rule.fix_applicability is not None)
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.code)
+def test_a_rule_with_a_fix_has_a_fixed_example(rule: Code) -> None:
+    with_fixed = [example for example in rule.load().INVALID if example.fixed is not None]
+    assert bool(with_fixed) == (rule.fix is not None)
 
 
 def test_safe_fixes_only_without_unsafe_fixes(
@@ -202,43 +204,27 @@ def test_a_symlink_is_fixed_through(tmp_path: Path) -> None:
     assert target.read_text() == "changed\n"
 
 
-class InsertDemo(Rule):
-    """A rule for the statement-insertion hook: flags every `train(...)` expression statement
-    and fixes it by inserting `reset()` before it and `cleanup()` after it."""
-
-    code = "TFL999"
-    name = "insert-demo"
-    summary = "demo"
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        (statement,) = node.body
-        call = statement.value if isinstance(statement, cst.Expr) else None
-        if isinstance(call, cst.Call) and cst.ensure_type(call.func, cst.Name).value == "train":
-            self.report(node, "demo").with_fix(
-                "insert",
-                Applicability.SAFE,
-                [
-                    (node, InsertStatement("reset()")),
-                    (node, InsertStatement("cleanup()", True)),
-                ],
-            )
-
-
-def test_insert_statement_keeps_the_indentation(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(runner, "ALL_RULES", (InsertDemo,))
-    path = tmp_path / "loop.py"
-    path.write_text("import tensorflow as tf\r\nfor i in x:\r\n\tif i:\r\n\t\ttrain(i)\r\n")
-    parsed = runner.index_file(path)
-    assert isinstance(parsed, runner.ParsedFile)
-    project = ProjectIndex([parsed.index])
-    (diagnostic,), _ = runner.check_file(parsed, project, Settings(), frozenset({"TFL999"}))
-    fixed, applied, _ = fixes.fix_text(parsed.text, [diagnostic])
-    assert applied == [diagnostic]
-    assert fixed == (
-        "import tensorflow as tf\r\nfor i in x:\r\n\tif i:\r\n"
-        "\t\treset()\r\n\t\ttrain(i)\r\n\t\tcleanup()\r\n"
+def test_inserted_statements_keep_the_indentation_and_line_endings(tmp_path: Path) -> None:
+    """TFL201's and TFL401's fixes insert a statement at the indentation of the statement they
+    follow or precede: tabs and CRLF line endings are kept."""
+    path = tmp_path / "search.py"
+    source = (
+        "import tensorflow as tf\r\n"
+        "def step(x):\r\n"
+        "\twith tf.GradientTape(persistent=True) as tape:\r\n"
+        "\t\ty = x * x\r\n"
+        "\tdy = tape.gradient(y, x)\r\n"
+        "\tprint(dy)\r\n"
+        "for units in [1, 2, 3, 4, 5, 6, 7, 8]:\r\n"
+        "\tif units:\r\n"
+        "\t\tmodel = tf.keras.Sequential([])\r\n"
+    )
+    path.write_bytes(source.encode())
+    assert main(["--fix", "--unsafe-fixes", "--no-cache", str(path)]) == 0
+    assert path.read_bytes().decode() == (
+        source.replace(
+            "\tdy = tape.gradient(y, x)\r\n", "\tdy = tape.gradient(y, x)\r\n\tdel tape\r\n"
+        ).replace("\tif units:", "\ttf.keras.backend.clear_session()\r\n\tif units:")
     )
 
 

@@ -31,8 +31,8 @@ def test_clean_fixtures_have_no_expectations() -> None:
 
 
 def test_every_shipped_rule_appears_in_a_fixture() -> None:
-    from tflint_leaks.rules import ALL_RULES
+    from tflint_leaks.registry import RULES
 
     expected_codes = {code for path in FILES for code, _, _ in expected_findings(path)}
-    missing = {rule.code for rule in ALL_RULES if rule.default_enabled} - expected_codes
+    missing = {rule.code for rule in RULES if rule.default_enabled} - expected_codes
     assert not missing

@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.config import Settings
 from tflint_leaks.diagnostics import Diagnostic, Location
-from tflint_leaks.engine.runner import ParsedFile, check_file, index_file
-from tflint_leaks.engine.source import SourceError, decode_source
-from tflint_leaks.rules import ALL_RULES
+from tflint_leaks.engine.check import check_file
+from tflint_leaks.engine.indexing import ParsedFile, index_file
+from tflint_leaks.registry import RULES
+from tflint_leaks.source import SourceError, decode_source
 
 pytestmark = pytest.mark.fuzz
 
@@ -40,9 +41,9 @@ CODES = ALL_SETTINGS.enabled_codes()
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 FIXTURES = sorted((Path(__file__).parent.parent / "fixtures").rglob("*.py"))
 SNIPPETS = [
-    textwrap.dedent(example if isinstance(example, str) else example.code).strip("\n") + "\n"
-    for rule in ALL_RULES
-    for example in (*rule.VALID, *rule.INVALID)
+    example.source.strip("\n") + "\n"
+    for code in RULES
+    for example in (*code.load().VALID, *code.load().INVALID)
 ]
 
 
@@ -77,7 +78,7 @@ def lint_text(text: str, *, prefilter: bool = True) -> list[Diagnostic]:
         check_positions(text, [parsed])
         return [parsed]
     project = ProjectIndex([parsed.index])
-    diagnostics, _ = check_file(parsed, project, ALL_SETTINGS, CODES, prefilter=prefilter)
+    diagnostics, _ = check_file(parsed, project, ALL_SETTINGS.options, CODES, prefilter=prefilter)
     check_positions(text, diagnostics)
     return diagnostics
 

@@ -9,11 +9,11 @@ import pytest
 
 from tflint_leaks.analysis.index import index_source
 from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.analysis.triggers import Triggers
 from tflint_leaks.config import Settings
-from tflint_leaks.engine.relevance import Triggers, blanked_source, combine
+from tflint_leaks.engine.relevance import blanked_source, combine
 from tflint_leaks.engine.runner import lint_paths
-from tflint_leaks.rules import ALL_RULES
-from tflint_leaks.rules.base import valid_source
+from tflint_leaks.registry import RULES, Code
 
 ROOT = Path(__file__).resolve().parent.parent
 EVERY_RULE = Settings(select=("ALL",))
@@ -31,11 +31,12 @@ def test_fixtures_give_the_same_findings_with_and_without_the_prefilter() -> Non
     assert with_prefilter == _findings(paths, prefilter=False)
 
 
-@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda rule: rule.code)
+@pytest.mark.parametrize("code", RULES, ids=lambda code: code.code)
 def test_examples_give_the_same_findings_with_and_without_the_prefilter(
-    tmp_path: Path, rule: type
+    tmp_path: Path, code: Code
 ) -> None:
-    sources = [example.source for example in rule.INVALID] + [valid_source(v) for v in rule.VALID]
+    rule = code.load()
+    sources = [example.source for example in (*rule.INVALID, *rule.VALID)]
     for number, source in enumerate(sources):
         path = tmp_path / f"example_{number}.py"
         path.write_text(source)

@@ -136,7 +136,8 @@ def check(
     """Lint PATHS (default: the current directory)."""
     from tflint_leaks.config import ConfigError, resolve_settings
     from tflint_leaks.engine.cache import DEFAULT_DIRECTORY
-    from tflint_leaks.engine.runner import INTERNAL_ERROR, lint_paths
+    from tflint_leaks.engine.runner import lint_paths
+    from tflint_leaks.registry import INTERNAL_ERROR
     from tflint_leaks.reporters import text as text_reporter
 
     targets = list(paths) or [Path.cwd()]
@@ -178,7 +179,7 @@ def check(
         click.echo(f"error: {problem}", err=True)
     if result.files == 0 and not result.errors:
         click.echo("warning: no Python files found under the given paths", err=True)
-    internal = any(d.code == INTERNAL_ERROR[0] for d in result.diagnostics)
+    internal = any(d.code == INTERNAL_ERROR.code for d in result.diagnostics)
     if result.errors or internal:
         raise SystemExit(EXIT_ERROR)
     raise SystemExit(EXIT_FINDINGS if result.diagnostics and not exit_zero else EXIT_CLEAN)
@@ -198,7 +199,7 @@ def _report_skipped(plans: list[fixes.FileFix]) -> None:
 def _add_noqa(result: RunResult) -> None:
     """``--add-noqa``: suppress every current finding in place; exit 0 (2 on errors)."""
     from tflint_leaks.engine import fixes
-    from tflint_leaks.engine.runner import ENGINE_CODES
+    from tflint_leaks.registry import ENGINE_CODES
 
     plans = fixes.plan_noqa(result.diagnostics, ENGINE_CODES)
     _report_skipped(plans)
@@ -365,12 +366,12 @@ def confirm(
 @cli.command()
 @click.argument("code")
 def rule(code: str) -> None:
-    """Print the documentation of rule CODE (a code such as TFL101 or a name)."""
-    from tflint_leaks.rules import ALL_RULES, RULES_BY_CODE
+    """Print the documentation of CODE (a code such as TFL101, or a name)."""
+    from tflint_leaks.registry import find
 
-    found = RULES_BY_CODE.get(code.upper()) or next((r for r in ALL_RULES if r.name == code), None)
+    found = find(code)
     if found is None:
-        raise _fail(f"error: unknown rule `{code}`; `tflint-leaks rules` lists them")
+        raise _fail(f"error: unknown code `{code}`; `tflint-leaks rules` lists them")
     click.echo(f"# {found.name} ({found.code})\n\n{found.docs()}")
 
 
@@ -379,26 +380,29 @@ def rule(code: str) -> None:
     "--output-format", type=click.Choice(("text", "json")), default="text", show_default=True
 )
 def rules(output_format: str) -> None:
-    """List every rule."""
-    from tflint_leaks.rules import ALL_RULES
+    """List every code: the rules, and the codes of the engine and the runtime mode."""
+    from tflint_leaks.registry import CODES
 
     if output_format == "json":
         entries: list[dict[str, Any]] = [
             {
-                "code": r.code,
-                "name": r.name,
-                "summary": r.summary,
-                "default": r.default_enabled,
-                "fix": r.fix_applicability.value if r.fix_applicability else None,
-                "url": r.url(),
+                "code": c.code,
+                "name": c.name,
+                "summary": c.summary,
+                "kind": c.kind.value,
+                "default": c.default_enabled,
+                "fix": c.fix.value if c.fix else None,
+                "url": c.url,
             }
-            for r in ALL_RULES
+            for c in CODES
         ]
         click.echo(json.dumps(entries, indent=2))
         return
-    for r in ALL_RULES:
-        default = "" if r.default_enabled else " (opt-in)"
-        click.echo(f"{r.code}  {r.name:<34} {r.summary}{default}")
+    for c in CODES:
+        note = "" if c.default_enabled else " (opt-in)"
+        if not c.is_rule:
+            note = f" ({c.kind.value})"
+        click.echo(f"{c.code}  {c.name:<34} {c.summary}{note}")
 
 
 @cli.command()

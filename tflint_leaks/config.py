@@ -17,7 +17,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from tflint_leaks.rules import ALL_RULES
+from tflint_leaks.registry import RULES
+from tflint_leaks.rulekit.options import RuleOptions
 
 TABLE = "tflint-leaks"
 
@@ -49,13 +50,6 @@ class ConfigError(Exception):
 
 
 @dataclass(frozen=True)
-class RuleOptions:
-    #: A Python value taking at most this many distinct values over a loop (a short literal
-    #: list of hyperparameters, ``range(3)``) retraces a bounded number of times: not flagged.
-    max_python_values: int = 5
-
-
-@dataclass(frozen=True)
 class Settings:
     select: tuple[str, ...] | None = None
     extend_select: tuple[str, ...] = ()
@@ -73,7 +67,7 @@ class Settings:
     def enabled_codes(self) -> frozenset[str]:
         """The rule codes this run checks."""
         if self.select is None:
-            chosen = {rule.code for rule in ALL_RULES if rule.default_enabled}
+            chosen = {rule.code for rule in RULES if rule.default_enabled}
         else:
             chosen = set(expand_selectors(self.select, include_opt_in=True))
         chosen |= set(expand_selectors(self.extend_select, include_opt_in=True))
@@ -94,7 +88,7 @@ def expand_selectors(selectors: Iterable[str], *, include_opt_in: bool) -> list[
         selector = raw.strip().upper()
         matched = [
             rule.code
-            for rule in ALL_RULES
+            for rule in RULES
             if (selector == "ALL" or rule.code.startswith(selector))
             and (include_opt_in or rule.default_enabled)
         ]

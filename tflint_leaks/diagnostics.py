@@ -49,16 +49,26 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
+class RelatedRole(str, enum.Enum):
+    """What a related location is, for tools (the ``role`` of JSON's ``related``)."""
+
+    #: The definition a call retraces: its first decorator, or the ``tf.function(...)`` call.
+    TF_FUNCTION = "tf-function"
+    #: The header of the loop that repeats the finding.
+    LOOP = "loop"
+    #: The tape whose block records.
+    TAPE = "tape"
+    #: Where the model is built.
+    MODEL = "model"
+    #: The call that runs the code the finding is in.
+    CALLER = "caller"
+
+
 @dataclass(frozen=True)
 class Related:
-    """A second location that explains a finding, such as the ``tf.function`` a call retraces.
+    """A second location that explains a finding, such as the ``tf.function`` a call retraces."""
 
-    ``role`` says what the location is, for tools: ``tf-function`` (the definition a call
-    retraces: its first decorator, or the ``tf.function(...)`` call), ``loop`` (the header of the
-    loop that repeats the finding), ``tape``, ``model`` or ``caller``.
-    """
-
-    role: str
+    role: RelatedRole
     message: str
     file: str
     start: Location

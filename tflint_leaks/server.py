@@ -30,11 +30,12 @@ from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.config import ConfigError, Settings, resolve_settings
 from tflint_leaks.diagnostics import Applicability, Diagnostic, Edit, Location, Severity
 from tflint_leaks.engine.discovery import EXTENSIONS, discover, matches
+from tflint_leaks.engine.indexing import index_file
 from tflint_leaks.engine.notebook import is_notebook
-from tflint_leaks.engine.runner import ENGINE_CODES, index_file, lint_source
-from tflint_leaks.engine.source import SourceError, read_source
+from tflint_leaks.engine.runner import lint_source
 from tflint_leaks.engine.suppression import add_noqa
-from tflint_leaks.rules import RULES_BY_CODE
+from tflint_leaks.registry import BY_CODE, ENGINE_CODES
+from tflint_leaks.source import SourceError, read_source
 
 SOURCE = "tflint-leaks"
 #: Seconds of quiet after a change before the document is linted again.
@@ -241,7 +242,7 @@ class Session:
         return Linted(document.version, lines, findings)
 
     def _to_lsp(self, diagnostic: Diagnostic, path: Path, lines: Lines) -> types.Diagnostic:
-        rule = RULES_BY_CODE.get(diagnostic.code)
+        code = BY_CODE.get(diagnostic.code)
         related = []
         for other in diagnostic.related:
             other_path = Path(other.file).absolute()
@@ -260,7 +261,7 @@ class Session:
             message=diagnostic.message,
             severity=_SEVERITY[diagnostic.severity],
             code=diagnostic.code,
-            code_description=types.CodeDescription(href=rule.url()) if rule else None,
+            code_description=types.CodeDescription(href=code.url) if code else None,
             source=SOURCE,
             related_information=related or None,
         )
@@ -329,10 +330,10 @@ class Session:
         sections: dict[str, str] = {}
         for finding in findings:
             diagnostic = finding.diagnostic
-            rule = RULES_BY_CODE.get(diagnostic.code)
-            if rule is not None and rule.code not in sections:
-                title = f"**{rule.code}** `{rule.name}`: {diagnostic.message}"
-                sections[rule.code] = f"{title}\n\n{rule.docs()}"
+            code = BY_CODE.get(diagnostic.code)
+            if code is not None and code.code not in sections:
+                title = f"**{code.code}** `{code.name}`: {diagnostic.message}"
+                sections[code.code] = f"{title}\n\n{code.docs()}"
         if not sections:
             return None
         return types.Hover(

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from tflint_leaks.diagnostics import Confirmation, Diagnostic, Location, Related, Severity
+from tflint_leaks.diagnostics import (
+    Confirmation,
+    Diagnostic,
+    Location,
+    Related,
+    RelatedRole,
+    Severity,
+)
 from tflint_leaks.runtime import tensorflow_available
 from tflint_leaks.runtime.confirm import ConfirmResult, Target, run_confirm
 
@@ -34,9 +41,9 @@ def line_of(script: str, marker: str) -> int:
     return matches[0]
 
 
-def _related(role: str, script: str, marker: str) -> Related:
+def _related(role: RelatedRole, script: str, marker: str) -> Related:
     location = Location(line_of(script, marker), 1)
-    return Related(role, role, target_path(script), location, location)
+    return Related(role, role.value, target_path(script), location, location)
 
 
 def finding(
@@ -50,9 +57,9 @@ def finding(
     """A static finding as the engine would report it, with its ``tf-function`` and ``loop``."""
     related = []
     if tf_function:
-        related.append(_related("tf-function", script, tf_function))
+        related.append(_related(RelatedRole.TF_FUNCTION, script, tf_function))
     if loop:
-        related.append(_related("loop", script, loop))
+        related.append(_related(RelatedRole.LOOP, script, loop))
     start = Location(line_of(script, marker), 5)
     return Diagnostic(
         code=code,

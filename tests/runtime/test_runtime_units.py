@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tflint_leaks.diagnostics import Diagnostic, Location, Related, Severity, Verdict
+from tflint_leaks.diagnostics import Diagnostic, Location, Related, RelatedRole, Severity, Verdict
 from tflint_leaks.runtime import INSTALL_HINT, protocol, tensorflow_available
 from tflint_leaks.runtime.observations import (
     CodeStats,
@@ -67,7 +67,9 @@ def test_retracing_thresholds(traces: int, calls: int, verdict: Verdict) -> None
 
 
 def finding(code: str, line: int, loop: int | None = None) -> Diagnostic:
-    related = (Related("loop", "", FILE, Location(loop, 1), Location(loop, 1)),) if loop else ()
+    related = (
+        (Related(RelatedRole.LOOP, "", FILE, Location(loop, 1), Location(loop, 1)),) if loop else ()
+    )
     return Diagnostic(
         code,
         code,

@@ -9,26 +9,13 @@ changes. Facts are collected only for scopes in which a rule asks a question.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 
-LOOP_TYPES = (cst.For, cst.While, cst.CompFor)
-SCOPE_TYPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
-
-def dotted(node: cst.BaseExpression) -> str | None:
-    """``a.b.c`` for a chain of names and attributes, else None."""
-    parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
-        return None
-    parts.append(node.value)
-    return ".".join(reversed(parts))
+from tflint_leaks.analysis.loops import LoopNode, LoopParts, loop_parts, walk_loop
+from tflint_leaks.analysis.nodes import SCOPE_TYPES, children, dotted
 
 
 @dataclass(frozen=True)
@@ -46,8 +33,8 @@ class Assignment:
     value: cst.BaseExpression | None
     augmented: bool
     target: LoopTarget | None
-    #: ``id()`` of every loop (``For``/``While``/``CompFor``) that encloses the assignment.
-    loops: frozenset[int]
+    #: Every loop (``For``/``While``/``CompFor``) of the scope that encloses the assignment.
+    loops: frozenset[LoopNode]
 
 
 @dataclass
@@ -55,7 +42,10 @@ class ScopeFacts:
     node: cst.CSTNode
     parameters: set[str] = field(default_factory=set)
     assignments: dict[str, list[Assignment]] = field(default_factory=dict)
-    deleted: dict[str, list[frozenset[int]]] = field(default_factory=dict)
+    deleted: dict[str, list[frozenset[LoopNode]]] = field(default_factory=dict)
+    #: The loops of the scope that enclose each call (the loop table's answer, kept so that
+    #: tests can compare it with the walker's).
+    call_loops: dict[cst.Call, frozenset[LoopNode]] = field(default_factory=dict)
 
     def add(self, key: str, assignment: Assignment) -> None:
         self.assignments.setdefault(key, []).append(assignment)
@@ -76,7 +66,7 @@ def _loop_target_names(
 class _Collector:
     def __init__(self, facts: ScopeFacts) -> None:
         self.facts = facts
-        self.loops: list[int] = []
+        self.loops: list[LoopNode] = []
 
     def assign(
         self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression
@@ -113,25 +103,9 @@ class _Collector:
     def walk(self, node: cst.CSTNode) -> None:
         if isinstance(node, SCOPE_TYPES):
             return
-        if isinstance(node, cst.For):
-            self.walk(node.iter)
-            self.loops.append(id(node))
-            self.loop_targets(node.target, node.iter, node)
-            self.walk(node.body)
-            self.loops.pop()
-            if node.orelse is not None:
-                self.walk(node.orelse)
-            return
-        if isinstance(node, cst.While):
-            self.loops.append(id(node))
-            self.walk(node.test)
-            self.walk(node.body)
-            self.loops.pop()
-            if node.orelse is not None:
-                self.walk(node.orelse)
-            return
-        if isinstance(node, cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp):
-            self._comprehension(node)
+        parts = loop_parts(node)
+        if parts is not None:
+            walk_loop(parts, self.walk, self._enter, self._leave)
             return
         if isinstance(node, cst.Assign):
             for target in node.targets:
@@ -149,27 +123,19 @@ class _Collector:
                 self.facts.deleted.setdefault(key, []).append(frozenset(self.loops))
         elif isinstance(node, cst.WithItem) and node.asname is not None:
             self.assign(node.asname.name, node, node.asname.name)
+        elif isinstance(node, cst.Call):
+            self.facts.call_loops[node] = frozenset(self.loops)
         for child in children(node):
             self.walk(child)
 
-    def _comprehension(
-        self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp
-    ) -> None:
-        depth = len(self.loops)
-        comp: cst.CompFor | None = node.for_in
-        while comp is not None:
-            self.walk(comp.iter)
-            self.loops.append(id(comp))
-            self.loop_targets(comp.target, comp.iter, comp)
-            for condition in comp.ifs:
-                self.walk(condition.test)
-            comp = comp.inner_for_in
-        if isinstance(node, cst.DictComp):
-            self.walk(node.key)
-            self.walk(node.value)
-        else:
-            self.walk(node.elt)
-        del self.loops[depth:]
+    def _enter(self, parts: LoopParts) -> None:
+        loop = parts.loop
+        self.loops.append(loop)
+        if not isinstance(loop, cst.While):
+            self.loop_targets(loop.target, loop.iter, loop)
+
+    def _leave(self, parts: LoopParts) -> None:
+        self.loops.pop()
 
 
 def _deleted_names(target: cst.BaseExpression) -> Iterator[str]:
@@ -203,82 +169,3 @@ def collect_scope(node: cst.Module | cst.ClassDef | cst.FunctionDef | cst.Lambda
     else:
         collector.walk_all(node.body)
     return facts
-
-
-# -- a fast generic child iterator ------------------------------------------------------------
-#
-# libcst's own visitor rebuilds every node it visits (its cost is about that of the parse). The
-# rules only need the semantic children, so these are read straight from the dataclass fields,
-# skipping whitespace, commas, parentheses and other trivia.
-
-_TRIVIA_PREFIXES = ("whitespace", "lpar", "rpar", "lbrace", "rbrace", "lbracket", "rbracket")
-_TRIVIA = frozenset(
-    {
-        "colon",
-        "comma",
-        "comment",
-        "default_indent",
-        "default_newline",
-        "dot",
-        "empty_lines",
-        "encoding",
-        "equal",
-        "first_colon",
-        "second_colon",
-        "footer",
-        "has_trailing_newline",
-        "header",
-        "indent",
-        "leading_lines",
-        "lines_after_decorators",
-        "newline",
-        "semicolon",
-        "trailing_whitespace",
-        "asynchronous",
-        "star",
-        "conversion",
-        "relative",
-        "posonly_ind",
-    }
-)
-_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
-
-
-def _fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
-    names = tuple(
-        f.name
-        for f in dataclasses.fields(node_type)
-        if f.name not in _TRIVIA and not f.name.startswith(_TRIVIA_PREFIXES)
-    )
-    _FIELDS[node_type] = names
-    return names
-
-
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The semantic children of ``node`` in source order."""
-    node_type = type(node)
-    names = _FIELDS[node_type] if node_type in _FIELDS else _fields(node_type)
-    for name in names:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, tuple | list):
-            for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
-
-
-def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """``node``'s descendants in source order, without entering nested functions, classes or
-    lambdas (their definitions are yielded, not their bodies)."""
-    for child in children(node):
-        yield child
-        if not isinstance(child, SCOPE_TYPES):
-            yield from own_nodes(child)
-
-
-def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """``node`` and all its descendants, nested scopes included."""
-    yield node
-    for child in children(node):
-        yield from descendants(child)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tflint_leaks.analysis.names import GRADIENT_TAPE
-from tflint_leaks.analysis.scope import dotted, own_nodes
+from tflint_leaks.analysis.nodes import dotted, own_nodes
 
 ResolveFn = Callable[[cst.BaseExpression], str | None]
 

@@ -22,8 +22,10 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.names import is_numpy, is_tensorflow
-from tflint_leaks.analysis.scope import Assignment, ScopeFacts, children, dotted
+from tflint_leaks.analysis.nodes import children, dotted
+from tflint_leaks.analysis.scope import Assignment, ScopeFacts
 
 #: Resolves a dotted expression to a canonical qualified name through the file's imports.
 ResolveFn = Callable[[cst.BaseExpression], str | None]
@@ -174,7 +176,7 @@ class Evaluator:
     def __init__(
         self,
         scope: ScopeFacts,
-        loops: frozenset[int],
+        loops: frozenset[LoopNode],
         resolve: ResolveFn,
         int_constants: dict[str, int],
     ) -> None:
@@ -183,15 +185,14 @@ class Evaluator:
         self._resolve = resolve
         self._constants = int_constants
         self._visiting: set[str] = set()
-        self._memo: dict[int, Value] = {}
+        self._memo: dict[cst.BaseExpression, Value] = {}
 
     # -- entry point ---------------------------------------------------------------------------
 
     def value(self, node: cst.BaseExpression) -> Value:
-        key = id(node)
-        cached = self._memo.get(key)
+        cached = self._memo.get(node)
         if cached is None:
-            cached = self._memo[key] = self._evaluate(node)
+            cached = self._memo[node] = self._evaluate(node)
         return cached
 
     # -- expressions ---------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.fixes import write_bytes_atomic
 
 if TYPE_CHECKING:
-    from tflint_leaks.engine.runner import ParsedFile
+    from tflint_leaks.engine.indexing import ParsedFile
 
 DEFAULT_DIRECTORY = ".tflint-leaks-cache"
 _TAG = (

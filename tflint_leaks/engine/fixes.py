@@ -25,8 +25,8 @@ import libcst as cst
 
 from tflint_leaks.diagnostics import Applicability, Diagnostic, Location
 from tflint_leaks.engine import notebook
-from tflint_leaks.engine.source import SourceError, decode_source
 from tflint_leaks.engine.suppression import add_noqa
+from tflint_leaks.source import SourceError, decode_source
 
 OVERLAPS = "overlaps another fix; it is applied on the next round"
 DOES_NOT_PARSE = "fix dropped: the fixed code would not parse"

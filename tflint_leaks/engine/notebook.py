@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tflint_leaks.diagnostics import Diagnostic, Edit, Fix, Location, Related
+from tflint_leaks.registry import SYNTAX_ERROR
 
 SUFFIX = ".ipynb"
 #: The notebook format version read and written (Jupyter's since 2015).
@@ -171,3 +172,20 @@ def read_notebook(path: Path, text: str) -> Notebook:
         cells.append(CellSpan(number, line, count))
         line += count
     return Notebook(shown, "".join(pieces), cells, bad_cells)
+
+
+def in_cells(notebook: Notebook, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """A notebook's findings with cell-relative lines, and a ``TFL001`` per skipped cell."""
+    skipped = [
+        replace(
+            SYNTAX_ERROR.at(
+                notebook.path,
+                f"invalid syntax: {error.msg}; the cell is skipped",
+                error.lineno or 1,
+                error.offset or 1,
+            ),
+            cell=cell,
+        )
+        for cell, error in notebook.bad_cells
+    ]
+    return skipped + [notebook.to_cells(d) for d in diagnostics]

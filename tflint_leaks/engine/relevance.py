@@ -1,11 +1,7 @@
 """Which units of a file the libcst pass needs, decided from the ``ast`` pass.
 
-A rule declares :class:`Triggers`: identifiers at least one of which a unit (a top-level
-function or a method) must mention for the rule to fire in it, either anywhere (``names``) or
-together with a Python loop (``loop_names``), optionally extended by the project's own
-interesting definitions (``project_loop_names``: ``tf.function``s, classes with
-``tf.function`` methods, functions that create ``tf.function``s or build models). A rule without
-triggers needs every unit. Units no enabled rule needs are blanked out of the text before the
+Each rule's registry entry declares its :class:`~tflint_leaks.analysis.triggers.Triggers`. Units
+no enabled rule needs are blanked out of the text before the
 libcst parse -- replaced by empty lines, so every position in the rest stays exact -- and a file
 with no unit left is not parsed at all.
 """
@@ -17,21 +13,8 @@ from dataclasses import dataclass
 
 from tflint_leaks.analysis.index import ModuleIndex
 from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.analysis.triggers import Triggers
 from tflint_leaks.analysis.units import Unit
-
-
-def identifiers(qualified: Iterable[str]) -> frozenset[str]:
-    """The last component of each qualified name (what a unit's ``ast`` mentions)."""
-    return frozenset(name.rpartition(".")[2] for name in qualified)
-
-
-@dataclass(frozen=True)
-class Triggers:
-    names: frozenset[str] = frozenset()
-    loop_names: frozenset[str] = frozenset()
-    project_loop_names: bool = False
-    #: Units whose body runs only while a ``tf.function`` traces (wrapped by ``tf.function(f)``).
-    traced: bool = False
 
 
 @dataclass(frozen=True)

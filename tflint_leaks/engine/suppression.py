@@ -12,6 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from tflint_leaks.config import Settings, expand_selectors
+from tflint_leaks.diagnostics import Diagnostic
+from tflint_leaks.engine.discovery import matches
+from tflint_leaks.registry import BY_CODE, ENGINE_CODES
 
 _CODES = r"(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)"
 _FILE = re.compile(r"#\s*tflint-leaks\s*:\s*noqa\b(?:\s*:\s*" + _CODES + ")?", re.IGNORECASE)
@@ -96,3 +102,30 @@ def add_noqa(text: str, codes_by_line: Mapping[int, Iterable[str]]) -> tuple[str
             lines[number - 1] = new + ending
             changed += 1
     return "".join(lines), changed
+
+
+def unsuppressed(
+    path: str, diagnostics: list[Diagnostic], text: str, settings: Settings, warnings: list[str]
+) -> list[Diagnostic]:
+    """What ``noqa`` comments and ``per-file-ignores`` leave of ``diagnostics`` (engine errors
+    are never suppressed); ``noqa`` codes that the tool does not know are added to
+    ``warnings``."""
+    suppressions = parse_suppressions(text, frozenset(BY_CODE))
+    for line, code in suppressions.unknown:
+        warnings.append(f"{path}:{line}: unknown rule code `{code}` in a noqa comment")
+    ignored = per_file_ignored(path, settings)
+    return [
+        d
+        for d in diagnostics
+        if d.code in ENGINE_CODES
+        or not (d.code in ignored or suppressions.suppresses(d.code, d.start.line))
+    ]
+
+
+def per_file_ignored(path: str, settings: Settings) -> frozenset[str]:
+    """Codes that ``per-file-ignores`` turns off for ``path``."""
+    codes: set[str] = set()
+    for pattern, selectors in settings.per_file_ignores:
+        if matches(Path(path), pattern, settings.root):
+            codes.update(expand_selectors(selectors, include_opt_in=True))
+    return frozenset(codes)

@@ -1,11 +1,10 @@
 """One traversal of a libcst module that drives every enabled rule.
 
-The walker keeps the scope and loop stacks in the :class:`FileContext` and calls each rule's
-``visit_<Node>``/``leave_<Node>`` hooks. It reads children straight from the node fields instead
-of using libcst's visitor, which rebuilds every node it visits and would double the cost of the
-parse. Statements that run once per loop iteration are exactly those walked while the loop is
-on the stack: a ``for`` loop's body (not its iterable, evaluated once), a ``while`` loop's test
-and body, a comprehension's element, conditions and inner iterables.
+The walker keeps the scope, loop and ancestor stacks in the :class:`FileContext` and calls each
+rule's ``visit_<Node>``/``leave_<Node>`` hooks. It reads children straight from the node fields
+instead of using libcst's visitor, which rebuilds every node it visits and would double the cost
+of the parse. What runs once per loop iteration is the loop table's answer
+(:mod:`tflint_leaks.analysis.loops`): exactly the parts walked while the loop is on the stack.
 """
 
 from __future__ import annotations
@@ -15,10 +14,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tflint_leaks.analysis.scope import children
-from tflint_leaks.engine.context import FileContext, Frame
-from tflint_leaks.rules.base import Rule
+from tflint_leaks.analysis.loops import LoopParts, loop_parts, walk_loop
+from tflint_leaks.analysis.nodes import children
+from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.diagnostics import Diagnostic
+from tflint_leaks.engine.indexing import ParsedFile
+from tflint_leaks.engine.reports import diagnostic
+from tflint_leaks.registry import INTERNAL_ERROR, SYNTAX_ERROR, Code
+from tflint_leaks.rulekit.context import FileContext, Frame, FrameKind
+from tflint_leaks.rulekit.options import RuleOptions
+from tflint_leaks.rulekit.rule import Rule
 
 Hook = Callable[[cst.CSTNode], None]
 
@@ -27,7 +34,7 @@ Hook = Callable[[cst.CSTNode], None]
 class RuleFailure:
     """A rule raised on this file; it is disabled for the rest of the file."""
 
-    rule: type[Rule]
+    rule: Code
     error: str
     traceback: str
 
@@ -51,14 +58,17 @@ def _hook_names(rule_class: type[Rule]) -> tuple[HookName, ...]:
 
 
 class Walker:
-    def __init__(self, context: FileContext, rules: Iterable[type[Rule]]) -> None:
+    def __init__(self, context: FileContext, rules: Iterable[Code]) -> None:
         self.context = context
         self.failures: list[RuleFailure] = []
         self._visit: dict[type[cst.CSTNode], list[tuple[Rule, Hook]]] = {}
         self._leave: dict[type[cst.CSTNode], list[tuple[Rule, Hook]]] = {}
-        self._failed: set[type[Rule]] = set()
-        for rule_class in rules:
-            rule = rule_class(context)
+        self._codes: dict[str, Code] = {}
+        self._failed: set[str] = set()
+        for code in rules:
+            rule_class = code.load()
+            rule = rule_class(context, code.code)
+            self._codes[code.code] = code
             for prefix, node_type, attribute in _hook_names(rule_class):
                 table = self._visit if prefix == "visit" else self._leave
                 table.setdefault(node_type, []).append((rule, getattr(rule, attribute)))
@@ -72,39 +82,64 @@ class Walker:
         if not hooks:
             return
         for rule, hook in hooks:
-            if type(rule) in self._failed:
+            if rule.code in self._failed:
                 continue
             try:
                 hook(node)
             except Exception as error:
-                self._failed.add(type(rule))
+                self._failed.add(rule.code)
                 self.failures.append(
                     RuleFailure(
-                        type(rule), f"{type(error).__name__}: {error}", traceback.format_exc()
+                        self._codes[rule.code],
+                        f"{type(error).__name__}: {error}",
+                        traceback.format_exc(),
                     )
                 )
 
     # -- traversal -----------------------------------------------------------------------------
 
     def walk_module(self, module: cst.Module) -> None:
-        self.context.frames.append(Frame("module", module))
+        self.context.frames.append(Frame(FrameKind.MODULE, module))
         self.walk(module)
         self.context.frames.pop()
 
     def walk(self, node: cst.CSTNode) -> None:
+        ancestors = self.context.ancestors
+        ancestors.append(node)
         self._dispatch(self._visit, node)
         handler = _HANDLERS.get(type(node))
         if handler is not None:
             handler(self, node)
         else:
-            for child in children(node):
-                self.walk(child)
+            parts = loop_parts(node)
+            if parts is not None:
+                walk_loop(parts, self.walk, self._enter_loop, self._leave_loop)
+            else:
+                for child in children(node):
+                    self.walk(child)
         self._dispatch(self._leave, node)
+        ancestors.pop()
 
     def _walk_all(self, nodes: Iterable[cst.CSTNode | None]) -> None:
         for node in nodes:
             if node is not None:
                 self.walk(node)
+
+    def _enter_loop(self, parts: LoopParts) -> None:
+        context = self.context
+        context.loop_table[parts.loop] = parts
+        context.loops.append(parts.loop)
+        if isinstance(parts.loop, cst.CompFor):
+            # A comprehension's clause is not walked as a node of its own: say where it is.
+            context.ancestors.append(parts.loop)
+            self._dispatch(self._visit, parts.loop)
+
+    def _leave_loop(self, parts: LoopParts) -> None:
+        context = self.context
+        if isinstance(parts.loop, cst.CompFor):
+            self._dispatch(self._leave, parts.loop)
+            context.ancestors.pop()
+        context.loops.pop()
 
     def _function(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.FunctionDef)
@@ -117,12 +152,12 @@ class Walker:
         facts = None
         traced = any(context.is_tf_function_decorator(d) for d in node.decorators)
         qualname = node.name.value
-        if outer.kind == "class" and outer.class_name is not None:
+        if outer.kind is FrameKind.CLASS and outer.class_name is not None:
             qualname = f"{outer.class_name}.{qualname}"
-        if outer.kind in {"module", "class"} and len(context.frames) <= 2:
+        if outer.kind in {FrameKind.MODULE, FrameKind.CLASS} and len(context.frames) <= 2:
             facts = context.module_index.functions.get(qualname)
             traced = traced or qualname in context.module_index.traced
-        context.frames.append(Frame("function", node, facts, traced))
+        context.frames.append(Frame(FrameKind.FUNCTION, node, facts, traced))
         self.walk(node.body)
         context.frames.pop()
 
@@ -131,68 +166,58 @@ class Walker:
         self._walk_all(node.decorators)
         self._walk_all(arg.value for arg in node.bases)
         self._walk_all(arg.value for arg in node.keywords)
-        self.context.frames.append(Frame("class", node, class_name=node.name.value))
+        self.context.frames.append(Frame(FrameKind.CLASS, node, class_name=node.name.value))
         self.walk(node.body)
         self.context.frames.pop()
 
     def _lambda(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.Lambda)
         self.walk(node.params)
-        self.context.frames.append(Frame("lambda", node))
+        self.context.frames.append(Frame(FrameKind.LAMBDA, node))
         self.walk(node.body)
         self.context.frames.pop()
-
-    def _for(self, node: cst.CSTNode) -> None:
-        assert isinstance(node, cst.For)
-        self.walk(node.target)
-        self.walk(node.iter)
-        loops = self.context.loops
-        loops.append(node)
-        self.walk(node.body)
-        loops.pop()
-        if node.orelse is not None:
-            self.walk(node.orelse)
-
-    def _while(self, node: cst.CSTNode) -> None:
-        assert isinstance(node, cst.While)
-        loops = self.context.loops
-        loops.append(node)
-        self.walk(node.test)
-        self.walk(node.body)
-        loops.pop()
-        if node.orelse is not None:
-            self.walk(node.orelse)
-
-    def _comprehension(self, node: cst.CSTNode) -> None:
-        assert isinstance(node, cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp)
-        loops = self.context.loops
-        depth = len(loops)
-        comp: cst.CompFor | None = node.for_in
-        while comp is not None:
-            self._dispatch(self._visit, comp)
-            # The first iterable is evaluated once, outside; each inner one once per item.
-            self.walk(comp.iter)
-            loops.append(comp)
-            self.walk(comp.target)
-            self._walk_all(condition.test for condition in comp.ifs)
-            self._dispatch(self._leave, comp)
-            comp = comp.inner_for_in
-        if isinstance(node, cst.DictComp):
-            self.walk(node.key)
-            self.walk(node.value)
-        else:
-            self.walk(node.elt)
-        del loops[depth:]
 
 
 _HANDLERS: dict[type[cst.CSTNode], Callable[[Walker, cst.CSTNode], None]] = {
     cst.FunctionDef: Walker._function,
     cst.ClassDef: Walker._class,
     cst.Lambda: Walker._lambda,
-    cst.For: Walker._for,
-    cst.While: Walker._while,
-    cst.ListComp: Walker._comprehension,
-    cst.SetComp: Walker._comprehension,
-    cst.GeneratorExp: Walker._comprehension,
-    cst.DictComp: Walker._comprehension,
 }
+
+
+def lint_module(
+    parsed: ParsedFile,
+    text: str,
+    project: ProjectIndex,
+    options: RuleOptions,
+    rules: Iterable[Code],
+) -> tuple[list[Diagnostic], list[str]]:
+    """Parse ``text`` (``parsed``'s text, perhaps with units blanked out) with libcst, walk it
+    once with every rule, and position what they reported: the diagnostics and the tracebacks of
+    rules that failed."""
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        message = f"invalid syntax: {error.message}"
+        return [SYNTAX_ERROR.at(parsed.path, message, error.raw_line, error.raw_column + 1)], []
+    except RecursionError:
+        return [SYNTAX_ERROR.at(parsed.path, "too deeply nested to parse")], []
+    context = FileContext(parsed.path, parsed.index, project, options)
+    walker = Walker(context, rules)
+    tracebacks: list[str] = []
+    diagnostics: list[Diagnostic] = []
+    try:
+        walker.walk_module(module)
+    except RecursionError:
+        diagnostics.append(INTERNAL_ERROR.at(parsed.path, "too deeply nested to analyse"))
+    for failure in walker.failures:
+        rule = failure.rule
+        message = f"rule {rule.code} ({rule.name}) failed on this file: {failure.error}"
+        diagnostics.append(INTERNAL_ERROR.at(parsed.path, message))
+        tracebacks.append(f"{parsed.path}: {rule.code}\n{failure.traceback}")
+    if context.reports:
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        diagnostics.extend(
+            diagnostic(parsed.path, module, r, positions, parsed.text) for r in context.reports
+        )
+    return diagnostics, tracebacks

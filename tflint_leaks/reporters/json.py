@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tflint_leaks.diagnostics import Diagnostic, Location
-from tflint_leaks.rules import RULES_BY_CODE
+from tflint_leaks.registry import BY_CODE
 
 
 def _location(location: Location) -> dict[str, int]:
@@ -18,7 +18,7 @@ def _location(location: Location) -> dict[str, int]:
 
 
 def diagnostic_to_json(diagnostic: Diagnostic) -> dict[str, Any]:
-    rule = RULES_BY_CODE.get(diagnostic.code)
+    code = BY_CODE.get(diagnostic.code)
     fix = diagnostic.fix
     return {
         "code": diagnostic.code,
@@ -43,10 +43,10 @@ def diagnostic_to_json(diagnostic: Diagnostic) -> dict[str, Any]:
                 for edit in fix.edits
             ],
         },
-        "url": rule.url() if rule is not None else None,
+        "url": code.url if code is not None else None,
         "related": [
             {
-                "role": related.role,
+                "role": related.role.value,
                 "message": related.message,
                 "filename": related.file,
                 "location": _location(related.start),

@@ -15,20 +15,13 @@ from typing import Any
 from urllib.parse import quote
 
 from tflint_leaks import __version__
-from tflint_leaks.diagnostics import Diagnostic, Location, Severity
+from tflint_leaks.diagnostics import Diagnostic, Location
 from tflint_leaks.docs import sections
-from tflint_leaks.engine.runner import INTERNAL_ERROR, SYNTAX_ERROR
-from tflint_leaks.rules import ALL_RULES
+from tflint_leaks.registry import CODES
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/tflint-leaks/tflint-leaks"
 SOURCE_ROOT = "%SRCROOT%"
-
-#: The engine's own findings, described like rules so every result has a descriptor.
-ENGINE_RULES = (
-    (SYNTAX_ERROR, "The file cannot be parsed, so it was not linted."),
-    (INTERNAL_ERROR, "A rule failed on the file; the other rules still ran."),
-)
 
 
 def _sentence(text: str) -> str:
@@ -36,36 +29,24 @@ def _sentence(text: str) -> str:
 
 
 def _rule_descriptors() -> list[dict[str, Any]]:
-    """The engine's codes first, then every rule in code order (so a new rule appended to
-    ``ALL_RULES`` does not move the ``ruleIndex`` of the others)."""
-    descriptors: list[dict[str, Any]] = [
-        {
-            "id": code,
-            "name": name,
-            "shortDescription": {"text": description},
-            "fullDescription": {"text": description},
-            "helpUri": f"{INFORMATION_URI}#engine-diagnostics",
-            "defaultConfiguration": {"level": Severity.ERROR.value},
-        }
-        for (code, name), description in ENGINE_RULES
-    ]
-    for rule in ALL_RULES:
-        docs = rule.docs()
+    """Every code the tool can emit (the engine's, the rules', the runtime's), in the registry's
+    order, so that every result has a descriptor."""
+    descriptors: list[dict[str, Any]] = []
+    for code in CODES:
+        docs = code.docs()
         descriptors.append(
             {
-                "id": rule.code,
-                "name": rule.name,
-                "shortDescription": {"text": _sentence(rule.summary)},
-                "fullDescription": {"text": _sentence(sections(rule)["What it does"])},
+                "id": code.code,
+                "name": code.name,
+                "shortDescription": {"text": _sentence(code.summary)},
+                "fullDescription": {"text": _sentence(sections(docs)["What it does"])},
                 "help": {"text": docs, "markdown": docs},
-                "helpUri": rule.url(),
+                "helpUri": code.url,
                 "defaultConfiguration": {
-                    "level": rule.severity.value,
-                    "enabled": rule.default_enabled,
+                    "level": code.severity.value,
+                    "enabled": code.default_enabled,
                 },
-                "properties": {
-                    "fix": rule.fix_applicability.value if rule.fix_applicability else None
-                },
+                "properties": {"fix": code.fix.value if code.fix else None},
             }
         )
     return descriptors

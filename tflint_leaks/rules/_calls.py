@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tflint_leaks.analysis.values import Value
-from tflint_leaks.engine.context import Callee, FileContext, Report
+from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.context import Callee, FileContext, Report
 
 
 @dataclass(frozen=True)
@@ -73,14 +74,17 @@ def arguments(node: cst.Call, callee: Callee) -> Iterator[Argument]:
 def relate_call(report: Report, context: FileContext, callee: Callee) -> Report:
     """Point a finding at the ``tf.function`` definition and the loop that repeats the call."""
     report.relate(
-        "tf-function", f"`{callee.display}` is defined here", callee.facts.span, callee.path
+        RelatedRole.TF_FUNCTION,
+        f"`{callee.display}` is defined here",
+        callee.facts.span,
+        callee.path,
     )
     return relate_loop(report, context)
 
 
 def relate_loop(report: Report, context: FileContext) -> Report:
     if context.loops:
-        report.relate("loop", "repeated by this loop", context.loops[-1])
+        report.relate(RelatedRole.LOOP, "repeated by this loop", context.loops[-1])
     return report
 
 

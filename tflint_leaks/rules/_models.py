@@ -6,8 +6,9 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis import keras
-from tflint_leaks.analysis.scope import dotted, own_nodes
-from tflint_leaks.engine.context import FileContext
+from tflint_leaks.analysis.loops import LoopNode
+from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.rulekit.context import FileContext
 
 #: Calls that keep their argument: a model passed to one is kept on purpose (an ensemble).
 STORE_METHODS = frozenset({"append", "extend", "insert", "add", "setdefault", "put"})
@@ -28,10 +29,10 @@ def in_model_definition(context: FileContext) -> bool:
     return klass is not None and klass.is_keras_subclass
 
 
-def kept_in_loop(loop: cst.CSTNode, name: str) -> bool:
+def kept_in_loop(context: FileContext, loop: LoopNode, name: str) -> bool:
     """The loop stores ``name`` where it outlives the iteration: passed to ``append``/``add``
     and friends, or assigned into a subscript (``models[k] = model``)."""
-    for node in own_nodes(loop):
+    for node in context.iteration_nodes(loop):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             if node.func.attr.value in STORE_METHODS and any(
                 dotted(arg.value) == name for arg in node.args
@@ -54,7 +55,7 @@ def built_in_loop(context: FileContext, receiver: cst.BaseExpression) -> bool:
     name = dotted(receiver)
     if name is None:
         return False
-    loops = {id(loop) for loop in context.loops}
+    loops = set(context.loops)
     return any(
         isinstance(a.value, cst.Call) and a.loops & loops and context.builds_model(a.value)
         for a in context.scope_facts().assignments.get(name, ())
@@ -69,7 +70,7 @@ def method_call(node: cst.Call, methods: frozenset[str]) -> cst.BaseExpression |
     return None
 
 
-def trains(context: FileContext, loop: cst.CSTNode) -> bool:
+def trains(context: FileContext, loop: LoopNode) -> bool:
     """The loop trains or runs a model each iteration (``fit``, ``train_on_batch``,
     ``predict``, ``tape.gradient``, ``apply_gradients``, or a ``tf.function`` step)."""
     return any(
@@ -79,7 +80,7 @@ def trains(context: FileContext, loop: cst.CSTNode) -> bool:
     )
 
 
-def builds_models(context: FileContext, loop: cst.CSTNode) -> bool:
+def builds_models(context: FileContext, loop: LoopNode) -> bool:
     """The loop builds a model each iteration (a trial or fold loop), directly or through a
     project function."""
     for call in context.loop_calls(loop):

@@ -1,14 +1,13 @@
 """What the ``tf.function`` state rules (TFL301-TFL304) share: where a name lives relative to
-the traced function, first-call guards, and the statement around a call."""
+the traced function."""
 
 from __future__ import annotations
 
 import libcst as cst
 
 from tflint_leaks.analysis.names import CONTAINER_BUILTINS, CONTAINER_TYPES
-from tflint_leaks.analysis.scope import dotted, own_nodes
-from tflint_leaks.engine.context import FileContext, Frame
-from tflint_leaks.rules.base import Rule
+from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.rulekit.context import FileContext, Frame, FrameKind
 
 
 def first_traced(context: FileContext) -> int | None:
@@ -22,7 +21,7 @@ def defining_frame(context: FileContext, name: str) -> int | None:
     frames = context.frames
     for index in range(len(frames) - 1, -1, -1):
         frame = frames[index]
-        if frame.kind == "class":
+        if frame.kind is FrameKind.CLASS:
             continue
         facts = context.scope_facts(frame)
         if name in facts.assignments or name in facts.parameters:
@@ -92,68 +91,4 @@ def outliving_container(context: FileContext, receiver: cst.BaseExpression) -> s
     assignments = facts.assignments.get(name, [])
     if not assignments or not all(is_container(context, a.value) for a in assignments):
         return None
-    return "a global" if frame.kind == "module" else "a closure variable"
-
-
-class GuardedRule(Rule):
-    """A rule that needs to know whether the current node sits under ``if`` statements that
-    guard a first call (``if self.v is None:``, ``if not self.built:``,
-    ``if not hasattr(self, "v"):``)."""
-
-    def __init__(self, context: FileContext) -> None:
-        super().__init__(context)
-        self._open_ifs: list[bool] = []
-
-    def visit_If(self, node: cst.If) -> None:
-        self._open_ifs.append(_is_guard(node.test))
-
-    def leave_If(self, original_node: cst.If) -> None:
-        self._open_ifs.pop()
-
-    @property
-    def guarded(self) -> bool:
-        return any(self._open_ifs)
-
-
-def _is_guard(test: cst.BaseExpression) -> bool:
-    for node in (test, *own_nodes(test)):
-        if isinstance(node, cst.Comparison) and any(
-            isinstance(c.comparator, cst.Name) and c.comparator.value == "None"
-            for c in node.comparisons
-        ):
-            return True
-        if isinstance(node, cst.Comparison) and any(
-            isinstance(c.operator, cst.NotIn) for c in node.comparisons
-        ):
-            return True
-        if isinstance(node, cst.Call) and dotted(node.func) == "hasattr":
-            return True
-        if (
-            isinstance(node, cst.UnaryOperation)
-            and isinstance(node.operator, cst.Not)
-            and isinstance(node.expression, cst.Attribute | cst.Name | cst.Subscript)
-        ):
-            return True
-    return False
-
-
-class Statements:
-    """The simple statement around the current node (a rule feeds it from
-    ``visit_SimpleStatementLine``/``leave_SimpleStatementLine``)."""
-
-    def __init__(self) -> None:
-        self._line: cst.SimpleStatementLine | None = None
-
-    def enter(self, node: cst.SimpleStatementLine) -> None:
-        self._line = node
-
-    def leave(self) -> None:
-        self._line = None
-
-    def around(self, node: cst.CSTNode) -> cst.CSTNode:
-        """The statement containing ``node`` when it is the only one on its line, else ``node``
-        (a call in an ``if`` or ``while`` header is reported itself)."""
-        line = self._line
-        if line is not None and len(line.body) == 1:
-            return line.body[0]
-        return node
+    return "a global" if frame.kind is FrameKind.MODULE else "a closure variable"

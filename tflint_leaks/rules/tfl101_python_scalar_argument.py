@@ -3,14 +3,12 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.values import Kind
-from tflint_leaks.diagnostics import Applicability
-from tflint_leaks.engine.relevance import Triggers
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
     relate_call,
     repeated_call_arguments,
     varies_unboundedly,
 )
-from tflint_leaks.rules.base import Invalid, Rule
 
 
 class PythonScalarArgument(Rule):
@@ -63,14 +61,8 @@ class PythonScalarArgument(Rule):
     - [Controlling retracing](https://www.tensorflow.org/guide/function#controlling_retracing)
     """
 
-    code = "TFL101"
-    name = "python-scalar-argument"
-    summary = "A Python number that changes every iteration is passed to a `tf.function`"
-    TRIGGERS = Triggers(loop_names=frozenset({"function"}), project_loop_names=True)
-    fix_applicability = Applicability.UNSAFE
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -79,8 +71,8 @@ class PythonScalarArgument(Rule):
 
         for step in range(100):
             train_step(tf.ones([2]), tf.constant(step))
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -91,8 +83,8 @@ class PythonScalarArgument(Rule):
         for batch in tf.data.Dataset.range(10):
             train_step(batch, lr, training=True)
             train_step(batch, 0.5, True)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -104,8 +96,8 @@ class PythonScalarArgument(Rule):
             train_step(x, step)
         for step in tf.range(100):
             train_step(x, step)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function(input_signature=[tf.TensorSpec([], tf.float32), tf.TensorSpec([], tf.int64)])
@@ -114,8 +106,8 @@ class PythonScalarArgument(Rule):
 
         for step in range(100):
             train_step(1.0, step)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -124,8 +116,8 @@ class PythonScalarArgument(Rule):
 
         for learning_rate in [0.1, 0.01, 0.001]:
             train(tf.ones([3]), learning_rate)
-        """,
-        """
+        """),
+        Valid("""
         import numpy as np
 
         def function(f):
@@ -137,8 +129,8 @@ class PythonScalarArgument(Rule):
 
         for i in range(100):
             step(np.ones(3), i)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -149,8 +141,8 @@ class PythonScalarArgument(Rule):
             for i in range(10):
                 x = inner(x, i)
             return x
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -160,7 +152,7 @@ class PythonScalarArgument(Rule):
         for i in range(10):
             log_step(tf.ones([1]), f"step-{i}")
             log_step(tf.ones([1]), i % 2 == 0)
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -176,6 +168,9 @@ class PythonScalarArgument(Rule):
             """,
             8,
             30,
+            8,
+            34,
+            "Python number `step` changes every iteration; each value retraces `train_step`",
             fixed="""
             import tensorflow as tf
 
@@ -203,6 +198,9 @@ class PythonScalarArgument(Rule):
             """,
             11,
             22,
+            11,
+            24,
+            "Python number `lr` changes every iteration; each value retraces `update`",
         ),
         Invalid(
             """
@@ -220,6 +218,10 @@ class PythonScalarArgument(Rule):
             """,
             10,
             26,
+            10,
+            42,
+            "Python number `np.float32(step)` (parameter `horizon`) changes every iteration; each "
+            "value retraces `rollout`",
         ),
         Invalid(
             """
@@ -236,6 +238,10 @@ class PythonScalarArgument(Rule):
             """,
             10,
             37,
+            10,
+            42,
+            "Python number `t * 2` (parameter `t`) changes every iteration; each value retraces "
+            "`self.act`",
         ),
         Invalid(
             """
@@ -249,6 +255,9 @@ class PythonScalarArgument(Rule):
             """,
             7,
             30,
+            7,
+            38,
+            "Python number `float(i)` changes every iteration; each value retraces `step`",
         ),
     )
 
@@ -262,13 +271,12 @@ class PythonScalarArgument(Rule):
                 f"retraces `{callee.display}`",
             )
             relate_call(report, self.context, callee)
-            alias = self.context.tensorflow_alias()
+            alias = self.context.alias("tensorflow")
             if alias is not None:
                 wrapped = cst.Call(
                     cst.Attribute(cst.Name(alias), cst.Name("constant")), [cst.Arg(argument.value)]
                 )
                 report.with_fix(
                     f"Wrap `{argument.label}` in `{alias}.constant(...)`",
-                    Applicability.UNSAFE,
                     [(argument.value, wrapped)],
                 )

@@ -2,15 +2,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.analysis.scope import dotted
+from tflint_leaks.analysis.nodes import dotted
 from tflint_leaks.analysis.values import Kind
-from tflint_leaks.engine.relevance import Triggers
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
     relate_call,
     repeated_call_arguments,
     varies_unboundedly,
 )
-from tflint_leaks.rules.base import Invalid, Rule
 
 
 class PythonObjectArgument(Rule):
@@ -50,15 +49,8 @@ class PythonObjectArgument(Rule):
     - [tensorflow/tensorflow#31175](https://github.com/tensorflow/tensorflow/issues/31175)
     """
 
-    code = "TFL102"
-    name = "python-object-argument"
-    summary = (
-        "A Python object that is new or different every iteration is passed to a `tf.function`"
-    )
-    TRIGGERS = Triggers(loop_names=frozenset({"function"}), project_loop_names=True)
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -68,8 +60,8 @@ class PythonObjectArgument(Rule):
         for x, y in tf.data.Dataset.from_tensor_slices(([1.0], [2.0])):
             train_step([x, y])
             train_step((x, tf.constant(0.5)))
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -79,8 +71,8 @@ class PythonObjectArgument(Rule):
         square = lambda v: v * v
         for x in tf.data.Dataset.range(10):
             apply(square, x)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -90,8 +82,8 @@ class PythonObjectArgument(Rule):
         config = {"scale": 2.0, "name": "run"}
         for step in range(100):
             train_step(tf.ones([2]), config)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -100,8 +92,8 @@ class PythonObjectArgument(Rule):
 
         for step in range(100):
             train_step(tf.ones([4]), [2, 2])
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -112,8 +104,8 @@ class PythonObjectArgument(Rule):
             for i in range(3):
                 inner([xs, i])
             return xs
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Trainer:
@@ -128,8 +120,8 @@ class PythonObjectArgument(Rule):
                 loss = self.loss
                 for x in data:
                     self.step(loss, x)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -138,7 +130,7 @@ class PythonObjectArgument(Rule):
 
         for lr in [0.1, 0.01]:
             train_step(tf.ones([1]), {"lr": lr})
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -154,6 +146,10 @@ class PythonObjectArgument(Rule):
             """,
             8,
             30,
+            8,
+            56,
+            '`{"lr": 0.1 * 0.5 ** epoch}` (parameter `hparams`) is a Python container whose '
+            "contents change on every iteration; each one retraces `train_step`",
         ),
         Invalid(
             """
@@ -168,6 +164,10 @@ class PythonObjectArgument(Rule):
             """,
             8,
             11,
+            8,
+            26,
+            "`lambda v: v * 2` (parameter `fn`) is a new lambda on every iteration; each one "
+            "retraces `apply`",
         ),
         Invalid(
             """
@@ -187,6 +187,10 @@ class PythonObjectArgument(Rule):
             """,
             13,
             23,
+            13,
+            32,
+            "`self.loss` (parameter `fn`) is a new bound method on every iteration; each one "
+            "retraces `self.step`",
         ),
         Invalid(
             """
@@ -205,6 +209,10 @@ class PythonObjectArgument(Rule):
             """,
             12,
             30,
+            12,
+            44,
+            "`Schedule(step)` (parameter `schedule`) is a new instance on every iteration; each "
+            "one retraces `train_step`",
         ),
         Invalid(
             """
@@ -221,6 +229,10 @@ class PythonObjectArgument(Rule):
             """,
             10,
             27,
+            10,
+            41,
+            "`lengths[:step]` (parameter `lengths`) is a Python container whose contents change "
+            "on every iteration; each one retraces `pad_all`",
         ),
     )
 

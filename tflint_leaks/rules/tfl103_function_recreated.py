@@ -4,9 +4,9 @@ import libcst as cst
 
 from tflint_leaks.analysis.index import PER_STEP_METHODS, Span
 from tflint_leaks.analysis.names import TF_FUNCTION
-from tflint_leaks.engine.relevance import Triggers
+from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop
-from tflint_leaks.rules.base import Invalid, Rule
 
 #: Methods that keep their argument in a container (``fns.append(tf.function(f))``).
 _KEEPING_METHODS = frozenset({"append", "add", "insert", "setdefault", "extend"})
@@ -55,13 +55,8 @@ class FunctionRecreated(Rule):
     - [tensorflow/tensorflow#34905](https://github.com/tensorflow/tensorflow/issues/34905)
     """
 
-    code = "TFL103"
-    name = "function-recreated"
-    summary = "A new `tf.function` is created every iteration or every call"
-    TRIGGERS = Triggers(names=frozenset({"function"}), project_loop_names=True)
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         def specialize(implementations):
@@ -71,8 +66,8 @@ class FunctionRecreated(Rule):
                 functions[device] = tf.function(implementation, jit_compile=True)
                 compiled.append(tf.function(implementation))
             return functions, compiled
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -81,8 +76,8 @@ class FunctionRecreated(Rule):
 
         for epoch in range(10):
             train_step(tf.ones([2]))
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -91,8 +86,8 @@ class FunctionRecreated(Rule):
                 inner = tf.function(lambda y: y + 1)
                 x = inner(x)
             return x
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def make_step(model):
@@ -104,8 +99,8 @@ class FunctionRecreated(Rule):
         step = make_step(lambda x: x)
         for batch in range(100):
             step(tf.ones([1]))
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def compile_all(fns):
@@ -114,8 +109,8 @@ class FunctionRecreated(Rule):
         for name in ["a", "b"]:
             print(name)
         compiled = tf.function(compile_all)
-        """,
-        """
+        """),
+        Valid("""
         def function(fn):
             return fn
 
@@ -123,8 +118,8 @@ class FunctionRecreated(Rule):
             @function
             def step(x):
                 return x
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Model(tf.keras.Model):
@@ -134,7 +129,7 @@ class FunctionRecreated(Rule):
 
             def _step(self, x):
                 return x
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -149,6 +144,10 @@ class FunctionRecreated(Rule):
             """,
             4,
             5,
+            4,
+            17,
+            "`@tf.function` inside a loop makes a new `train_step` every iteration; each one "
+            "traces again",
         ),
         Invalid(
             """
@@ -162,6 +161,10 @@ class FunctionRecreated(Rule):
             """,
             6,
             24,
+            6,
+            39,
+            "`tf.function(...)` inside a loop makes a new function every iteration; each one "
+            "traces again",
         ),
         Invalid(
             """
@@ -179,6 +182,10 @@ class FunctionRecreated(Rule):
             """,
             4,
             5,
+            4,
+            40,
+            "`make_step` makes a new `tf.function` on every call and is called in a loop; each "
+            "one traces again",
         ),
         Invalid(
             """
@@ -191,6 +198,10 @@ class FunctionRecreated(Rule):
             """,
             5,
             21,
+            5,
+            61,
+            "`on_train_batch_end` runs on every batch or epoch; the `tf.function` made here is "
+            "new each time and traces again",
         ),
         Invalid(
             """
@@ -200,14 +211,16 @@ class FunctionRecreated(Rule):
             """,
             3,
             11,
+            3,
+            39,
+            "`tf.function(...)` inside a loop makes a new function every iteration; each one "
+            "traces again",
         ),
     )
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def setup(self) -> None:
+        #: ``tf.function`` creations already reported through a call of their factory.
         self._reported: set[Span] = set()
-        #: Calls whose result is stored in a container, so each one is kept.
-        self._kept: set[int] = set()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         context = self.context
@@ -226,20 +239,12 @@ class FunctionRecreated(Rule):
         elif self._in_per_step_hook():
             self.report(decorator, self._per_step_message())
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        # ``functions[device] = tf.function(impl)``: one function per key, kept, not recreated.
-        if any(isinstance(target.target, cst.Subscript) for target in node.targets):
-            self._kept.add(id(node.value))
-
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
         if context.in_tf_function:
             return
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _KEEPING_METHODS:
-            self._kept.update(id(arg.value) for arg in node.args)
         creates = context.is_tf_function_call(node) or self._is_decorator_factory_call(node)
-        if creates and id(node) in self._kept:
+        if creates and self._kept():
             return
         if creates and context.loops:
             report = self.report(
@@ -252,6 +257,21 @@ class FunctionRecreated(Rule):
             self.report(node, self._per_step_message())
         elif context.loops:
             self._factory_call(node)
+
+    def _kept(self) -> bool:
+        """The call's result is stored, one per item, where it outlives the iteration:
+        ``functions[device] = tf.function(impl)``, ``fns.append(tf.function(f))``."""
+        ancestors = self.context.ancestors
+        parent = ancestors[-2] if len(ancestors) > 1 else None
+        if isinstance(parent, cst.Assign):
+            return any(isinstance(target.target, cst.Subscript) for target in parent.targets)
+        keeper = ancestors[-3] if len(ancestors) > 2 else None
+        return (
+            isinstance(parent, cst.Arg)
+            and isinstance(keeper, cst.Call)
+            and isinstance(keeper.func, cst.Attribute)
+            and keeper.func.attr.value in _KEEPING_METHODS
+        )
 
     def _is_decorator_factory_call(self, node: cst.Call) -> bool:
         """``tf.function(input_signature=...)(fn)``."""
@@ -278,7 +298,10 @@ class FunctionRecreated(Rule):
                 "traces again every iteration",
             )
             report.relate(
-                "tf-function", "created here", function.creates_tf_function[0], module.path
+                RelatedRole.TF_FUNCTION,
+                "created here",
+                function.creates_tf_function[0],
+                module.path,
             )
             relate_loop(report, self.context)
             return
@@ -291,7 +314,7 @@ class FunctionRecreated(Rule):
                 f"`{name}` makes a new `tf.function` on every call and is called in a loop; "
                 "each one traces again",
             )
-            report.relate("caller", f"`{name}` is called here", node)
+            report.relate(RelatedRole.CALLER, f"`{name}` is called here", node)
             relate_loop(report, self.context)
 
     def _in_per_step_hook(self) -> bool:

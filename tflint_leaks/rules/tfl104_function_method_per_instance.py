@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.analysis.scope import dotted
-from tflint_leaks.engine.relevance import Triggers
+from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop
-from tflint_leaks.rules.base import Invalid, Rule
 
 
 class FunctionMethodPerInstance(Rule):
@@ -44,13 +44,8 @@ class FunctionMethodPerInstance(Rule):
     - [tensorflow/tensorflow#31175](https://github.com/tensorflow/tensorflow/issues/31175)
     """
 
-    code = "TFL104"
-    name = "function-method-per-instance"
-    summary = "A class with `tf.function` methods is instantiated and used in every iteration"
-    TRIGGERS = Triggers(project_loop_names=True)
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         class Trainer:
@@ -61,8 +56,8 @@ class FunctionMethodPerInstance(Rule):
         trainer = Trainer()
         for i in range(100):
             trainer.step(tf.ones([1]))
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Config:
@@ -72,8 +67,8 @@ class FunctionMethodPerInstance(Rule):
         for lr in range(100):
             config = Config(lr)
             print(config.lr)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Trainer:
@@ -86,8 +81,8 @@ class FunctionMethodPerInstance(Rule):
 
         for i in range(100):
             print(Trainer().describe())
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Trainer:
@@ -100,8 +95,8 @@ class FunctionMethodPerInstance(Rule):
             for i in range(3):
                 x = Trainer().step(x)
             return x
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Trainer:
@@ -110,8 +105,8 @@ class FunctionMethodPerInstance(Rule):
                 return x
 
         trainers = [Trainer() for _ in range(4)]
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Trainer:
@@ -120,7 +115,7 @@ class FunctionMethodPerInstance(Rule):
 
         for i in range(100):
             Trainer().step(tf.ones([1]))
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -138,6 +133,10 @@ class FunctionMethodPerInstance(Rule):
             """,
             9,
             15,
+            9,
+            24,
+            "a new `Trainer` every iteration traces its `tf.function` method `step` again for "
+            "each instance",
         ),
         Invalid(
             """
@@ -156,6 +155,10 @@ class FunctionMethodPerInstance(Rule):
             """,
             12,
             9,
+            12,
+            20,
+            "a new `Evaluator` every iteration traces its `tf.function` method `score` again for "
+            "each instance",
         ),
         Invalid(
             """
@@ -177,6 +180,10 @@ class FunctionMethodPerInstance(Rule):
             """,
             13,
             13,
+            13,
+            20,
+            "a new `Child` every iteration traces its `tf.function` method `step` again for each "
+            "instance",
         ),
         Invalid(
             """
@@ -193,12 +200,16 @@ class FunctionMethodPerInstance(Rule):
             """,
             9,
             14,
+            9,
+            22,
+            "a new `Policy` every iteration traces its `tf.function` method `__call__` again for "
+            "each instance",
         ),
     )
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._reported: set[int] = set()
+    def setup(self) -> None:
+        #: Instantiations already reported (for the first method call they are used for).
+        self._reported: set[cst.Call] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
@@ -213,18 +224,18 @@ class FunctionMethodPerInstance(Rule):
             instantiations = self._instantiations_in_loop(receiver)
         for instantiation in instantiations:
             found = context.project_class(instantiation.func)
-            if found is None or id(instantiation) in self._reported:
+            if found is None or instantiation in self._reported:
                 continue
             module, klass = found
             if method not in context.project.class_tf_functions(module, klass):
                 continue
-            self._reported.add(id(instantiation))
+            self._reported.add(instantiation)
             report = self.report(
                 instantiation,
                 f"a new `{klass.name}` every iteration traces its `tf.function` method "
                 f"`{method}` again for each instance",
             )
-            report.relate("caller", f"`{method}` is called here", node)
+            report.relate(RelatedRole.CALLER, f"`{method}` is called here", node)
             relate_loop(report, context)
 
     @staticmethod
@@ -241,7 +252,7 @@ class FunctionMethodPerInstance(Rule):
         name = dotted(receiver)
         if name is None or "." in name:
             return []
-        loops = {id(loop) for loop in self.context.loops}
+        loops = set(self.context.loops)
         return [
             assignment.value
             for assignment in self.context.scope_facts().assignments.get(name, [])

@@ -5,15 +5,13 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tflint_leaks.analysis.index import Span
 from tflint_leaks.analysis.values import Kind
-from tflint_leaks.diagnostics import Applicability
-from tflint_leaks.engine.context import FileContext, Report
-from tflint_leaks.engine.relevance import Triggers
+from tflint_leaks.rulekit.context import Report
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
     relate_call,
     repeated_call_arguments,
     varies_unboundedly,
 )
-from tflint_leaks.rules.base import Invalid, Rule
 
 _RETRACING_KEYWORDS = frozenset({"reduce_retracing", "experimental_relax_shapes"})
 
@@ -62,14 +60,8 @@ class VaryingShapeArgument(Rule):
     - [tensorflow/tensorflow#26311](https://github.com/tensorflow/tensorflow/issues/26311)
     """
 
-    code = "TFL105"
-    name = "varying-shape-argument"
-    summary = "A tensor whose shape changes every iteration is passed to a `tf.function`"
-    TRIGGERS = Triggers(loop_names=frozenset({"function"}), project_loop_names=True)
-    fix_applicability = Applicability.SAFE
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
@@ -79,8 +71,8 @@ class VaryingShapeArgument(Rule):
         x = tf.ones([100])
         for length in range(1, 100):
             encode(x[:length])
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function(reduce_retracing=True)
@@ -90,8 +82,8 @@ class VaryingShapeArgument(Rule):
         x = tf.ones([100])
         for length in range(1, 100):
             encode(x[:length])
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -102,8 +94,8 @@ class VaryingShapeArgument(Rule):
         for i in range(100):
             encode(x[i])
             encode(x[:10])
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -112,8 +104,8 @@ class VaryingShapeArgument(Rule):
 
         for i in range(100):
             encode(tf.zeros([8, 16]))
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -122,8 +114,8 @@ class VaryingShapeArgument(Rule):
 
         for size in [16, 32]:
             encode(tf.zeros([size]))
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -132,7 +124,7 @@ class VaryingShapeArgument(Rule):
 
         for batch in tf.data.Dataset.range(100).batch(10):
             encode(batch)
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -149,6 +141,11 @@ class VaryingShapeArgument(Rule):
             """,
             9,
             12,
+            9,
+            22,
+            "the shape of `x[:length]` (parameter `tokens`) changes every iteration; each shape "
+            "retraces `encode` (add an `input_signature` with `None` dimensions or "
+            "`reduce_retracing=True`)",
             fixed="""
             import tensorflow as tf
 
@@ -176,6 +173,11 @@ class VaryingShapeArgument(Rule):
             """,
             9,
             10,
+            9,
+            26,
+            "the shape of `tf.zeros([n, 3])` (parameter `buffer`) changes every iteration; each "
+            "shape retraces `fill` (add an `input_signature` with `None` dimensions or "
+            "`reduce_retracing=True`)",
             fixed="""
             import tensorflow as tf
 
@@ -204,6 +206,11 @@ class VaryingShapeArgument(Rule):
             """,
             10,
             15,
+            10,
+            29,
+            "the shape of `np.ones(t + 1)` (parameter `values`) changes every iteration; each "
+            "shape retraces `score` (add an `input_signature` with `None` dimensions or "
+            "`reduce_retracing=True`)",
             fixed="""
             import numpy as np
             import tensorflow as tf
@@ -232,6 +239,10 @@ class VaryingShapeArgument(Rule):
             """,
             10,
             16,
+            10,
+            22,
+            "the shape of `prefix` changes every iteration; each shape retraces `decode` (add an "
+            "`input_signature` with `None` dimensions or `reduce_retracing=True`)",
             fixed="""
             import tensorflow as tf
 
@@ -258,6 +269,10 @@ class VaryingShapeArgument(Rule):
             """,
             8,
             9,
+            8,
+            22,
+            "the shape of `tf.zeros([n])` changes every iteration; each shape retraces `pad` (add "
+            "an `input_signature` with `None` dimensions or `reduce_retracing=True`)",
             fixed="""
             import tensorflow as tf
 
@@ -271,8 +286,7 @@ class VaryingShapeArgument(Rule):
         ),
     )
 
-    def __init__(self, context: FileContext) -> None:
-        super().__init__(context)
+    def setup(self) -> None:
         #: ``tf.function`` decorators and ``tf.function(fn)`` calls of this file, and the
         #: findings whose fix changes one of them (matched by position once the walk is done).
         self._makers: list[cst.Decorator | cst.Call] = []
@@ -316,7 +330,6 @@ class VaryingShapeArgument(Rule):
             if fixed is not None:
                 report.with_fix(
                     "Add `reduce_retracing=True` to the `tf.function`",
-                    Applicability.SAFE,
                     [fixed],
                 )
 

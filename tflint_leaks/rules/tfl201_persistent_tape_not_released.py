@@ -4,13 +4,14 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from tflint_leaks.analysis.scope import descendants, own_nodes
+from tflint_leaks.analysis.nodes import descendants, own_nodes
 from tflint_leaks.analysis.tapes import Tape
-from tflint_leaks.engine.relevance import Triggers
+from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.context import InsertStatement
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules._models import STORE_METHODS, method_call
 from tflint_leaks.rules._tapes import bare_references
-from tflint_leaks.rules.base import Invalid, Rule
 
 
 class PersistentTapeNotReleased(Rule):
@@ -49,19 +50,19 @@ class PersistentTapeNotReleased(Rule):
         del tape
     ```
 
+    ## Fix safety
+    The fix inserts `del tape` right after the statement that holds the tape's last use in the
+    block that creates it. It is unsafe: a use the linter cannot see (in a later block of the
+    function, through `locals()` or `eval`, or a debugger) would then fail with `NameError`.
+
     ## References
     - [`tf.GradientTape`: persistent tapes](https://www.tensorflow.org/api_docs/python/tf/GradientTape)
     - [tensorflow/tensorflow#32276](https://github.com/tensorflow/tensorflow/issues/32276)
     - [GPflow/GPflow#1142](https://github.com/GPflow/GPflow/issues/1142)
     """
 
-    code = "TFL201"
-    name = "persistent-tape-not-released"
-    summary = "A persistent `GradientTape` created per call or iteration is never deleted"
-    TRIGGERS = Triggers(names=frozenset({"GradientTape"}))
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         def train_step(x):
@@ -70,16 +71,16 @@ class PersistentTapeNotReleased(Rule):
             dx = tape.gradient(y, x)
             del tape
             return dx
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def train_step(x):
             with tf.GradientTape() as tape:
                 y = x * x
             return tape.gradient(y, x)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -87,8 +88,8 @@ class PersistentTapeNotReleased(Rule):
             with tf.GradientTape(persistent=True) as tape:
                 y = x * x
             return tape.gradient(y, x), tape.gradient(y * y, x)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def record(x):
@@ -96,16 +97,16 @@ class PersistentTapeNotReleased(Rule):
                 tape.watch(x)
                 y = x * x
             return tape, y
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         tape = tf.GradientTape(persistent=True)
         with tape:
             y = x * x
         print(tape.gradient(y, x))
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         for batch in batches:
@@ -114,16 +115,16 @@ class PersistentTapeNotReleased(Rule):
                 loss = model(batch)
             grads = tape.gradient(loss, model.trainable_variables)
             del tape
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def jacobians(f, xs):
             with tf.GradientTape(persistent=True) as tape:
                 y = f()
             return y, [tape.jacobian(y, x) for x in xs]
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def trace_estimate(ode_fn, state, samples):
@@ -135,15 +136,15 @@ class PersistentTapeNotReleased(Rule):
                 return sample * tape.gradient(derivative, state, sample)
 
             return tf.reduce_mean(tf.vectorized_map(estimate, samples), axis=0)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def step(x, persistent):
             with tf.GradientTape(persistent=persistent) as tape:
                 y = x * x
             return tape.gradient(y, x)
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -160,6 +161,22 @@ class PersistentTapeNotReleased(Rule):
             """,
             4,
             10,
+            4,
+            42,
+            "persistent tape `tape` is created every call and stays alive after its last use "
+            "while more work runs; `del tape` after its last `gradient`",
+            fixed="""
+            import tensorflow as tf
+
+            def train_step(model, x, y):
+                with tf.GradientTape(persistent=True) as tape:
+                    loss_a, loss_b = model(x)
+                grads_a = tape.gradient(loss_a, model.trainable_variables)
+                grads_b = tape.gradient(loss_b, model.trainable_variables)
+                del tape
+                optimizer.apply_gradients(zip(grads_a + grads_b, model.trainable_variables * 2))
+                return loss_a + loss_b
+            """,
         ),
         Invalid(
             """
@@ -174,6 +191,10 @@ class PersistentTapeNotReleased(Rule):
             """,
             4,
             10,
+            4,
+            42,
+            "persistent tape `g` is created every iteration and stays alive after its last use "
+            "while more work runs; `del g` after its last `gradient`",
         ),
         Invalid(
             """
@@ -189,6 +210,22 @@ class PersistentTapeNotReleased(Rule):
             """,
             5,
             16,
+            5,
+            45,
+            "persistent tape `tape` is created every call and stays alive after its last use "
+            "while more work runs; `del tape` after its last `gradient`",
+            fixed="""
+            from tensorflow import GradientTape
+
+            class Trainer:
+                def step(self, x):
+                    tape = GradientTape(persistent=True)
+                    with tape:
+                        y = self.model(x)
+                    grads = [tape.gradient(y, v) for v in self.model.trainable_variables]
+                    del tape
+                    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+            """,
         ),
         Invalid(
             """
@@ -204,6 +241,10 @@ class PersistentTapeNotReleased(Rule):
             """,
             4,
             10,
+            4,
+            42,
+            "persistent tape `tape` is created every call and stays alive after its last use "
+            "while more work runs; `del tape` after its last `gradient`",
         ),
     )
 
@@ -216,16 +257,21 @@ class PersistentTapeNotReleased(Rule):
             return
         if tape.name in context.scope_facts().deleted or self._escapes(tape):
             return
-        work = self._work_after_last_use(tape)
-        if work is None:
+        found = self._work_after_last_use(tape)
+        if found is None:
             return
+        last_use, work = found
         where = "iteration" if context.loops else "call"
         report = self.report(
             node,
             f"persistent tape `{tape.name}` is created every {where} and stays alive after its "
             f"last use while more work runs; `del {tape.name}` after its last `gradient`",
         )
-        report.relate("tape", "still alive here", work)
+        report.relate(RelatedRole.TAPE, "still alive here", work)
+        report.with_fix(
+            f"Delete `{tape.name}` after its last use",
+            [(last_use, InsertStatement(f"del {tape.name}", after=True))],
+        )
         relate_loop(report, context)
 
     def _escapes(self, tape: Tape) -> bool:
@@ -247,10 +293,10 @@ class PersistentTapeNotReleased(Rule):
                 return True
         return False
 
-    def _work_after_last_use(self, tape: Tape) -> cst.CSTNode | None:
-        """The first statement after the one holding the tape's last use, in the block that
-        creates the tape, that calls something: the tape and everything it recorded are still
-        alive while it runs."""
+    def _work_after_last_use(self, tape: Tape) -> tuple[cst.CSTNode, cst.CSTNode] | None:
+        """The statement holding the tape's last use in the block that creates the tape, and
+        the first statement after it that calls something: the tape and everything it recorded
+        are still alive while that runs."""
         name = tape.name or ""
         found = _block_of(self.context.frame.node, tape.statement)
         if found is None:
@@ -266,7 +312,7 @@ class PersistentTapeNotReleased(Rule):
             ):
                 continue
             if any(isinstance(n, cst.Call) for n in own_nodes(stmt)):
-                return stmt
+                return body[last], stmt
         return None
 
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.keras import GRADIENT_METHODS
-from tflint_leaks.analysis.scope import dotted, own_nodes
-from tflint_leaks.engine.relevance import Triggers
+from tflint_leaks.analysis.nodes import dotted, own_nodes
+from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._models import method_call
-from tflint_leaks.rules._tapes import TapeBlocks, mentions
-from tflint_leaks.rules.base import Invalid, Rule
+from tflint_leaks.rules._tapes import mentions
 
 _STOP_RECORDING = frozenset({"stop_recording"})
 
@@ -48,13 +48,8 @@ class GradientInsidePersistentTape(Rule):
     - [`tf.GradientTape.stop_recording`](https://www.tensorflow.org/api_docs/python/tf/GradientTape#stop_recording)
     """
 
-    code = "TFL202"
-    name = "gradient-inside-persistent-tape"
-    summary = "`gradient` is called inside a persistent tape's `with` block"
-    TRIGGERS = Triggers(names=frozenset({"GradientTape"}))
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         def step(x):
@@ -63,8 +58,8 @@ class GradientInsidePersistentTape(Rule):
             dy = tape.gradient(y, x)
             del tape
             return dy
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def step(x):
@@ -72,8 +67,8 @@ class GradientInsidePersistentTape(Rule):
                 y = x * x
                 dy = tape.gradient(y, x)
             return dy
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def second_derivative(x):
@@ -82,8 +77,8 @@ class GradientInsidePersistentTape(Rule):
                     y = x * x * x
                 dy = inner.gradient(y, x)
             return outer.gradient(dy, x)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def hessian_diag(x):
@@ -93,8 +88,8 @@ class GradientInsidePersistentTape(Rule):
             d2y = tape.gradient(dy, x)
             del tape
             return d2y
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def step(x):
@@ -104,8 +99,8 @@ class GradientInsidePersistentTape(Rule):
                     dy = tape.gradient(y, x)
             del tape
             return dy
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def laplacian(model, x):
@@ -117,7 +112,7 @@ class GradientInsidePersistentTape(Rule):
                     u_x = inner.gradient(u, x)
                 del inner
             return outer.gradient(u_x, x)
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -133,6 +128,10 @@ class GradientInsidePersistentTape(Rule):
             """,
             6,
             17,
+            6,
+            63,
+            "`tape.gradient` inside the persistent tape's `with` block is recorded on the tape "
+            "itself; call it after the block",
         ),
         Invalid(
             """
@@ -148,6 +147,10 @@ class GradientInsidePersistentTape(Rule):
             """,
             7,
             13,
+            7,
+            32,
+            "`tape.jacobian` inside the persistent tape's `with` block is recorded on the tape "
+            "itself; call it after the block",
         ),
         Invalid(
             """
@@ -162,6 +165,10 @@ class GradientInsidePersistentTape(Rule):
             """,
             7,
             19,
+            7,
+            74,
+            "`g.gradient` inside the persistent tape's `with` block is recorded on the tape "
+            "itself; call it after the block",
         ),
         Invalid(
             """
@@ -178,62 +185,57 @@ class GradientInsidePersistentTape(Rule):
             """,
             7,
             15,
+            7,
+            40,
+            "`tape.batch_jacobian` inside the persistent tape's `with` block is recorded on the "
+            "tape itself; call it after the block",
         ),
     )
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._blocks = TapeBlocks(self.context)
-        self._stopped: list[str | None] = []
-        #: Result names of calls (``dy = tape.gradient(...)``), by ``id`` of the call.
-        self._targets: dict[int, str] = {}
-        #: Gradient calls passed straight into another gradient call.
-        self._nested: set[int] = set()
-
-    def visit_With(self, node: cst.With) -> None:
-        self._blocks.enter(node)
-        stopped = None
-        for item in node.items:
-            receiver = (
-                method_call(item.item, _STOP_RECORDING) if isinstance(item.item, cst.Call) else None
-            )
-            if receiver is not None:
-                stopped = dotted(receiver)
-        self._stopped.append(stopped)
-
-    def leave_With(self, original_node: cst.With) -> None:
-        self._blocks.leave()
-        self._stopped.pop()
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1:
-            name = dotted(node.targets[0].target)
-            if name is not None:
-                self._targets[id(node.value)] = name
-
     def visit_Call(self, node: cst.Call) -> None:
+        context = self.context
         receiver = method_call(node, GRADIENT_METHODS)
         if receiver is None:
             return
-        for arg in node.args:
-            if isinstance(arg.value, cst.Call):
-                self._nested.add(id(arg.value))
         name = dotted(receiver)
-        block = self._blocks.recording(name) if name is not None else None
-        if block is None or not block.tape.persistent or name in self._stopped:
+        block = context.recording(name) if name is not None else None
+        if block is None or not block.tape.persistent or name in self._stopped():
             return
-        if id(node) in self._nested or self._differentiated_again(node):
+        if self._passed_to_gradient() or self._differentiated_again(node):
             return
         report = self.report(
             node,
             f"`{name}.{_method(node)}` inside the persistent tape's `with` block is recorded on "
             "the tape itself; call it after the block",
         )
-        report.relate("tape", f"`{name}` records in this block", block.node)
+        report.relate(RelatedRole.TAPE, f"`{name}` records in this block", block.node)
+
+    def _stopped(self) -> set[str | None]:
+        """Tapes whose recording an enclosing ``with tape.stop_recording():`` pauses."""
+        return {
+            dotted(receiver)
+            for block in self.context.open_withs()
+            for item in block.items
+            if isinstance(item.item, cst.Call)
+            and (receiver := method_call(item.item, _STOP_RECORDING)) is not None
+        }
+
+    def _passed_to_gradient(self) -> bool:
+        """The call is an argument of another gradient call (``tape.gradient(t.gradient(...))``)."""
+        ancestors = self.context.ancestors
+        return (
+            len(ancestors) > 2
+            and isinstance(ancestors[-2], cst.Arg)
+            and isinstance(ancestors[-3], cst.Call)
+            and method_call(ancestors[-3], GRADIENT_METHODS) is not None
+        )
 
     def _differentiated_again(self, node: cst.Call) -> bool:
         """The result is differentiated by a later gradient call (a higher-order derivative)."""
-        result = self._targets.get(id(node))
+        parent = self.context.parent
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
+            return False
+        result = dotted(parent.targets[0].target)
         if result is None:
             return False
         return any(

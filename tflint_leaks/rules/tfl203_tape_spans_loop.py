@@ -3,11 +3,10 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.keras import DATASET_METHODS, DATASET_SOURCES
-from tflint_leaks.analysis.scope import dotted, own_nodes
-from tflint_leaks.engine.relevance import Triggers
+from tflint_leaks.analysis.nodes import dotted, own_nodes
+from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._models import method_call
-from tflint_leaks.rules._tapes import TapeBlocks
-from tflint_leaks.rules.base import Invalid, Rule
 
 #: Wrappers whose items come from their argument (``enumerate(dataset)``).
 _WRAPPERS = frozenset({"enumerate", "zip", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm"})
@@ -53,21 +52,16 @@ class TapeSpansLoop(Rule):
     - [tensorflow/tensorflow#45016](https://github.com/tensorflow/tensorflow/issues/45016)
     """
 
-    code = "TFL203"
-    name = "tape-spans-loop"
-    summary = "A gradient tape's `with` block contains a loop over a dataset"
-    TRIGGERS = Triggers(names=frozenset({"GradientTape"}))
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         for x, y in dataset:
             with tf.GradientTape() as tape:
                 loss = loss_fn(y, model(x))
             grads = tape.gradient(loss, model.trainable_variables)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def unroll(cell, inputs, state):
@@ -75,8 +69,8 @@ class TapeSpansLoop(Rule):
                 for t in range(inputs.shape[1]):
                     out, state = cell(inputs[:, t], state)
             return tape.gradient(out, cell.trainable_variables)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Net(tf.keras.Model):
@@ -88,8 +82,8 @@ class TapeSpansLoop(Rule):
                         h = layer(h)
                     loss = self.compiled_loss(y, h)
                 return tape.gradient(loss, self.trainable_variables)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def step(model, x):
@@ -97,8 +91,8 @@ class TapeSpansLoop(Rule):
                 losses = [fn(model(x)) for fn in loss_fns]
                 total = tf.add_n(losses)
             return tape.gradient(total, model.trainable_variables)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         with tf.GradientTape() as tape:
@@ -106,8 +100,8 @@ class TapeSpansLoop(Rule):
 
         for batch in dataset:
             print(batch)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def fit(model, dataset):
@@ -117,7 +111,7 @@ class TapeSpansLoop(Rule):
                     for w in model.trainable_weights:
                         loss += 1e-4 * tf.nn.l2_loss(w)
                 tape.gradient(loss, model.trainable_weights)
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -131,6 +125,10 @@ class TapeSpansLoop(Rule):
             """,
             3,
             1,
+            5,
+            36,
+            "this tape records every iteration of the loop over batches and keeps all their "
+            "tensors until `gradient`; open one tape per batch inside the loop",
         ),
         Invalid(
             """
@@ -146,6 +144,10 @@ class TapeSpansLoop(Rule):
             """,
             6,
             5,
+            8,
+            50,
+            "this tape records every iteration of the loop over batches and keeps all their "
+            "tensors until `gradient`; open one tape per batch inside the loop",
         ),
         Invalid(
             """
@@ -163,6 +165,10 @@ class TapeSpansLoop(Rule):
             """,
             5,
             5,
+            9,
+            32,
+            "this tape records every iteration of the loop over batches and keeps all their "
+            "tensors until `gradient`; open one tape per batch inside the loop",
         ),
         Invalid(
             """
@@ -178,34 +184,31 @@ class TapeSpansLoop(Rule):
             """,
             5,
             9,
+            8,
+            62,
+            "this tape records every iteration of the loop over batches and keeps all their "
+            "tensors until `gradient`; open one tape per batch inside the loop",
         ),
     )
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._blocks = TapeBlocks(self.context)
-        self._reported: set[int] = set()
-
-    def visit_With(self, node: cst.With) -> None:
-        self._blocks.enter(node)
-
-    def leave_With(self, original_node: cst.With) -> None:
-        self._blocks.leave()
+    def setup(self) -> None:
+        #: Tape blocks already reported (for their first loop over batches).
+        self._reported: set[cst.With] = set()
 
     def visit_For(self, node: cst.For) -> None:
-        blocks = [b for b in self._blocks.current() if id(b.node) not in self._reported]
+        blocks = [b for b in self.context.tape_blocks() if b.node not in self._reported]
         if not blocks or not self._dataset_like(node.iter, 0):
             return
         if not any(isinstance(n, cst.Call) for n in own_nodes(node.body)):
             return
         block = blocks[0]
-        self._reported.add(id(block.node))
+        self._reported.add(block.node)
         report = self.report(
             block.node,
             "this tape records every iteration of the loop over batches and keeps all their "
             "tensors until `gradient`; open one tape per batch inside the loop",
         )
-        report.relate("loop", "the loop over batches", node)
+        report.relate(RelatedRole.LOOP, "the loop over batches", node)
 
     def _dataset_like(self, node: cst.BaseExpression, depth: int) -> bool:
         """``node`` yields batches: a ``tf.data`` pipeline, a name for one, or a wrapper of one."""

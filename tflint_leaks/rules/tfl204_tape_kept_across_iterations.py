@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.analysis.scope import dotted, own_nodes
+from tflint_leaks.analysis.nodes import dotted, own_nodes
 from tflint_leaks.analysis.tapes import Tape
-from tflint_leaks.engine.relevance import Triggers
+from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules._models import STORE_METHODS, method_call
-from tflint_leaks.rules.base import Invalid, Rule
 
 
 class TapeKeptAcrossIterations(Rule):
@@ -48,13 +48,8 @@ class TapeKeptAcrossIterations(Rule):
     - [sql-machine-learning/elasticdl#1144](https://github.com/sql-machine-learning/elasticdl/issues/1144)
     """
 
-    code = "TFL204"
-    name = "tape-kept-across-iterations"
-    summary = "A gradient tape is stored where it outlives the loop iteration"
-    TRIGGERS = Triggers(names=frozenset({"GradientTape"}))
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         grads = []
@@ -62,8 +57,8 @@ class TapeKeptAcrossIterations(Rule):
             with tf.GradientTape() as tape:
                 loss = model(x)
             grads.append(tape.gradient(loss, model.trainable_variables))
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         for x in batches:
@@ -71,8 +66,8 @@ class TapeKeptAcrossIterations(Rule):
                 loss = model(x)
             g = tape.gradient(loss, model.trainable_variables)
             optimizer.apply_gradients(zip(g, model.trainable_variables))
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Trainer:
@@ -81,8 +76,8 @@ class TapeKeptAcrossIterations(Rule):
                     loss = self.model(x)
                 self.last_loss = loss
                 return tape.gradient(loss, self.model.trainable_variables)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         for x in batches:
@@ -90,16 +85,16 @@ class TapeKeptAcrossIterations(Rule):
                 y = model(x)
             current = tape
             print(current.gradient(y, model.trainable_variables))
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         tapes = []
         with tf.GradientTape() as tape:
             y = model(x)
         tapes.append(tape)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         history = {}
@@ -107,7 +102,7 @@ class TapeKeptAcrossIterations(Rule):
             with tf.GradientTape() as tape:
                 loss = model(x)
             history[step] = float(loss)
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -122,6 +117,10 @@ class TapeKeptAcrossIterations(Rule):
             """,
             7,
             5,
+            7,
+            23,
+            "the tape `tape` made in this iteration is stored past it and keeps every tensor it "
+            "recorded alive; store its gradients instead",
         ),
         Invalid(
             """
@@ -136,6 +135,10 @@ class TapeKeptAcrossIterations(Rule):
             """,
             8,
             13,
+            8,
+            29,
+            "the tape `tape` made in this iteration is stored past it and keeps every tensor it "
+            "recorded alive; store its gradients instead",
         ),
         Invalid(
             """
@@ -150,6 +153,10 @@ class TapeKeptAcrossIterations(Rule):
             """,
             8,
             5,
+            8,
+            25,
+            "the tape `tape` made in this iteration is stored past it and keeps every tensor it "
+            "recorded alive; store its gradients instead",
         ),
         Invalid(
             """
@@ -164,6 +171,10 @@ class TapeKeptAcrossIterations(Rule):
             """,
             7,
             9,
+            7,
+            25,
+            "the tape `tape` made in this iteration is stored past it and keeps every tensor it "
+            "recorded alive; store its gradients instead",
         ),
     )
 
@@ -193,18 +204,16 @@ class TapeKeptAcrossIterations(Rule):
         """The tape called ``name`` if an enclosing loop creates it, once per iteration."""
         if name is None:
             return None
-        inside = {id(n) for loop in self.context.loops for n in own_nodes(loop)}
-        return next(
-            (t for t in self.context.tapes() if t.name == name and id(t.statement) in inside),
-            None,
-        )
+        context = self.context
+        inside = {n for loop in context.loops for n in context.iteration_nodes(loop)}
+        return next((t for t in context.tapes() if t.name == name and t.statement in inside), None)
 
     def _used_after_loop(self, name: str) -> bool:
-        loop = self.context.loops[0]
-        inside = {id(n) for n in own_nodes(loop)}
+        context = self.context
+        inside = set(context.iteration_nodes(context.loops[0]))
         return any(
-            isinstance(n, cst.Name) and n.value == name and id(n) not in inside
-            for n in own_nodes(self.context.frame.node)
+            isinstance(n, cst.Name) and n.value == name and n not in inside
+            for n in own_nodes(context.frame.node)
         )
 
     def _report(self, node: cst.CSTNode, tape: Tape) -> None:
@@ -213,5 +222,5 @@ class TapeKeptAcrossIterations(Rule):
             f"the tape `{tape.name}` made in this iteration is stored past it and keeps every "
             "tensor it recorded alive; store its gradients instead",
         )
-        report.relate("tape", "created here", tape.statement)
+        report.relate(RelatedRole.TAPE, "created here", tape.statement)
         relate_loop(report, self.context)

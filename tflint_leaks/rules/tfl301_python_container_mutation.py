@@ -2,16 +2,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.analysis.scope import dotted
-from tflint_leaks.engine.relevance import Triggers
+from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._models import method_call
-from tflint_leaks.rules._traced import GuardedRule, outliving_container
-from tflint_leaks.rules.base import Invalid
+from tflint_leaks.rules._traced import outliving_container
 
 _MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "pop"})
 
 
-class PythonContainerMutation(GuardedRule):
+class PythonContainerMutation(Rule):
     """
     ## What it does
     Flags a Python list, dict or set that outlives a `tf.function` call (a module global, a
@@ -56,13 +55,8 @@ class PythonContainerMutation(GuardedRule):
     - [tensorflow/tensorflow#31362](https://github.com/tensorflow/tensorflow/issues/31362)
     """
 
-    code = "TFL301"
-    name = "python-container-mutation"
-    summary = "A Python container that outlives a `tf.function` call is mutated inside it"
-    TRIGGERS = Triggers(names=frozenset({"function"}), traced=True)
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -71,8 +65,8 @@ class PythonContainerMutation(GuardedRule):
             for x in xs:
                 outputs.append(x * 2)
             return tf.stack(outputs)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         losses = []
@@ -81,8 +75,8 @@ class PythonContainerMutation(GuardedRule):
             loss = x * 2
             losses.append(loss)
             return loss
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -91,8 +85,8 @@ class PythonContainerMutation(GuardedRule):
             for i in tf.range(n):
                 ta = ta.write(i, x)
             return ta.stack()
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Model(tf.Module):
@@ -102,15 +96,15 @@ class PythonContainerMutation(GuardedRule):
             @tf.function
             def step(self, grads):
                 self.optimizer.update(grads)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
         def step(x, queue):
             queue.append(x)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def make_step(module_fn):
@@ -123,8 +117,8 @@ class PythonContainerMutation(GuardedRule):
                 return module[0](x)
 
             return step
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -133,7 +127,7 @@ class PythonContainerMutation(GuardedRule):
             for key in ("a", "b"):
                 out[key] = features[key] * 2
             return out
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -150,6 +144,10 @@ class PythonContainerMutation(GuardedRule):
             """,
             8,
             5,
+            8,
+            24,
+            "`losses` is a global that outlives the `tf.function` call; this mutation runs only "
+            "while tracing and stores symbolic tensors",
         ),
         Invalid(
             """
@@ -166,6 +164,10 @@ class PythonContainerMutation(GuardedRule):
             """,
             9,
             9,
+            9,
+            49,
+            "`self.history` is an attribute of `self` that outlives the `tf.function` call; this "
+            "mutation runs only while tracing and stores symbolic tensors",
         ),
         Invalid(
             """
@@ -183,6 +185,10 @@ class PythonContainerMutation(GuardedRule):
             """,
             8,
             9,
+            8,
+            26,
+            "`seen` is a closure variable that outlives the `tf.function` call; this mutation "
+            "runs only while tracing and stores symbolic tensors",
         ),
         Invalid(
             """
@@ -195,6 +201,10 @@ class PythonContainerMutation(GuardedRule):
             """,
             5,
             5,
+            5,
+            27,
+            "`log` is a parameter that outlives the `tf.function` call; this mutation runs only "
+            "while tracing and stores symbolic tensors",
         ),
     )
 
@@ -216,7 +226,7 @@ class PythonContainerMutation(GuardedRule):
             self._check(node, node.target.value)
 
     def _check(self, node: cst.CSTNode, receiver: cst.BaseExpression) -> None:
-        if self.guarded:
+        if self.context.guarded:
             return
         what = outliving_container(self.context, receiver)
         if what is None:

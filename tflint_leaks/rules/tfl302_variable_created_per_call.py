@@ -3,12 +3,10 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.names import TF_VARIABLE
-from tflint_leaks.engine.relevance import Triggers
-from tflint_leaks.rules._traced import GuardedRule
-from tflint_leaks.rules.base import Invalid
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 
 
-class VariableCreatedPerCall(GuardedRule):
+class VariableCreatedPerCall(Rule):
     """
     ## What it does
     Flags `tf.Variable(...)` created inside a `tf.function` body without a first-call guard
@@ -46,13 +44,8 @@ class VariableCreatedPerCall(GuardedRule):
     - [tf.function guide: creating tf.Variables](https://www.tensorflow.org/guide/function#creating_tfvariables)
     """
 
-    code = "TFL302"
-    name = "variable-created-per-call"
-    summary = "`tf.Variable` is created inside a `tf.function` without a first-call guard"
-    TRIGGERS = Triggers(names=frozenset({"function"}), traced=True)
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         class Counter(tf.Module):
@@ -64,8 +57,8 @@ class VariableCreatedPerCall(GuardedRule):
                 if self.v is None:
                     self.v = tf.Variable(0.0)
                 return self.v.assign_add(x)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         total = tf.Variable(0.0)
@@ -73,8 +66,8 @@ class VariableCreatedPerCall(GuardedRule):
         @tf.function
         def accumulate(x):
             return total.assign_add(tf.reduce_sum(x))
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Scale(tf.Module):
@@ -83,21 +76,21 @@ class VariableCreatedPerCall(GuardedRule):
                 if not hasattr(self, "w"):
                     self.w = tf.Variable(tf.ones_like(x))
                 return x * self.w
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def make_counter():
             return tf.Variable(0)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Dense(tf.keras.layers.Layer):
             def build(self, shape):
                 self.kernel = tf.Variable(tf.zeros([shape[-1], 4]))
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Lazy(tf.Module):
@@ -107,7 +100,7 @@ class VariableCreatedPerCall(GuardedRule):
                     self.w = tf.Variable(1.0)
                     self.built = True
                 return x * self.w
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -122,6 +115,10 @@ class VariableCreatedPerCall(GuardedRule):
             """,
             5,
             13,
+            5,
+            29,
+            "`tf.Variable` created in a `tf.function` body runs again on every trace (a "
+            "`ValueError` on retrace); create it once outside, or guard with `if self.v is None:`",
         ),
         Invalid(
             """
@@ -135,6 +132,10 @@ class VariableCreatedPerCall(GuardedRule):
             """,
             6,
             18,
+            6,
+            43,
+            "`tf.Variable` created in a `tf.function` body runs again on every trace (a "
+            "`ValueError` on retrace); create it once outside, or guard with `if self.v is None:`",
         ),
         Invalid(
             """
@@ -147,6 +148,10 @@ class VariableCreatedPerCall(GuardedRule):
             """,
             5,
             13,
+            5,
+            38,
+            "`tf.Variable` created in a `tf.function` body runs again on every trace (a "
+            "`ValueError` on retrace); create it once outside, or guard with `if self.v is None:`",
         ),
         Invalid(
             """
@@ -160,12 +165,16 @@ class VariableCreatedPerCall(GuardedRule):
             """,
             4,
             15,
+            4,
+            46,
+            "`tf.Variable` created in a `tf.function` body runs again on every trace (a "
+            "`ValueError` on retrace); create it once outside, or guard with `if self.v is None:`",
         ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
-        if not context.in_tf_function or self.guarded:
+        if not context.in_tf_function or context.guarded:
             return
         if context.resolve(node.func) != TF_VARIABLE:
             return

@@ -3,16 +3,14 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.names import TF_VARIABLE
-from tflint_leaks.analysis.scope import dotted, own_nodes
-from tflint_leaks.engine.relevance import Triggers
-from tflint_leaks.rules._traced import GuardedRule, Statements
-from tflint_leaks.rules.base import Invalid
+from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 
 #: Modules whose calls return a different value (or act) every time: frozen at trace time.
 _IMPURE_PREFIXES = ("random.", "numpy.random.", "time.", "datetime.datetime.now")
 
 
-class PythonSideEffect(GuardedRule):
+class PythonSideEffect(Rule):
     """
     ## What it does
     Flags Python-side effects inside a `tf.function`: Python state updated on `self`
@@ -53,13 +51,8 @@ class PythonSideEffect(GuardedRule):
     - [tf.function guide: depending on Python global and free variables](https://www.tensorflow.org/guide/function#depending_on_python_global_and_free_variables)
     """
 
-    code = "TFL303"
-    name = "python-side-effect"
-    summary = "Python state or an impure Python call inside a `tf.function`"
-    TRIGGERS = Triggers(names=frozenset({"function"}), traced=True)
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -68,8 +61,8 @@ class PythonSideEffect(GuardedRule):
                 x = tf.image.flip_left_right(x)
             tf.print("augmented", tf.shape(x))
             return x
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Counter(tf.Module):
@@ -80,8 +73,8 @@ class PythonSideEffect(GuardedRule):
             def __call__(self, x):
                 self.calls.assign_add(1)
                 return x
-        """,
-        """
+        """),
+        Valid("""
         import random
 
         import tensorflow as tf
@@ -91,8 +84,8 @@ class PythonSideEffect(GuardedRule):
         @tf.function
         def step(x):
             return x + seed
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Lazy(tf.Module):
@@ -101,8 +94,8 @@ class PythonSideEffect(GuardedRule):
                 if self.w is None:
                     self.w = tf.Variable(1.0)
                 return x * self.w
-        """,
-        """
+        """),
+        Valid("""
         import time
 
         import tensorflow as tf
@@ -112,8 +105,8 @@ class PythonSideEffect(GuardedRule):
                 for batch in batches:
                     start = time.time()
                     self.steps += 1
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -122,7 +115,7 @@ class PythonSideEffect(GuardedRule):
             for i in range(3):
                 total += i
             return x * total
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -138,6 +131,10 @@ class PythonSideEffect(GuardedRule):
             """,
             6,
             8,
+            6,
+            24,
+            "`np.random.rand()` runs once while the `tf.function` traces; its result is frozen "
+            "into the graph (use `tf.random` or pass the value in as a tensor)",
         ),
         Invalid(
             """
@@ -151,6 +148,10 @@ class PythonSideEffect(GuardedRule):
             """,
             6,
             9,
+            6,
+            24,
+            "`self.count` is updated only while the `tf.function` traces, not on every call; keep "
+            "state in a `tf.Variable` and `assign` it",
         ),
         Invalid(
             """
@@ -166,6 +167,10 @@ class PythonSideEffect(GuardedRule):
             """,
             8,
             5,
+            8,
+            32,
+            "`step_count` is a global/nonlocal updated only while the `tf.function` traces, not "
+            "on every call; keep state in a `tf.Variable`",
         ),
         Invalid(
             """
@@ -179,6 +184,10 @@ class PythonSideEffect(GuardedRule):
             """,
             6,
             5,
+            6,
+            32,
+            "`time.perf_counter()` runs once while the `tf.function` traces; its result is frozen "
+            "into the graph (use `tf.random` or pass the value in as a tensor)",
         ),
         Invalid(
             """
@@ -193,19 +202,12 @@ class PythonSideEffect(GuardedRule):
             """,
             7,
             9,
+            7,
+            30,
+            "`self.last_loss` is updated only while the `tf.function` traces, not on every call; "
+            "keep state in a `tf.Variable` and `assign` it",
         ),
     )
-
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._statements = Statements()
-        self._declared: dict[int, set[str]] = {}
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._statements.enter(node)
-
-    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
-        self._statements.leave()
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self.context.in_tf_function:
@@ -214,7 +216,7 @@ class PythonSideEffect(GuardedRule):
         if resolved is None or not resolved.startswith(_IMPURE_PREFIXES):
             return
         self.report(
-            self._statements.around(node),
+            self.context.statement_around(node),
             f"`{dotted(node.func)}()` runs once while the `tf.function` traces; its result is "
             "frozen into the graph (use `tf.random` or pass the value in as a tensor)",
         )
@@ -231,7 +233,7 @@ class PythonSideEffect(GuardedRule):
 
     def _assigned(self, node: cst.CSTNode, target: cst.BaseExpression) -> None:
         context = self.context
-        if not context.in_tf_function or self.guarded:
+        if not context.in_tf_function or context.guarded:
             return
         name = dotted(target)
         if name is None:
@@ -242,23 +244,9 @@ class PythonSideEffect(GuardedRule):
                 f"`{name}` is updated only while the `tf.function` traces, not on every call; "
                 "keep state in a `tf.Variable` and `assign` it",
             )
-        elif "." not in name and name in self._global_names():
+        elif "." not in name and name in self.context.global_names():
             self.report(
                 node,
                 f"`{name}` is a global/nonlocal updated only while the `tf.function` traces, "
                 "not on every call; keep state in a `tf.Variable`",
             )
-
-    def _global_names(self) -> set[str]:
-        """Names the current function declares ``global`` or ``nonlocal``."""
-        node = self.context.frame.node
-        names = self._declared.get(id(node))
-        if names is None:
-            names = {
-                item.name.value
-                for n in own_nodes(node)
-                if isinstance(n, cst.Global | cst.Nonlocal)
-                for item in n.names
-            }
-            self._declared[id(node)] = names
-        return names

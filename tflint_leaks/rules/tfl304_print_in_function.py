@@ -2,8 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.engine.relevance import Triggers
-from tflint_leaks.rules.base import Invalid, Rule
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 
 
 class PrintInFunction(Rule):
@@ -43,29 +42,23 @@ class PrintInFunction(Rule):
     - [`tf.print`](https://www.tensorflow.org/api_docs/python/tf/print)
     """
 
-    code = "TFL304"
-    name = "print-in-function"
-    summary = "Builtin `print` inside a `tf.function` runs only while tracing"
-    TRIGGERS = Triggers(names=frozenset({"function"}), traced=True)
-    default_enabled = False
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         @tf.function
         def step(x):
             tf.print("x", x)
             return x
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def step(x):
             print("x", x)
             return x
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -74,16 +67,16 @@ class PrintInFunction(Rule):
 
         for i in range(3):
             print(step(tf.constant(i)))
-        """,
-        """
+        """),
+        Valid("""
         from rich import print
         import tensorflow as tf
 
         @tf.function
         def step(x):
             return x
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def log(*args):
@@ -93,15 +86,15 @@ class PrintInFunction(Rule):
         def step(x):
             log("tracing", x)
             return x
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
         def step(x):
             message = "tracing with %s" % x.shape
             return x, message
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -116,6 +109,10 @@ class PrintInFunction(Rule):
             """,
             6,
             5,
+            6,
+            24,
+            "`print` runs only while the `tf.function` traces and shows symbolic tensors; use "
+            "`tf.print`",
         ),
         Invalid(
             """
@@ -129,6 +126,10 @@ class PrintInFunction(Rule):
             """,
             6,
             9,
+            6,
+            46,
+            "`print` runs only while the `tf.function` traces and shows symbolic tensors; use "
+            "`tf.print`",
         ),
         Invalid(
             """
@@ -143,6 +144,10 @@ class PrintInFunction(Rule):
             """,
             5,
             9,
+            5,
+            27,
+            "`print` runs only while the `tf.function` traces and shows symbolic tensors; use "
+            "`tf.print`",
         ),
         Invalid(
             """
@@ -156,6 +161,10 @@ class PrintInFunction(Rule):
             """,
             6,
             20,
+            6,
+            28,
+            "`print` runs only while the `tf.function` traces and shows symbolic tensors; use "
+            "`tf.print`",
         ),
     )
 

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.analysis import keras
-from tflint_leaks.analysis.scope import dotted
-from tflint_leaks.engine.context import Report
-from tflint_leaks.engine.relevance import Triggers, identifiers
+from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.context import InsertStatement, Report
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules._models import (
     STORE_METHODS,
@@ -14,7 +14,6 @@ from tflint_leaks.rules._models import (
     loop_cleans_up,
     method_call,
 )
-from tflint_leaks.rules.base import Invalid, Rule
 
 
 class ModelBuiltInLoop(Rule):
@@ -53,22 +52,22 @@ class ModelBuiltInLoop(Rule):
         model.fit(x, y)
     ```
 
+    ## Fix safety
+    The fix inserts `tf.keras.backend.clear_session()` (or `keras.backend.clear_session()`,
+    through the file's own import) as the first statement of the innermost `for` or `while`
+    loop; a comprehension gets no fix. It is unsafe: `clear_session()` resets all of Keras'
+    global state, so a model built before the loop and used inside it gets new layer names and,
+    with TF1-style graphs, loses its graph; metrics and optimizers created outside the loop may
+    need rebuilding.
+
     ## References
     - [`tf.keras.backend.clear_session`](https://www.tensorflow.org/api_docs/python/tf/keras/backend/clear_session)
     - [tensorflow/tensorflow#30324](https://github.com/tensorflow/tensorflow/issues/30324)
     - [keras-team/keras#2102](https://github.com/keras-team/keras/issues/2102)
     """
 
-    code = "TFL401"
-    name = "model-built-in-loop"
-    summary = "A Keras model is built every iteration of a loop without `clear_session()`"
-    TRIGGERS = Triggers(
-        loop_names=identifiers(keras.MODEL_CLASSES | keras.MODEL_LOADERS) | {"applications"},
-        project_loop_names=True,
-    )
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         for units in [32, 64]:
@@ -76,8 +75,8 @@ class ModelBuiltInLoop(Rule):
             model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
             model.compile("adam", "mse")
             print(model.evaluate(x, y))
-        """,
-        """
+        """),
+        Valid("""
         from tensorflow import keras
         from keras import backend as K
 
@@ -88,16 +87,16 @@ class ModelBuiltInLoop(Rule):
             model = keras.models.load_model(f"fold-{fold}.keras")
             print(model.evaluate(x, y))
             reset()
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         models = []
         for seed in range(5):
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             models.append(model)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def build_model():
@@ -106,13 +105,13 @@ class ModelBuiltInLoop(Rule):
 
         for trial in range(10):
             model = build_model()
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         ensemble = [tf.keras.Sequential([tf.keras.layers.Dense(1)]) for _ in range(3)]
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         class Tower(tf.keras.Model):
@@ -122,20 +121,20 @@ class ModelBuiltInLoop(Rule):
                 for i in range(depth):
                     block = tf.keras.Sequential([tf.keras.layers.Dense(8)])
                     self.blocks.append(block)
-        """,
-        """
+        """),
+        Valid("""
         from sklearn.linear_model import Ridge
 
         for alpha in [0.1, 1.0]:
             model = Ridge(alpha=alpha)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
         for epoch in range(10):
             model.fit(x, y, epochs=1)
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -149,6 +148,20 @@ class ModelBuiltInLoop(Rule):
             """,
             4,
             13,
+            4,
+            64,
+            "`tf.keras.Sequential` builds a new Keras model every iteration and the loop never "
+            "calls `clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+            fixed="""
+            import tensorflow as tf
+
+            for units in [32, 64, 128]:
+                tf.keras.backend.clear_session()
+                model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+                model.load_weights(f"weights-{units}.h5")
+                print(units, model.evaluate(x, y))
+            """,
         ),
         Invalid(
             """
@@ -161,6 +174,11 @@ class ModelBuiltInLoop(Rule):
             """,
             5,
             13,
+            5,
+            43,
+            "`load_model` builds a new Keras model every iteration and the loop never calls "
+            "`clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
         ),
         Invalid(
             """
@@ -179,6 +197,26 @@ class ModelBuiltInLoop(Rule):
             """,
             10,
             17,
+            10,
+            35,
+            "`build_model` builds a new Keras model every iteration and the loop never calls "
+            "`clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+            fixed="""
+            import keras
+
+            def build_model(units):
+                inputs = keras.Input((4,))
+                outputs = keras.layers.Dense(units)(inputs)
+                return keras.Model(inputs, outputs)
+
+            def search(grid):
+                for units in grid:
+                    keras.backend.clear_session()
+                    model = build_model(units)
+                    model.compile("adam", "mse")
+                    print(model.count_params())
+            """,
         ),
         Invalid(
             """
@@ -193,6 +231,11 @@ class ModelBuiltInLoop(Rule):
             """,
             8,
             5,
+            8,
+            20,
+            "`train_one` builds a Keras model every iteration and the loop never calls "
+            "`clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
         ),
         Invalid(
             """
@@ -205,6 +248,11 @@ class ModelBuiltInLoop(Rule):
             """,
             6,
             17,
+            6,
+            50,
+            "`tf.keras.models.clone_model` builds a Keras model every iteration and the loop "
+            "never calls `clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
         ),
     )
 
@@ -227,7 +275,10 @@ class ModelBuiltInLoop(Rule):
                 report = self._check(node, f"`{facts.qualname}` builds a Keras model")
                 if report is not None:
                     report.relate(
-                        "model", "the model is built here", facts.builds_model, module.path
+                        RelatedRole.MODEL,
+                        "the model is built here",
+                        facts.builds_model,
+                        module.path,
                     )
             elif method_call(node, STORE_METHODS) is None:
                 # A model built only to be passed on, then dropped: ``score(build_model())``.
@@ -243,7 +294,7 @@ class ModelBuiltInLoop(Rule):
         name = dotted(target)
         if name is None or not context.builds_model(value):
             return
-        if any(kept_in_loop(loop, name) for loop in context.loops):
+        if any(kept_in_loop(context, loop, name) for loop in context.loops):
             return
         self._check(value, f"`{_callee(value)}` builds a new Keras model")
 
@@ -262,7 +313,30 @@ class ModelBuiltInLoop(Rule):
             f"{what} every iteration and the loop never calls `clear_session()`; Keras' global "
             "state grows with each model (`del` and `gc.collect()` do not release it)",
         )
+        self._fix(report)
         return relate_loop(report, context)
+
+    def _fix(self, report: Report) -> None:
+        """Insert ``clear_session()`` as the first statement of the innermost ``for`` or
+        ``while`` loop, through this file's TensorFlow or Keras import."""
+        context = self.context
+        loop = context.loops[-1]
+        if not isinstance(loop, cst.For | cst.While) or not isinstance(
+            loop.body, cst.IndentedBlock
+        ):
+            return
+        tensorflow = context.alias("tensorflow")
+        keras = context.alias("keras")
+        if tensorflow is not None:
+            call = f"{tensorflow}.keras.backend.clear_session()"
+        elif keras is not None:
+            call = f"{keras}.backend.clear_session()"
+        else:
+            return
+        first = loop.body.body[0]
+        report.with_fix(
+            f"Call `{call}` at the start of every iteration", [(first, InsertStatement(call))]
+        )
 
 
 def _callee(node: cst.Call) -> str:

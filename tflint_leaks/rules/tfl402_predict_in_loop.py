@@ -2,11 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.analysis.scope import dotted
-from tflint_leaks.engine.relevance import Triggers
+from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules._models import built_in_loop, method_call
-from tflint_leaks.rules.base import Invalid, Rule
 
 _PREDICT = frozenset({"predict"})
 
@@ -48,45 +47,40 @@ class PredictInLoop(Rule):
     - [tensorflow/tensorflow#44711](https://github.com/tensorflow/tensorflow/issues/44711)
     """
 
-    code = "TFL402"
-    name = "predict-in-loop"
-    summary = "`model.predict` is called every iteration of a loop"
-    TRIGGERS = Triggers(loop_names=frozenset({"predict"}))
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         model = tf.keras.models.load_model("model.keras")
         for frame in frames:
             scores = model(frame[None], training=False)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         model = tf.keras.models.load_model("model.keras")
         scores = model.predict(dataset)
-        """,
-        """
+        """),
+        Valid("""
         from sklearn.ensemble import RandomForestClassifier
 
         forest = RandomForestClassifier().fit(x, y)
         for row in rows:
             forest.predict([row])
-        """,
-        """
+        """),
+        Valid("""
         def evaluate(model, batches):
             for batch in batches:
                 model.predict(batch)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         model = tf.keras.models.load_model("model.keras")
         for batch in batches:
             model.predict_on_batch(batch)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         predictions = {}
@@ -94,8 +88,8 @@ class PredictInLoop(Rule):
             model = tf.keras.models.load_model(path)
             predictions[path] = model.predict(x_test)
             tf.keras.backend.clear_session()
-        """,
-        """
+        """),
+        Valid("""
         class Tracker:
             def predict(self, x):
                 return x
@@ -103,7 +97,7 @@ class PredictInLoop(Rule):
         tracker = Tracker()
         for detection in detections:
             tracker.predict(detection)
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -116,6 +110,10 @@ class PredictInLoop(Rule):
             """,
             5,
             14,
+            5,
+            40,
+            "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`model(x, training=False)` or `predict_on_batch`",
         ),
         Invalid(
             """
@@ -133,6 +131,10 @@ class PredictInLoop(Rule):
             """,
             10,
             22,
+            10,
+            47,
+            "`self.model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`self.model(x, training=False)` or `predict_on_batch`",
         ),
         Invalid(
             """
@@ -146,6 +148,10 @@ class PredictInLoop(Rule):
             """,
             7,
             16,
+            7,
+            32,
+            "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`model(x, training=False)` or `predict_on_batch`",
         ),
         Invalid(
             """
@@ -160,6 +166,10 @@ class PredictInLoop(Rule):
             """,
             7,
             24,
+            7,
+            44,
+            "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`model(x, training=False)` or `predict_on_batch`",
         ),
     )
 

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.engine.relevance import Triggers
+from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules._models import built_in_loop, in_model_definition, method_call
-from tflint_leaks.rules.base import Invalid, Rule
 
 _FIT = frozenset({"fit"})
 
@@ -60,20 +60,15 @@ class FitInLoop(Rule):
     - [`multiprocessing.Pool(maxtasksperchild=...)`](https://docs.python.org/3/library/multiprocessing.html#multiprocessing.pool.Pool)
     """
 
-    code = "TFL403"
-    name = "fit-in-loop"
-    summary = "A model built every iteration is also `fit` every iteration"
-    TRIGGERS = Triggers(loop_names=frozenset({"fit"}), project_loop_names=True)
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
         for epoch in range(10):
             model.fit(x, y, epochs=1)
-        """,
-        """
+        """),
+        Valid("""
         import multiprocessing
         import tensorflow as tf
 
@@ -83,37 +78,37 @@ class FitInLoop(Rule):
 
         with multiprocessing.get_context("spawn").Pool(1, maxtasksperchild=1) as pool:
             losses = pool.map(trial, [1e-2, 1e-3])
-        """,
-        """
+        """),
+        Valid("""
         from sklearn.svm import SVC
 
         for c in [0.1, 1.0, 10.0]:
             clf = SVC(C=c)
             clf.fit(x, y)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         for path in paths:
             model = tf.keras.models.load_model(path)
             model.evaluate(x, y)
             tf.keras.backend.clear_session()
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         def train(model, folds):
             for x, y in folds:
                 model.fit(x, y)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
         model.compile("adam", "mse")
         for x_batch, y_batch in batches:
             model.train_on_batch(x_batch, y_batch)
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -128,6 +123,11 @@ class FitInLoop(Rule):
             """,
             7,
             5,
+            7,
+            20,
+            "a model built every iteration is `fit` here; since TensorFlow 2.11 each `fit` "
+            "registers gradient functions globally that keep its graphs alive even after "
+            "`clear_session()` (tensorflow/tensorflow#61791); run each trial in a fresh process",
         ),
         Invalid(
             """
@@ -144,6 +144,11 @@ class FitInLoop(Rule):
             """,
             10,
             15,
+            10,
+            42,
+            "a model built every iteration is `fit` here; since TensorFlow 2.11 each `fit` "
+            "registers gradient functions globally that keep its graphs alive even after "
+            "`clear_session()` (tensorflow/tensorflow#61791); run each trial in a fresh process",
         ),
         Invalid(
             """
@@ -161,6 +166,12 @@ class FitInLoop(Rule):
             """,
             11,
             21,
+            11,
+            37,
+            "`train_one` builds and fits a model and is called every iteration; since TensorFlow "
+            "2.11 each `fit` registers gradient functions globally that keep its graphs alive "
+            "even after `clear_session()` (tensorflow/tensorflow#61791); run each trial in a "
+            "fresh process",
         ),
         Invalid(
             """
@@ -173,6 +184,11 @@ class FitInLoop(Rule):
             """,
             5,
             5,
+            5,
+            39,
+            "a model built every iteration is `fit` here; since TensorFlow 2.11 each `fit` "
+            "registers gradient functions globally that keep its graphs alive even after "
+            "`clear_session()` (tensorflow/tensorflow#61791); run each trial in a fresh process",
         ),
     )
 
@@ -197,5 +213,5 @@ class FitInLoop(Rule):
             node,
             f"`{facts.qualname}` builds and fits a model and is called every iteration; {_ADVICE}",
         )
-        report.relate("model", "the model is fitted here", fitted, module.path)
+        report.relate(RelatedRole.MODEL, "the model is fitted here", fitted, module.path)
         relate_loop(report, context)

@@ -3,10 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis import keras
-from tflint_leaks.engine.relevance import Triggers, identifiers
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules._models import builds_models, trains
-from tflint_leaks.rules.base import Invalid, Rule
 
 
 class DatasetRebuiltInLoop(Rule):
@@ -48,30 +47,23 @@ class DatasetRebuiltInLoop(Rule):
     - [tensorflow/tensorflow#37653](https://github.com/tensorflow/tensorflow/issues/37653)
     """
 
-    code = "TFL404"
-    name = "dataset-rebuilt-in-loop"
-    summary = "A `tf.data` pipeline is constructed every iteration of a training loop"
-    TRIGGERS = Triggers(
-        loop_names=identifiers(keras.DATASET_SOURCES) | {"Dataset"}, project_loop_names=True
-    )
-
     VALID = (
-        """
+        Valid("""
         import tensorflow as tf
 
         ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(1024).batch(32)
         for epoch in range(10):
             model.fit(ds, epochs=1)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         shards = []
         for path in paths:
             shards.append(tf.data.TFRecordDataset(path))
         ds = tf.data.Dataset.sample_from_datasets(shards)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         for fold, (train_idx, val_idx) in enumerate(folds):
@@ -79,8 +71,8 @@ class DatasetRebuiltInLoop(Rule):
             model = tf.keras.models.load_model(f"fold-{fold}.keras")
             val = tf.data.Dataset.from_tensor_slices((x[val_idx], y[val_idx])).batch(32)
             model.evaluate(val)
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         @tf.function
@@ -89,19 +81,19 @@ class DatasetRebuiltInLoop(Rule):
             for x in ds:
                 batch = batch + x
             return batch
-        """,
-        """
+        """),
+        Valid("""
         import tensorflow as tf
 
         datasets = [tf.data.TextLineDataset(f) for f in files]
-        """,
-        """
+        """),
+        Valid("""
         import numpy as np
 
         for epoch in range(10):
             order = np.random.permutation(len(x))
             model.fit(x[order], y[order], epochs=1)
-        """,
+        """),
     )
     INVALID = (
         Invalid(
@@ -114,6 +106,10 @@ class DatasetRebuiltInLoop(Rule):
             """,
             4,
             10,
+            4,
+            52,
+            "this `tf.data` pipeline is rebuilt every iteration of a training loop; build it once "
+            "before the loop",
         ),
         Invalid(
             """
@@ -130,6 +126,10 @@ class DatasetRebuiltInLoop(Rule):
             """,
             6,
             23,
+            6,
+            51,
+            "this `tf.data` pipeline is rebuilt every iteration of a training loop; build it once "
+            "before the loop",
         ),
         Invalid(
             """
@@ -146,6 +146,10 @@ class DatasetRebuiltInLoop(Rule):
             """,
             8,
             10,
+            8,
+            68,
+            "this `tf.data` pipeline is rebuilt every iteration of a training loop; build it once "
+            "before the loop",
         ),
         Invalid(
             """
@@ -159,6 +163,10 @@ class DatasetRebuiltInLoop(Rule):
             """,
             6,
             16,
+            6,
+            58,
+            "this `tf.data` pipeline is rebuilt every iteration of a training loop; build it once "
+            "before the loop",
         ),
     )
 

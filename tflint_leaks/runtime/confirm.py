@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from tflint_leaks.diagnostics import Diagnostic, Location, Severity, Verdict
+from tflint_leaks.diagnostics import Diagnostic, Verdict
+from tflint_leaks.registry import RUNTIME_RETRACING, Judgement
 from tflint_leaks.runtime import protocol, verdicts
 from tflint_leaks.runtime.launcher import ProcessOutcome, launch
 from tflint_leaks.runtime.observations import CodeStats, Observations, read_observations
@@ -168,19 +169,8 @@ def runtime_findings(
         cause = f": {confirmation.cause}" if confirmation.cause else ""
         counts = f"{confirmation.traces} traces in {confirmation.calls} calls"
         message = f"`{name}` retraced at run time ({counts}){cause}"
-        location = Location(line, 1)
-        found.append(
-            Diagnostic(
-                code=verdicts.RUNTIME_CODE,
-                name=verdicts.RUNTIME_NAME,
-                message=message,
-                severity=Severity.WARNING,
-                file=_display_path(file),
-                start=location,
-                end=location,
-                confirmation=confirmation,
-            )
-        )
+        finding = RUNTIME_RETRACING.at(_display_path(file), message, line)
+        found.append(dataclasses.replace(finding, confirmation=confirmation))
     return found
 
 
@@ -210,7 +200,7 @@ def confirm_all(
     for diagnostic in diagnostics:
         confirmation = verdicts.judge(diagnostic, observations, ending)
         stats = verdicts.find_code(diagnostic, observations)
-        if stats is not None and diagnostic.code in verdicts.RETRACING_CODES:
+        if stats is not None and verdicts.judgement(diagnostic) is Judgement.TRACES:
             matched.add(stats.key)
         extra = _evidence(diagnostic, stats, observations, partial)
         confirmation = dataclasses.replace(confirmation, evidence=confirmation.evidence + extra)

@@ -1,7 +1,8 @@
 """Turn observations into a verdict per finding, with thresholds chosen to survive a rerun.
 
-Retracing findings (``TFL101``-``TFL105``) are judged on the traces of the code object of the
-``tf.function`` they name:
+Each rule's registry line says how its findings are judged. Retracing findings (``traces``:
+``TFL101``-``TFL105``) are judged on the traces of the code object of the ``tf.function`` they
+name:
 
 - ``confirmed``: at least ``MIN_TRACES`` distinct traces and at least ``MIN_RETRACE_RATIO`` traces
   per call. The cause names what changed between consecutive traces: an argument (a Python value,
@@ -32,12 +33,11 @@ from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
-from tflint_leaks.diagnostics import Confirmation, Diagnostic, Verdict
+from tflint_leaks.diagnostics import Confirmation, Diagnostic, RelatedRole, Verdict
+from tflint_leaks.registry import BY_CODE, Judgement
 from tflint_leaks.runtime import protocol
 from tflint_leaks.runtime.observations import CodeStats, Observations, Param, Site
 
-RETRACING_CODES = frozenset({"TFL101", "TFL102", "TFL103", "TFL104", "TFL105"})
-SIDE_EFFECT_PREFIX = "TFL3"
 MIN_TRACES = 3
 MIN_RETRACE_RATIO = 0.5
 MIN_CALLS = 3
@@ -47,8 +47,6 @@ MIN_GROWTH_STEPS = 4
 MIN_GROWTH_PER_ITERATION = 0.5
 MIN_RISE_FRACTION = 0.5
 
-RUNTIME_CODE = "TFL900"
-RUNTIME_NAME = "runtime-retracing"
 
 _COUNTER_LABELS = {
     protocol.COUNTER_TRACES: "traces of any tf.function",
@@ -78,6 +76,12 @@ class RunEnding:
     description: str
 
 
+def judgement(diagnostic: Diagnostic) -> Judgement:
+    """How a finding is judged: its rule's registry line says (growth for anything else)."""
+    code = BY_CODE.get(diagnostic.code)
+    return code.judgement if code is not None and code.judgement else Judgement.GROWTH
+
+
 # -- matching findings to what ran ---------------------------------------------------------------
 
 
@@ -88,14 +92,14 @@ def _abs_site(file: str, line: int) -> Site:
 def loop_site(diagnostic: Diagnostic) -> Site | None:
     """The header of the loop that repeats the finding, if the finding names one."""
     for related in diagnostic.related:
-        if related.role == "loop":
+        if related.role is RelatedRole.LOOP:
             return _abs_site(related.file, related.start.line)
     return None
 
 
 def judged_on_traces(diagnostic: Diagnostic) -> bool:
     """Whether a finding is judged on traces and calls rather than on counters sampled in a loop."""
-    return diagnostic.code in RETRACING_CODES or diagnostic.code.startswith(SIDE_EFFECT_PREFIX)
+    return judgement(diagnostic) in {Judgement.TRACES, Judgement.SIDE_EFFECT}
 
 
 def watched_sites(diagnostic: Diagnostic) -> list[tuple[Site, bool]]:
@@ -121,7 +125,7 @@ def find_code(diagnostic: Diagnostic, observations: Observations) -> CodeStats |
     """
     candidates: list[CodeStats] = []
     for related in diagnostic.related:
-        if related.role == "tf-function":
+        if related.role is RelatedRole.TF_FUNCTION:
             file, line = _abs_site(related.file, related.start.line)
             candidates = [s for s in observations.code.values() if s.key[:2] == (file, line)]
             candidates += [
@@ -341,8 +345,9 @@ def judge_growth(
 
 def judge(diagnostic: Diagnostic, observations: Observations, run: RunEnding) -> Confirmation:
     """The verdict for one static finding."""
-    if diagnostic.code in RETRACING_CODES:
+    kind = judgement(diagnostic)
+    if kind is Judgement.TRACES:
         return judge_retracing(diagnostic, observations, run)
-    if diagnostic.code.startswith(SIDE_EFFECT_PREFIX):
+    if kind is Judgement.SIDE_EFFECT:
         return judge_side_effect(diagnostic, observations, run)
     return judge_growth(diagnostic, observations, run)

@@ -2,12 +2,15 @@
 
 Rules ask the context rather than computing facts themselves: what a name resolves to, whether
 the code runs inside a ``tf.function`` (trace time only) or inside Python loops, what value an
-expression has across loop iterations, and which ``tf.function`` a call invokes. Expensive facts
-(per-scope assignments) are computed on first use only.
+expression has across loop iterations, which ``tf.function`` a call invokes, the statement, the
+first-call guards and the tape blocks around the node. The walker keeps the stacks (frames,
+loops, ancestors); expensive facts (per-scope assignments, tapes) are computed on first use.
 """
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -21,33 +24,50 @@ from tflint_leaks.analysis.index import (
     Span,
     TfFunctionFacts,
 )
+from tflint_leaks.analysis.loops import LoopNode, LoopParts
 from tflint_leaks.analysis.names import TF_FUNCTION, resolve_dotted
+from tflint_leaks.analysis.nodes import dotted, own_nodes
 from tflint_leaks.analysis.project import ProjectIndex
-from tflint_leaks.analysis.scope import ScopeFacts, collect_scope, dotted, own_nodes
+from tflint_leaks.analysis.scope import ScopeFacts, collect_scope
 from tflint_leaks.analysis.tapes import Tape, collect_tapes
 from tflint_leaks.analysis.values import Evaluator
-from tflint_leaks.diagnostics import Applicability
+from tflint_leaks.diagnostics import RelatedRole
 
 if TYPE_CHECKING:
-    from tflint_leaks.config import RuleOptions
-    from tflint_leaks.rules.base import Rule
+    from tflint_leaks.rulekit.options import RuleOptions
 
 Target = cst.CSTNode | Span
+ScopeNode = cst.Module | cst.ClassDef | cst.FunctionDef | cst.Lambda
+
+
+class FrameKind(enum.Enum):
+    MODULE = "module"
+    CLASS = "class"
+    FUNCTION = "function"
+    LAMBDA = "lambda"
 
 
 @dataclass
 class Frame:
     """A scope the walker is inside: the module, a class, a function or a lambda."""
 
-    kind: str
-    node: cst.CSTNode
+    kind: FrameKind
+    node: ScopeNode
     #: Index facts of the function (top-level functions and methods only).
     facts: FunctionFacts | None = None
     #: The body runs only while a ``tf.function`` traces.
     traced: bool = False
     class_name: str | None = None
     #: Python loops of this scope enclosing the current node, outermost first.
-    loops: list[cst.CSTNode] = field(default_factory=list)
+    loops: list[LoopNode] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TapeBlock:
+    """A ``with`` block that records on a tape."""
+
+    node: cst.With
+    tape: Tape
 
 
 @dataclass(frozen=True)
@@ -64,7 +84,7 @@ class Callee:
 
 @dataclass
 class RelatedTarget:
-    role: str
+    role: RelatedRole
     message: str
     target: Target
     path: str | None
@@ -88,30 +108,27 @@ Replacement = cst.CSTNode | str | InsertStatement
 @dataclass
 class FixTarget:
     message: str
-    applicability: Applicability
     #: (node to replace, replacement).
     replacements: list[tuple[cst.CSTNode, Replacement]]
 
 
 @dataclass
 class Report:
-    rule: type[Rule]
+    code: str
     target: Target
     message: str
     related: list[RelatedTarget] = field(default_factory=list)
     fix: FixTarget | None = None
 
-    def relate(self, role: str, message: str, target: Target, path: str | None = None) -> Report:
+    def relate(
+        self, role: RelatedRole, message: str, target: Target, path: str | None = None
+    ) -> Report:
         self.related.append(RelatedTarget(role, message, target, path))
         return self
 
-    def with_fix(
-        self,
-        message: str,
-        applicability: Applicability,
-        replacements: list[tuple[cst.CSTNode, Replacement]],
-    ) -> Report:
-        self.fix = FixTarget(message, applicability, replacements)
+    def with_fix(self, message: str, replacements: list[tuple[cst.CSTNode, Replacement]]) -> Report:
+        """Offer a fix; whether it is safe is the rule's registry line (``fix``)."""
+        self.fix = FixTarget(message, replacements)
         return self
 
 
@@ -128,10 +145,16 @@ class FileContext:
         self.project = project
         self.options = options
         self.frames: list[Frame] = []
+        #: The nodes from the module down to the one being visited (the walker keeps it).
+        self.ancestors: list[cst.CSTNode] = []
+        #: The loop table's parts of every loop the walker has entered.
+        self.loop_table: dict[LoopNode, LoopParts] = {}
         self.reports: list[Report] = []
-        self._scopes: dict[int, ScopeFacts] = {}
-        self._tapes: dict[int, list[Tape]] = {}
-        self._loop_calls: dict[int, list[cst.Call]] = {}
+        self._scopes: dict[ScopeNode, ScopeFacts] = {}
+        self._tapes: dict[ScopeNode, list[Tape]] = {}
+        self._loop_calls: dict[LoopNode, list[cst.Call]] = {}
+        self._guards: dict[cst.If, bool] = {}
+        self._globals: dict[ScopeNode, frozenset[str]] = {}
 
     # -- where we are --------------------------------------------------------------------------
 
@@ -140,9 +163,62 @@ class FileContext:
         return self.frames[-1]
 
     @property
-    def loops(self) -> list[cst.CSTNode]:
+    def loops(self) -> list[LoopNode]:
         """Python loops enclosing the current node in the current scope, outermost first."""
         return self.frame.loops
+
+    @property
+    def parent(self) -> cst.CSTNode | None:
+        """The parent of the node being visited."""
+        return self.ancestors[-2] if len(self.ancestors) > 1 else None
+
+    def _scope_ancestors(self) -> Iterator[cst.CSTNode]:
+        """Ancestors of the current node inside the current scope, innermost first."""
+        scope = self.frame.node
+        for node in reversed(self.ancestors):
+            if node is scope:
+                return
+            yield node
+
+    @property
+    def guarded(self) -> bool:
+        """The node sits under an ``if`` that guards a first call (``if self.v is None:``,
+        ``if not self.built:``, ``if not hasattr(self, "v"):``, ``if key not in cache:``)."""
+        for node in self.ancestors:
+            if isinstance(node, cst.If):
+                found = self._guards.get(node)
+                if found is None:
+                    found = self._guards[node] = is_first_call_guard(node.test)
+                if found:
+                    return True
+        return False
+
+    def statement_around(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The simple statement containing ``node`` when it is the only one on its line, else
+        ``node`` (a call in an ``if`` or ``while`` header is reported itself)."""
+        for ancestor in self._scope_ancestors():
+            if isinstance(ancestor, cst.SimpleStatementLine):
+                return ancestor.body[0] if len(ancestor.body) == 1 else node
+            if isinstance(ancestor, cst.BaseCompoundStatement):
+                return node
+        return node
+
+    def open_withs(self) -> list[cst.With]:
+        """The ``with`` blocks of the current scope around the node, outermost first."""
+        return [n for n in reversed(list(self._scope_ancestors())) if isinstance(n, cst.With)]
+
+    def global_names(self) -> frozenset[str]:
+        """Names the current function declares ``global`` or ``nonlocal``."""
+        node = self.frame.node
+        names = self._globals.get(node)
+        if names is None:
+            names = self._globals[node] = frozenset(
+                item.name.value
+                for n in own_nodes(node)
+                if isinstance(n, cst.Global | cst.Nonlocal)
+                for item in n.names
+            )
+        return names
 
     @property
     def in_tf_function(self) -> bool:
@@ -151,13 +227,13 @@ class FileContext:
 
     def enclosing_function(self) -> Frame | None:
         for frame in reversed(self.frames):
-            if frame.kind == "function":
+            if frame.kind is FrameKind.FUNCTION:
                 return frame
         return None
 
     def enclosing_class(self) -> Frame | None:
         for frame in reversed(self.frames):
-            if frame.kind == "class":
+            if frame.kind is FrameKind.CLASS:
                 return frame
         return None
 
@@ -168,10 +244,11 @@ class FileContext:
         name = dotted(node)
         return resolve_dotted(name, self.module_index.imports) if name is not None else None
 
-    def tensorflow_alias(self) -> str | None:
-        """The name this file imports TensorFlow as (``tf``), for fixes that insert code."""
-        for local, target in self.module_index.imports.items():
-            if target == "tensorflow":
+    def alias(self, package: str) -> str | None:
+        """A name this file imports ``package`` (canonical: ``tensorflow``, ``keras``) as, for
+        fixes that insert code: ``tf`` for ``import tensorflow as tf``."""
+        for local in self.module_index.imports:
+            if resolve_dotted(local, self.module_index.imports) == package:
                 return local
         return None
 
@@ -192,19 +269,17 @@ class FileContext:
     # -- values --------------------------------------------------------------------------------
 
     def scope_facts(self, frame: Frame | None = None) -> ScopeFacts:
-        frame = frame or self.frame
-        facts = self._scopes.get(id(frame.node))
+        node = (frame or self.frame).node
+        facts = self._scopes.get(node)
         if facts is None:
-            node = frame.node
-            assert isinstance(node, cst.Module | cst.ClassDef | cst.FunctionDef | cst.Lambda)
-            facts = self._scopes[id(node)] = collect_scope(node)
+            facts = self._scopes[node] = collect_scope(node)
         return facts
 
     def evaluator(self) -> Evaluator:
         """Evaluates expressions of the current scope relative to the enclosing loops."""
         return Evaluator(
             self.scope_facts(),
-            frozenset(id(loop) for loop in self.loops),
+            frozenset(self.loops),
             self.resolve,
             self.module_index.int_constants,
         )
@@ -369,36 +444,69 @@ class FileContext:
         function = self.project_function(node)
         return function is not None and function[1].cleans_up
 
-    def loop_calls(self, loop: cst.CSTNode) -> list[cst.Call]:
-        """Every call a loop makes per iteration (its body, a ``while`` test, a comprehension's
-        element and conditions), nested functions excluded."""
-        calls = self._loop_calls.get(id(loop))
+    def loop_calls(self, loop: LoopNode) -> list[cst.Call]:
+        """Every call an enclosing loop makes per iteration (the loop table's parts that run
+        each iteration), nested functions excluded."""
+        calls = self._loop_calls.get(loop)
         if calls is None:
-            if isinstance(loop, cst.CompFor):
-                parts: list[cst.CSTNode] = [c.test for c in loop.ifs]
-            elif isinstance(loop, cst.While):
-                parts = [loop.test, loop.body]
-            else:
-                assert isinstance(loop, cst.For)
-                parts = [loop.body]
-            calls = [
-                n for part in parts for n in (part, *own_nodes(part)) if isinstance(n, cst.Call)
-            ]
-            self._loop_calls[id(loop)] = calls
+            parts = self.loop_table[loop]
+            calls = [n for n in parts.iteration_nodes() if isinstance(n, cst.Call)]
+            self._loop_calls[loop] = calls
         return calls
+
+    def iteration_nodes(self, loop: LoopNode) -> Iterator[cst.CSTNode]:
+        """Every node an enclosing loop evaluates per iteration, nested functions excluded."""
+        return self.loop_table[loop].iteration_nodes()
 
     def tapes(self) -> list[Tape]:
         """The gradient tapes the current scope creates."""
         node = self.frame.node
-        tapes = self._tapes.get(id(node))
+        tapes = self._tapes.get(node)
         if tapes is None:
-            assert isinstance(node, cst.Module | cst.ClassDef | cst.FunctionDef | cst.Lambda)
-            tapes = self._tapes[id(node)] = collect_tapes(node, self.resolve)
+            tapes = self._tapes[node] = collect_tapes(node, self.resolve)
         return tapes
+
+    def tape_blocks(self) -> list[TapeBlock]:
+        """The tape ``with`` blocks of the current scope around the node, outermost first (a
+        nested function's body runs later, outside them)."""
+        blocks = []
+        for node in self.open_withs():
+            tape = next((t for t in self.tapes() if node in t.blocks), None)
+            if tape is not None:
+                blocks.append(TapeBlock(node, tape))
+        return blocks
+
+    def recording(self, name: str) -> TapeBlock | None:
+        """The innermost enclosing block recording on the tape named ``name``."""
+        return next((b for b in reversed(self.tape_blocks()) if b.tape.name == name), None)
 
     # -- reporting -----------------------------------------------------------------------------
 
-    def report(self, rule: Rule, target: Target, message: str) -> Report:
-        report = Report(type(rule), target, message)
+    def report(self, code: str, target: Target, message: str) -> Report:
+        report = Report(code, target, message)
         self.reports.append(report)
         return report
+
+
+def is_first_call_guard(test: cst.BaseExpression) -> bool:
+    """``test`` guards code that should run on the first call only: a comparison with ``None``,
+    a ``not in`` test, ``hasattr``, or ``not <name or attribute>``."""
+    for node in (test, *own_nodes(test)):
+        if isinstance(node, cst.Comparison) and any(
+            isinstance(c.comparator, cst.Name) and c.comparator.value == "None"
+            for c in node.comparisons
+        ):
+            return True
+        if isinstance(node, cst.Comparison) and any(
+            isinstance(c.operator, cst.NotIn) for c in node.comparisons
+        ):
+            return True
+        if isinstance(node, cst.Call) and dotted(node.func) == "hasattr":
+            return True
+        if (
+            isinstance(node, cst.UnaryOperation)
+            and isinstance(node.operator, cst.Not)
+            and isinstance(node.expression, cst.Attribute | cst.Name | cst.Subscript)
+        ):
+            return True
+    return False

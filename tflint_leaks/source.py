@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 from pathlib import Path
 
@@ -48,3 +49,23 @@ def read_source(path: Path) -> str:
     except OSError as error:
         raise SourceError(f"cannot read file: {error.strerror or error}") from None
     return decode_source(data)
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str, *, keepends: bool = False) -> list[str]:
+    """``text`` split into lines as Python's tokenizer does: at ``\\r\\n``, ``\\r`` and ``\\n``
+    only. Unlike :meth:`str.splitlines`, a form feed, a vertical tab, U+0085 or U+2028 inside a
+    line does not end it, so line numbers agree with the parsers'. The last line is kept even
+    when empty (``"a\\n"`` -> ``["a", ""]``) unless ``keepends``."""
+    if not keepends:
+        return _LINE_BREAK.split(text)
+    lines: list[str] = []
+    start = 0
+    for match in _LINE_BREAK.finditer(text):
+        lines.append(text[start : match.end()])
+        start = match.end()
+    if start < len(text):
+        lines.append(text[start:])
+    return lines

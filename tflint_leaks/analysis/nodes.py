@@ -1,0 +1,101 @@
+"""Generic helpers over libcst nodes that every analysis and rule shares.
+
+libcst's own visitor rebuilds every node it visits (its cost is about that of the parse). The
+analyses only need the semantic children, so these are read straight from the dataclass fields,
+skipping whitespace, commas, parentheses and other trivia.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import libcst as cst
+
+#: Nodes that open a scope of their own.
+SCOPE_TYPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def dotted(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a chain of names and attributes, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+_TRIVIA_PREFIXES = ("whitespace", "lpar", "rpar", "lbrace", "rbrace", "lbracket", "rbracket")
+_TRIVIA = frozenset(
+    {
+        "colon",
+        "comma",
+        "comment",
+        "default_indent",
+        "default_newline",
+        "dot",
+        "empty_lines",
+        "encoding",
+        "equal",
+        "first_colon",
+        "second_colon",
+        "footer",
+        "has_trailing_newline",
+        "header",
+        "indent",
+        "leading_lines",
+        "lines_after_decorators",
+        "newline",
+        "semicolon",
+        "trailing_whitespace",
+        "asynchronous",
+        "star",
+        "conversion",
+        "relative",
+        "posonly_ind",
+    }
+)
+_FIELDS: dict[type[cst.CSTNode], tuple[str, ...]] = {}
+
+
+def _fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
+    names = tuple(
+        f.name
+        for f in dataclasses.fields(node_type)
+        if f.name not in _TRIVIA and not f.name.startswith(_TRIVIA_PREFIXES)
+    )
+    _FIELDS[node_type] = names
+    return names
+
+
+def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The semantic children of ``node`` in source order."""
+    node_type = type(node)
+    names = _FIELDS[node_type] if node_type in _FIELDS else _fields(node_type)
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, tuple | list):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+def own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node``'s descendants in source order, without entering nested functions, classes or
+    lambdas (their definitions are yielded, not their bodies)."""
+    for child in children(node):
+        yield child
+        if not isinstance(child, SCOPE_TYPES):
+            yield from own_nodes(child)
+
+
+def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and all its descendants, nested scopes included."""
+    yield node
+    for child in children(node):
+        yield from descendants(child)

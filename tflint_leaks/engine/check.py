@@ -1,0 +1,52 @@
+"""Lint one indexed file: decide from the ``ast`` index what the libcst pass must see, then run
+it. libcst and the rule modules are imported only when a file needs the libcst pass, so a run in
+which no file does (nothing uses TensorFlow, or every unit was left out) never loads them."""
+
+from __future__ import annotations
+
+from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.diagnostics import Diagnostic
+from tflint_leaks.engine.deep import MAX_NESTING, call_with_deep_stack
+from tflint_leaks.engine.indexing import ParsedFile
+from tflint_leaks.engine.relevance import blanked_source, combine
+from tflint_leaks.registry import RULES, SYNTAX_ERROR
+from tflint_leaks.rulekit.options import RuleOptions
+
+
+def is_relevant(parsed: ParsedFile, project: ProjectIndex) -> bool:
+    """Whether any rule can fire: the file uses TensorFlow or imports project code that does."""
+    if parsed.index.uses_tensorflow:
+        return True
+    return any(dep.uses_tensorflow for dep in project.dependencies(parsed.index))
+
+
+def check_file(
+    parsed: ParsedFile,
+    project: ProjectIndex,
+    options: RuleOptions,
+    codes: frozenset[str],
+    *,
+    prefilter: bool = True,
+) -> tuple[list[Diagnostic], list[str]]:
+    """Lint one indexed file: its diagnostics and the tracebacks of rules that failed on it.
+
+    With ``prefilter`` (the default), functions and methods that no enabled rule can fire in
+    are left out of the libcst parse (:mod:`tflint_leaks.engine.relevance`); without it every
+    line is parsed and walked, which tests use to prove the prefilter loses nothing."""
+    if not is_relevant(parsed, project):
+        return [], []
+    rules = [code for code in RULES if code.code in codes]
+    text = parsed.text
+    if prefilter:
+        needs = combine((code.triggers for code in rules), parsed.index, project)
+        blanked = blanked_source(parsed.text, parsed.index, needs)
+        if blanked is None:
+            return [], []
+        text = blanked
+    depth = parsed.index.units.depth
+    if depth > MAX_NESTING:
+        message = f"too deeply nested to parse ({depth} levels; the limit is {MAX_NESTING})"
+        return [SYNTAX_ERROR.at(parsed.path, message)], []
+    from tflint_leaks.engine.walker import lint_module
+
+    return call_with_deep_stack(lambda: lint_module(parsed, text, project, options, rules))

@@ -1,0 +1,51 @@
+"""Read and index one file with the standard ``ast`` (the cheap first pass over every file)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from tflint_leaks.analysis.index import ModuleIndex, index_source
+from tflint_leaks.diagnostics import Diagnostic
+from tflint_leaks.engine.notebook import Notebook, NotebookError, is_notebook, read_notebook
+from tflint_leaks.registry import SYNTAX_ERROR
+from tflint_leaks.source import SourceError, read_source
+
+
+@dataclass
+class ParsedFile:
+    path: str
+    text: str
+    index: ModuleIndex
+    #: For a notebook: where each code cell sits in ``text`` (the joined cells).
+    notebook: Notebook | None = None
+
+
+def unreadable(path: str, error: SourceError) -> Diagnostic:
+    return SYNTAX_ERROR.at(path, error.message, error.line, error.column)
+
+
+def index_file(path: Path, text: str | None = None) -> ParsedFile | Diagnostic:
+    """Read and index one file, or say why it cannot be linted. ``text`` is the file's content
+    when it is not read from disk (an editor's unsaved buffer)."""
+    shown = str(path)
+    cells = None
+    try:
+        if text is None:
+            text = read_source(path)
+        if is_notebook(path):
+            cells = read_notebook(path, text)
+            text = cells.text
+        tree = ast.parse(text, filename=shown)
+    except NotebookError as error:
+        return SYNTAX_ERROR.at(shown, str(error))
+    except SourceError as error:
+        return unreadable(shown, error)
+    except SyntaxError as error:
+        return SYNTAX_ERROR.at(
+            shown, f"invalid syntax: {error.msg}", error.lineno or 1, error.offset or 1
+        )
+    except (RecursionError, MemoryError):
+        return SYNTAX_ERROR.at(shown, "too deeply nested to parse")
+    return ParsedFile(shown, text, index_source(text, path, tree), cells)
