@@ -99,3 +99,18 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield node
     for child in children(node):
         yield from descendants(child)
+
+
+def header_parts(node: cst.FunctionDef | cst.ClassDef | cst.Lambda) -> list[cst.CSTNode]:
+    """What a ``def``, ``class`` or ``lambda`` evaluates where it is defined, in the enclosing
+    scope (decorators, parameter defaults and annotations, bases): not its body."""
+    if isinstance(node, cst.FunctionDef):
+        returns = [node.returns] if node.returns is not None else []
+        return [*node.decorators, node.params, *returns]
+    if isinstance(node, cst.ClassDef):
+        return [
+            *node.decorators,
+            *(arg.value for arg in node.bases),
+            *(arg.value for arg in node.keywords),
+        ]
+    return [node.params]

@@ -19,6 +19,7 @@ from tflint_leaks.analysis.index import (
     TfFunctionFacts,
     index_source,
 )
+from tflint_leaks.source import SourceError, read_source
 
 _MAX_REEXPORT_DEPTH = 4
 
@@ -88,9 +89,9 @@ class ProjectIndex:
             if path in self._missing or str(path) in self._by_path:
                 continue
             try:
-                source = path.read_text(encoding="utf-8")
+                source = read_source(path)
                 module = index_source(source, path, ast.parse(source))
-            except (OSError, SyntaxError, ValueError, RecursionError, UnicodeDecodeError):
+            except (SourceError, SyntaxError, ValueError, RecursionError):
                 self._missing.add(path)
                 continue
             self.add(module)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tflint_leaks.analysis.loops import LoopNode, LoopParts, loop_parts, walk_loop
-from tflint_leaks.analysis.nodes import SCOPE_TYPES, children, dotted
+from tflint_leaks.analysis.nodes import SCOPE_TYPES, children, dotted, header_parts
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,7 @@ class _Collector:
 
     def walk(self, node: cst.CSTNode) -> None:
         if isinstance(node, SCOPE_TYPES):
+            self.walk_all(header_parts(node))  # the body is a scope of its own
             return
         parts = loop_parts(node)
         if parts is not None:

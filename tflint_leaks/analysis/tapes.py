@@ -26,11 +26,6 @@ class Tape:
     blocks: list[cst.With] = field(default_factory=list)
 
 
-def persistent_block(tapes: list[Tape], node: cst.With) -> Tape | None:
-    """The persistent tape that ``with`` block ``node`` records on, if any."""
-    return next((t for t in tapes if t.persistent and node in t.blocks), None)
-
-
 def is_persistent(call: cst.Call) -> bool:
     """``persistent=True`` literally (an unknown value is not assumed persistent)."""
     return any(

@@ -17,12 +17,12 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tflint_leaks.analysis.loops import LoopParts, loop_parts, walk_loop
-from tflint_leaks.analysis.nodes import children
+from tflint_leaks.analysis.nodes import children, header_parts
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.indexing import ParsedFile
 from tflint_leaks.engine.reports import diagnostic
-from tflint_leaks.registry import INTERNAL_ERROR, SYNTAX_ERROR, Code
+from tflint_leaks.registry import BY_CODE, INTERNAL_ERROR, SYNTAX_ERROR, Code
 from tflint_leaks.rulekit.context import FileContext, Frame, FrameKind
 from tflint_leaks.rulekit.options import RuleOptions
 from tflint_leaks.rulekit.rule import Rule
@@ -34,7 +34,7 @@ Hook = Callable[[cst.CSTNode], None]
 class RuleFailure:
     """A rule raised on this file; it is disabled for the rest of the file."""
 
-    rule: Code
+    code: str
     error: str
     traceback: str
 
@@ -58,18 +58,14 @@ def _hook_names(rule_class: type[Rule]) -> tuple[HookName, ...]:
 
 
 class Walker:
-    def __init__(self, context: FileContext, rules: Iterable[Code]) -> None:
+    def __init__(self, context: FileContext, rules: Iterable[Rule]) -> None:
         self.context = context
         self.failures: list[RuleFailure] = []
         self._visit: dict[type[cst.CSTNode], list[tuple[Rule, Hook]]] = {}
         self._leave: dict[type[cst.CSTNode], list[tuple[Rule, Hook]]] = {}
-        self._codes: dict[str, Code] = {}
         self._failed: set[str] = set()
-        for code in rules:
-            rule_class = code.load()
-            rule = rule_class(context, code.code)
-            self._codes[code.code] = code
-            for prefix, node_type, attribute in _hook_names(rule_class):
+        for rule in rules:
+            for prefix, node_type, attribute in _hook_names(type(rule)):
                 table = self._visit if prefix == "visit" else self._leave
                 table.setdefault(node_type, []).append((rule, getattr(rule, attribute)))
 
@@ -90,9 +86,7 @@ class Walker:
                 self._failed.add(rule.code)
                 self.failures.append(
                     RuleFailure(
-                        self._codes[rule.code],
-                        f"{type(error).__name__}: {error}",
-                        traceback.format_exc(),
+                        rule.code, f"{type(error).__name__}: {error}", traceback.format_exc()
                     )
                 )
 
@@ -144,10 +138,7 @@ class Walker:
     def _function(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.FunctionDef)
         context = self.context
-        self._walk_all(node.decorators)
-        self.walk(node.params)
-        if node.returns is not None:
-            self.walk(node.returns)
+        self._walk_all(header_parts(node))
         outer = context.frame
         facts = None
         traced = any(context.is_tf_function_decorator(d) for d in node.decorators)
@@ -163,16 +154,14 @@ class Walker:
 
     def _class(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.ClassDef)
-        self._walk_all(node.decorators)
-        self._walk_all(arg.value for arg in node.bases)
-        self._walk_all(arg.value for arg in node.keywords)
+        self._walk_all(header_parts(node))
         self.context.frames.append(Frame(FrameKind.CLASS, node, class_name=node.name.value))
         self.walk(node.body)
         self.context.frames.pop()
 
     def _lambda(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.Lambda)
-        self.walk(node.params)
+        self._walk_all(header_parts(node))
         self.context.frames.append(Frame(FrameKind.LAMBDA, node))
         self.walk(node.body)
         self.context.frames.pop()
@@ -203,7 +192,7 @@ def lint_module(
     except RecursionError:
         return [SYNTAX_ERROR.at(parsed.path, "too deeply nested to parse")], []
     context = FileContext(parsed.path, parsed.index, project, options)
-    walker = Walker(context, rules)
+    walker = Walker(context, [code.load()(context, code.code) for code in rules])
     tracebacks: list[str] = []
     diagnostics: list[Diagnostic] = []
     try:
@@ -211,7 +200,7 @@ def lint_module(
     except RecursionError:
         diagnostics.append(INTERNAL_ERROR.at(parsed.path, "too deeply nested to analyse"))
     for failure in walker.failures:
-        rule = failure.rule
+        rule = BY_CODE[failure.code]
         message = f"rule {rule.code} ({rule.name}) failed on this file: {failure.error}"
         diagnostics.append(INTERNAL_ERROR.at(parsed.path, message))
         tracebacks.append(f"{parsed.path}: {rule.code}\n{failure.traceback}")

@@ -168,6 +168,19 @@ class DatasetRebuiltInLoop(Rule):
             "this `tf.data` pipeline is rebuilt every iteration of a training loop; build it once "
             "before the loop",
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            history = [model.fit(tf.data.Dataset.from_tensor_slices(x).batch(32)) for x in folds]
+            """,
+            3,
+            22,
+            3,
+            70,
+            "this `tf.data` pipeline is rebuilt every iteration of a training loop; build it once "
+            "before the loop",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
