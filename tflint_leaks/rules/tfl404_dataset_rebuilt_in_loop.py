@@ -177,7 +177,7 @@ class DatasetRebuiltInLoop(Rule):
             3,
             22,
             3,
-            70,
+            59,
             "this `tf.data` pipeline is rebuilt every iteration of a training loop; build it once "
             "before the loop",
         ),
