@@ -8,7 +8,6 @@ any file is read (exit 2, nothing on stdout), as in Ruff.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -461,14 +460,6 @@ def test_internal_error_in_one_rule(
     assert any(f"in {failing_hook.__name__}" in line for line in err)
 
 
-#: The cache is being built concurrently; these rows pass once ``engine/cache.py`` exists.
-CACHE_LANDED = importlib.util.find_spec("tflint_leaks.engine.cache") is not None
-needs_cache = pytest.mark.xfail(
-    not CACHE_LANDED, strict=True, reason="the cache (--cache-dir) is not in the engine yet"
-)
-
-
-@needs_cache
 def test_cache_dir_that_cannot_be_written(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -477,12 +468,11 @@ def test_cache_dir_that_cannot_be_written(
     (project / "blocker").write_text("not a directory\n")
     code, out, err = run(capsys, "--cache-dir", "blocker/cache", ".")
     assert (out, code) == ([GOOD_FINDING, found(1)], 1)
-    # One warning says why nothing is cached (the lead's cache also warns about the read).
+    # Every warning is about the cache, and one says why nothing is cached.
     assert all(line.startswith("warning: cache blocker/cache") for line in err)
     assert any("cannot be written" in line for line in err)
 
 
-@needs_cache
 def test_corrupt_cache_is_reported_and_ignored(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

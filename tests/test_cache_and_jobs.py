@@ -126,14 +126,69 @@ def test_corrupt_cache_is_reported_and_ignored(
     cache = tmp_path / ".cache"
     assert main(["--cache-dir", str(cache), str(tmp_path)]) == 1
     capsys.readouterr()
-    (stored,) = cache.glob("*.pickle")
-    stored.write_bytes(b"tflint-leaks-cache-1\n\x80garbage")
+    (stored,) = cache.glob("results-*.json")
+    stored.write_bytes(b"tflint-leaks-cache-2 0123\n\x80garbage")
     assert main(["--cache-dir", str(cache), str(tmp_path)]) == 1
     captured = capsys.readouterr()
     assert "TFL101" in captured.out
-    assert f"warning: cache {stored} is corrupt" in captured.err
+    assert captured.err == (
+        f"warning: cache {stored} was not written by this user's tflint-leaks; ignored\n"
+    )
     assert main(["--cache-dir", str(cache), str(tmp_path)]) == 1  # rewritten, warm again
-    assert "corrupt" not in capsys.readouterr().err
+    assert capsys.readouterr().err == ""
+
+
+PAYLOAD = b"cposix\nsystem\n(Vtouch %s\ntR."
+
+
+def test_a_crafted_cache_never_runs_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pull request can commit files into the cache directory. Nothing in it is unpickled or
+    trusted: a pickle where the old cache lived is never read, and a results file with a forged
+    or missing signature is ignored before it is parsed."""
+    (tmp_path / "steps.py").write_text(STEPS)
+    (tmp_path / "train.py").write_text(TRAIN)
+    cache = tmp_path / ".tflint-leaks-cache"
+    cache.mkdir()
+    marker = tmp_path / "pwned"
+    payload = PAYLOAD % str(marker).encode()
+    (cache / "0.1.0-0123456789abcdef.pickle").write_bytes(b"tflint-leaks-cache-1\n" + payload)
+    monkeypatch.chdir(tmp_path)
+    assert main(["."]) == 1
+    assert "TFL101" in capsys.readouterr().out
+    (results,) = cache.glob("results-*.json")
+    for forged in (b"tflint-leaks-cache-2 " + b"0" * 128 + b"\n[]", payload):
+        results.write_bytes(forged)
+        assert main(["."]) == 1
+        captured = capsys.readouterr()
+        assert "TFL101" in captured.out
+        reason = "was not written by this user's tflint-leaks" if forged != payload else "is not"
+        shown = results
+        assert captured.err.startswith(f"warning: cache {shown} {reason}"), captured.err
+    assert not marker.exists()
+
+
+def test_a_signed_cache_of_the_wrong_shape_is_rejected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Even with a valid signature, the data must have the declared types."""
+    from tflint_leaks.engine import cache as cache_module
+
+    (tmp_path / "steps.py").write_text(STEPS)
+    (tmp_path / "train.py").write_text(TRAIN)
+    directory = tmp_path / ".cache"
+    assert main(["--cache-dir", str(directory), str(tmp_path)]) == 1
+    capsys.readouterr()
+    (stored,) = directory.glob("results-*.json")
+    key = cache_module.secret_path().read_bytes()
+    body = b'{"train.py": [1, [], [], [], []]}'
+    signature = cache_module.hmac.new(key, body, cache_module.hashlib.blake2b).hexdigest()
+    stored.write_bytes(f"{cache_module.FORMAT} {signature}\n".encode() + body)
+    assert main(["--cache-dir", str(directory), str(tmp_path)]) == 1
+    captured = capsys.readouterr()
+    assert "TFL101" in captured.out
+    assert captured.err.startswith(f"warning: cache {stored} is corrupt (expected str, got int)")
 
 
 def test_unwritable_cache_is_reported_and_the_run_goes_on(

@@ -12,6 +12,7 @@ from tflint_leaks.cli import main
 from tflint_leaks.config import Settings
 from tflint_leaks.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
 from tflint_leaks.engine import fixes
+from tflint_leaks.engine.atomic import write_atomic
 from tflint_leaks.engine.runner import lint_paths
 from tflint_leaks.registry import RULES, Code
 from tflint_leaks.rulekit.rule import Invalid, Valid
@@ -189,7 +190,7 @@ def test_a_failed_write_leaves_the_file_and_no_temporary(
 
     monkeypatch.setattr(Path, "replace", refuse)
     with pytest.raises(OSError, match="disk full"):
-        fixes.write_atomic(path, "changed\n")
+        write_atomic(path, "changed\n")
     assert path.read_text() == SCALAR
     assert [p.name for p in tmp_path.iterdir()] == ["train.py"]
 
@@ -199,7 +200,7 @@ def test_a_symlink_is_fixed_through(tmp_path: Path) -> None:
     target.write_text(SCALAR, encoding="utf-8")
     link = tmp_path / "link.py"
     link.symlink_to(target)
-    fixes.write_atomic(link, "changed\n")
+    write_atomic(link, "changed\n")
     assert link.is_symlink()
     assert target.read_text() == "changed\n"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,6 @@ from tflint_leaks.engine.parallel import default_jobs
 from tflint_leaks.reporters import FORMATS, render
 
 if TYPE_CHECKING:
-    from tflint_leaks.config import Settings
     from tflint_leaks.engine import fixes
     from tflint_leaks.engine.runner import RunResult
 
@@ -155,7 +154,11 @@ def check(
     except ConfigError as error:
         raise _fail(f"error: {error}") from None
     cache = None if no_cache else cache_dir or settings.root / DEFAULT_DIRECTORY
-    result = lint_paths(targets, settings, jobs=jobs or default_jobs(), cache_dir=cache)
+
+    def lint() -> RunResult:
+        return lint_paths(targets, settings, jobs=jobs or default_jobs(), cache_dir=cache)
+
+    result = lint()
     if result.interrupted:
         click.echo(render(output_format, result.diagnostics), nl=False)
         click.echo("error: interrupted; the findings above are from the files finished", err=True)
@@ -165,7 +168,7 @@ def check(
     if diff:
         _show_diff(result, unsafe_fixes)
     if fix:
-        result = _fix(targets, settings, result, unsafe_fixes)
+        result = _fix(lint, result, unsafe_fixes)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     if show_traceback:
@@ -199,6 +202,7 @@ def _report_skipped(plans: list[fixes.FileFix]) -> None:
 def _add_noqa(result: RunResult) -> None:
     """``--add-noqa``: suppress every current finding in place; exit 0 (2 on errors)."""
     from tflint_leaks.engine import fixes
+    from tflint_leaks.engine.atomic import write_atomic
     from tflint_leaks.registry import ENGINE_CODES
 
     plans = fixes.plan_noqa(result.diagnostics, ENGINE_CODES)
@@ -206,7 +210,7 @@ def _add_noqa(result: RunResult) -> None:
     added = 0
     for plan in plans:
         if plan.changed:
-            fixes.write_atomic(Path(plan.path), plan.fixed)
+            write_atomic(Path(plan.path), plan.fixed)
             added += len(plan.applied)
     click.echo(
         f"Added a noqa comment for {added} {'finding' if added == 1 else 'findings'}.", err=True
@@ -228,11 +232,12 @@ def _show_diff(result: RunResult, unsafe: bool) -> None:
     raise SystemExit(EXIT_FINDINGS if changed else EXIT_CLEAN)
 
 
-def _fix(targets: list[Path], settings: Settings, result: RunResult, unsafe: bool) -> RunResult:
-    """``--fix``: apply fixes and lint again, until a round changes nothing (fixes that
-    overlapped are applied on the next round); the last lint is what gets reported."""
+def _fix(lint: Callable[[], RunResult], result: RunResult, unsafe: bool) -> RunResult:
+    """``--fix``: apply fixes and lint again (with the run's jobs and cache), until a round
+    changes nothing (fixes that overlapped are applied on the next round); the last lint is
+    what gets reported."""
     from tflint_leaks.engine import fixes
-    from tflint_leaks.engine.runner import lint_paths
+    from tflint_leaks.engine.atomic import write_atomic
 
     fixed = 0
     for _ in range(MAX_FIX_ROUNDS):
@@ -242,9 +247,9 @@ def _fix(targets: list[Path], settings: Settings, result: RunResult, unsafe: boo
         if not changed:
             break
         for plan in changed:
-            fixes.write_atomic(Path(plan.path), plan.fixed)
+            write_atomic(Path(plan.path), plan.fixed)
             fixed += len(plan.applied)
-        result = lint_paths(targets, settings)
+        result = lint()
     click.echo(f"Fixed {fixed} {'finding' if fixed == 1 else 'findings'}.", err=True)
     hidden = sum(
         1 for d in result.diagnostics if d.fix is not None and not fixes.applies(d, unsafe)

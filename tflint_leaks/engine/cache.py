@@ -1,129 +1,204 @@
-"""The results cache: a warm run with nothing changed re-reads files but parses none.
+"""The results cache: a warm run with nothing changed reads and hashes files and nothing else.
 
-One file per project root and settings, in a directory marked with ``CACHEDIR.TAG``. For every
-linted file it keeps the indexed file (so an unchanged file is not parsed again) and the file's
-findings before suppressions, under a key made of the tool version, the settings, the file's
-content and the content of every project module it imports -- so editing ``steps.py``
-re-checks ``train.py``, which imports a ``tf.function`` from it. A cache that cannot be read
-is reported and ignored; one that cannot be written is reported and the run goes on.
+Two JSON files per project root and settings, in a directory marked with ``CACHEDIR.TAG``:
+``results-*.json`` keeps, for every linted file, the digest of its text, the project modules it
+imports (path and digest) and its findings after suppressions; ``index-*.json`` keeps the ``ast``
+index of every file, read only when some file has to be checked again. A file's findings are
+reused when its text and the text of every project module it imports are unchanged; editing
+``steps.py`` re-checks ``train.py``, which imports a ``tf.function`` from it. The settings, the
+tool's version and its own source files, and the set of files linted are part of the key, so a
+file added or removed re-checks everything.
+
+Nothing in the cache can run code (no pickle: :mod:`.codec` rebuilds only this tool's
+dataclasses, checked against their types), and nothing is trusted that this tool did not write:
+each file carries a keyed digest (HMAC) made with a secret kept in the user's cache directory
+(``$XDG_CACHE_HOME/tflint-leaks/secret``, mode 0600), so a cache committed to a repository or
+copied from another machine is ignored. A cache that cannot be read, or fails either check, is
+reported and ignored; one that cannot be written is reported and the run goes on.
 """
 
 from __future__ import annotations
 
-import pickle
-from dataclasses import dataclass, field
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from tflint_leaks import __version__
-from tflint_leaks.analysis.index import text_digest
-from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.analysis.index import ModuleIndex, text_digest
 from tflint_leaks.config import Settings
 from tflint_leaks.diagnostics import Diagnostic
-from tflint_leaks.engine.fixes import write_bytes_atomic
-
-if TYPE_CHECKING:
-    from tflint_leaks.engine.indexing import ParsedFile
+from tflint_leaks.engine.atomic import write_bytes_atomic
+from tflint_leaks.engine.codec import CodecError, from_json, to_json
 
 DEFAULT_DIRECTORY = ".tflint-leaks-cache"
+FORMAT = "tflint-leaks-cache-2"
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by tflint-leaks.\n"
     "# For information about cache directory tags see https://bford.info/cachedir/\n"
 )
-_MAGIC = b"tflint-leaks-cache-1\n"
+_SECRET_BYTES = 32
 
 
-def _digest(*parts: str) -> str:
-    return text_digest("\0".join(parts))
-
-
-@dataclass
+@dataclass(frozen=True)
 class Entry:
     """What is kept for one file."""
 
-    #: The digest of the file's text as read, and the file indexed from it.
-    source_digest: str
-    parsed: ParsedFile
-    #: The key the findings were computed under, and the findings (before suppressions).
-    result_key: str = ""
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    tracebacks: list[str] = field(default_factory=list)
+    #: The digest of the file's text as read.
+    digest: str
+    #: (path, digest) of every project module the file imports.
+    dependencies: tuple[tuple[str, str], ...]
+    #: The findings after suppressions, the warnings the file gave, the rules' tracebacks.
+    diagnostics: tuple[Diagnostic, ...]
+    warnings: tuple[str, ...]
+    tracebacks: tuple[str, ...]
+
+
+def _tool_fingerprint() -> str:
+    """The version and the size and time of every source file of the tool: a development
+    checkout that changes a rule invalidates the cache without a version bump."""
+    package = Path(__file__).resolve().parent.parent
+    stamps = []
+    for path in sorted(package.rglob("*.py")):
+        stat = path.stat()
+        stamps.append(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}")
+    return text_digest("\n".join([__version__, FORMAT, *stamps]))
+
+
+def secret_path() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tflint-leaks" / "secret"
+
+
+def _secret(warnings: list[str]) -> bytes | None:
+    """The key that signs caches this user's runs write, created on first use."""
+    path = secret_path()
+    try:
+        data = path.read_bytes()
+        if len(data) == _SECRET_BYTES:
+            return data
+    except FileNotFoundError:
+        pass
+    except OSError as error:
+        warnings.append(f"cache key {path} cannot be read ({error.strerror}); caching is off")
+        return None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_bytes(_SECRET_BYTES)
+        write_bytes_atomic(path, key, 0o600)
+        return key
+    except OSError as error:
+        warnings.append(f"cache key {path} cannot be written ({error.strerror}); caching is off")
+        return None
 
 
 class Cache:
-    def __init__(self, directory: Path, settings: Settings, warnings: list[str]) -> None:
+    def __init__(
+        self, directory: Path, settings: Settings, paths: list[str], warnings: list[str]
+    ) -> None:
         self.directory = directory
-        self._settings_key = _digest(__version__, settings.cache_key())
-        self._path = directory / f"{__version__}-{self._settings_key}.pickle"
+        key = text_digest("\0".join([_tool_fingerprint(), settings.cache_key(), *sorted(paths)]))
+        self._results_path = directory / f"results-{key}.json"
+        self._index_path = directory / f"index-{key}.json"
         self._warnings = warnings
+        self._secret = _secret(warnings)
         self._entries: dict[str, Entry] = {}
+        self._indexes: dict[str, ModuleIndex] | None = None
+        self._new_indexes: dict[str, ModuleIndex] = {}
         self._changed = False
-        self._load()
+        if self._secret is not None:
+            warned = len(warnings)
+            self._entries = self._load(self._results_path, dict[str, Entry]) or {}
+            if len(warnings) > warned:
+                self._indexes = {}  # one warning is enough: the index is not read either
 
-    def _load(self) -> None:
+    # -- files ---------------------------------------------------------------------------------
+
+    def _sign(self, body: bytes) -> str:
+        assert self._secret is not None
+        return hmac.new(self._secret, body, hashlib.blake2b).hexdigest()
+
+    def _load(self, path: Path, kind: Any) -> Any:
         try:
-            data = self._path.read_bytes()
+            data = path.read_bytes()
         except (FileNotFoundError, NotADirectoryError):
-            return  # nothing cached yet (saving will say why if it cannot be written)
+            return None  # nothing cached yet (saving will say why if it cannot be written)
         except OSError as error:
-            self._warnings.append(f"cache {self._path} cannot be read ({error.strerror}); ignored")
-            return
+            self._warnings.append(f"cache {path} cannot be read ({error.strerror}); ignored")
+            return None
+        header, newline, body = data.partition(b"\n")
+        fields = header.decode("ascii", "replace").split(" ")
+        if not newline or len(fields) != 2 or fields[0] != FORMAT:
+            self._warnings.append(f"cache {path} is not a tflint-leaks cache; ignored")
+            return None
+        if not hmac.compare_digest(fields[1], self._sign(body)):
+            self._warnings.append(
+                f"cache {path} was not written by this user's tflint-leaks; ignored"
+            )
+            return None
         try:
-            if not data.startswith(_MAGIC):
-                raise ValueError("not a tflint-leaks cache")
-            entries = pickle.loads(data[len(_MAGIC) :])
-            if not isinstance(entries, dict):
-                raise ValueError("unexpected content")
-        except Exception as error:
-            self._warnings.append(f"cache {self._path} is corrupt ({error}); ignored")
-            return
-        self._entries = entries
+            return from_json(kind, json.loads(body))
+        except (CodecError, ValueError, RecursionError) as error:
+            self._warnings.append(f"cache {path} is corrupt ({error}); ignored")
+            return None
+
+    def _dump(self, path: Path, value: object) -> None:
+        body = json.dumps(to_json(value), separators=(",", ":")).encode()
+        write_bytes_atomic(path, f"{FORMAT} {self._sign(body)}\n".encode() + body)
 
     # -- lookups -------------------------------------------------------------------------------
 
-    def parsed(self, path: str, source_digest: str) -> ParsedFile | None:
-        """The indexed file, if its text has not changed since it was cached."""
+    def result(self, path: str, digest: str, digests: dict[str, str]) -> Entry | None:
+        """The cached findings of ``path`` if its text (``digest``) and every module it imports
+        are unchanged; ``digests`` gives the current digest of every linted file, and modules
+        outside it are read again."""
         entry = self._entries.get(path)
-        return entry.parsed if entry is not None and entry.source_digest == source_digest else None
-
-    def result_key(self, parsed: ParsedFile, project: ProjectIndex) -> str:
-        """What the file's findings depend on: the settings, its text, and the text of every
-        project module it imports."""
-        dependencies = project.dependencies(parsed.index)
-        return _digest(
-            self._settings_key, parsed.index.digest, *(f"{m.path}={m.digest}" for m in dependencies)
-        )
-
-    def results(self, path: str, key: str) -> tuple[list[Diagnostic], list[str]] | None:
-        entry = self._entries.get(path)
-        if entry is None or entry.result_key != key:
+        if entry is None or entry.digest != digest:
             return None
-        return entry.diagnostics, entry.tracebacks
+        for dependency, known in entry.dependencies:
+            current = digests.get(dependency)
+            if current is None:
+                current = digests[dependency] = _digest_on_disk(dependency)
+            if current != known:
+                return None
+        return entry
+
+    def index(self, path: str, digest: str) -> ModuleIndex | None:
+        """The ``ast`` index of ``path`` if its text has not changed since it was cached."""
+        if self._indexes is None:
+            self._indexes = {}
+            if self._secret is not None:
+                self._indexes = self._load(self._index_path, dict[str, ModuleIndex]) or {}
+        found = self._indexes.get(path)
+        return found if found is not None and found.digest == digest else None
 
     # -- updates -------------------------------------------------------------------------------
 
-    def store(
-        self,
-        source_digest: str,
-        parsed: ParsedFile,
-        key: str,
-        diagnostics: list[Diagnostic],
-        tracebacks: list[str],
-    ) -> None:
-        self._entries[parsed.path] = Entry(source_digest, parsed, key, diagnostics, tracebacks)
+    def store(self, path: str, entry: Entry, index: ModuleIndex | None) -> None:
+        self._entries[path] = entry
+        if index is not None:
+            self._new_indexes[path] = index
         self._changed = True
 
-    def forget_missing(self, paths: set[str]) -> None:
-        """Drop entries of files this run did not see (deleted or excluded)."""
-        kept = {p: e for p, e in self._entries.items() if p in paths}
-        self._changed = self._changed or len(kept) != len(self._entries)
-        self._entries = kept
+    def store_index(self, path: str, index: ModuleIndex) -> None:
+        """Keep a file's index (its findings came from the cache, its index did not)."""
+        if self._indexes is None or self._indexes.get(path) is not index:
+            self._new_indexes[path] = index
+            self._changed = True
 
-    def save(self) -> None:
-        """Write the cache if this run changed it."""
-        if not self._changed:
+    def save(self, paths: set[str]) -> None:
+        """Write the cache if this run changed it (entries of files not linted are dropped)."""
+        if not self._changed or self._secret is None:
             return
+        entries = {p: e for p, e in self._entries.items() if p in paths}
+        indexes = {
+            p: i for p, i in {**(self._indexes or {}), **self._new_indexes}.items() if p in paths
+        }
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             tag = self.directory / "CACHEDIR.TAG"
@@ -132,10 +207,20 @@ class Cache:
             gitignore = self.directory / ".gitignore"
             if not gitignore.exists():
                 gitignore.write_text("*\n", encoding="utf-8")
-            payload = _MAGIC + pickle.dumps(self._entries, protocol=pickle.HIGHEST_PROTOCOL)
-            write_bytes_atomic(self._path, payload)
+            self._dump(self._results_path, entries)
+            self._dump(self._index_path, indexes)
         except OSError as error:
             self._warnings.append(
                 f"cache {self.directory} cannot be written ({error.strerror or error}); "
                 "results were not cached"
             )
+
+
+def _digest_on_disk(path: str) -> str:
+    """The digest of a module that was not linted but is imported (read as Python would)."""
+    from tflint_leaks.source import SourceError, read_source
+
+    try:
+        return text_digest(read_source(Path(path)))
+    except SourceError:
+        return ""

@@ -12,16 +12,9 @@ from __future__ import annotations
 
 import ast
 import difflib
-import io
-import os
-import stat
-import tempfile
-import tokenize
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import libcst as cst
 
 from tflint_leaks.diagnostics import Applicability, Diagnostic, Location
 from tflint_leaks.engine import notebook
@@ -73,6 +66,10 @@ class _Offsets:
 
 
 def parses(text: str) -> bool:
+    """Whether ``text`` parses with libcst and with Python's own parser (libcst is imported
+    here, only when a fix is applied)."""
+    import libcst as cst
+
     try:
         cst.parse_module(text)
         ast.parse(text)
@@ -148,14 +145,6 @@ def fix_text(
     return fixed, [d for d, _ in candidates], skipped
 
 
-def _encoding(data: bytes) -> str:
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError:
-        return "utf-8"
-    return encoding
-
-
 def plan(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[FileFix]:
     """Read every file that has an applicable fix and compute its fixed text (nothing is
     written). Files that cannot be read or decoded any more are left alone."""
@@ -199,33 +188,6 @@ def _fix_notebook(
         if fixed != source:
             cell["source"] = fixed.splitlines(keepends=True)
     return (notebook.dump(document) if applied else text), applied, skipped
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path``'s content with ``text`` in its own encoding (and BOM), atomically,
-    keeping its permissions; through a symlink, the target is replaced."""
-    target = path.resolve()
-    data = target.read_bytes()
-    write_bytes_atomic(target, text.encode(_encoding(data)), stat.S_IMODE(target.stat().st_mode))
-
-
-def write_bytes_atomic(target: Path, data: bytes, mode: int | None = None) -> None:
-    """Write ``data`` to a temporary file beside ``target`` and rename it over ``target``: a
-    crash or an interrupt leaves either the old content or the new, never a mix."""
-    handle, temporary = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
-    )
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        if mode is not None:
-            Path(temporary).chmod(mode)
-        Path(temporary).replace(target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def unified_diff(file_fix: FileFix) -> str:

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tflint_leaks.analysis.index import text_digest
+from tflint_leaks.analysis.index import ModuleIndex, text_digest
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.config import Settings
 from tflint_leaks.diagnostics import Diagnostic
-from tflint_leaks.engine.cache import Cache
+from tflint_leaks.engine.cache import Cache, Entry
 from tflint_leaks.engine.check import check_file
 from tflint_leaks.engine.discovery import discover
 from tflint_leaks.engine.indexing import ParsedFile, index_file, unreadable
@@ -54,46 +54,37 @@ def lint_paths(
     """Lint files and directories; never raises for a problem with the user's files.
 
     ``jobs`` worker processes index and check files in parallel (one process when there are few
-    files). With ``cache_dir``, unchanged files are neither parsed nor checked again. An
-    interrupt (Ctrl-C) stops the workers and returns what was finished, marked ``interrupted``.
+    files). With ``cache_dir``, files whose findings are cached (their text and the modules they
+    import unchanged) are neither parsed nor checked again, and when nothing changed no file is
+    parsed at all. An interrupt (Ctrl-C) stops the workers and returns what was finished,
+    marked ``interrupted``.
     """
     result = RunResult()
     found = discover([Path(p) for p in paths], settings)
     result.errors.extend(found.errors)
     result.warnings.extend(found.warnings)
     result.files = len(found.files)
-    cache = Cache(cache_dir, settings, result.warnings) if cache_dir is not None else None
     jobs = jobs if len(found.files) >= _PARALLEL_MIN_FILES else 1
     phases: list[Phase[Any, Any, Any]] = []
     try:
-        indexed: list[tuple[str, ParsedFile]] = []
-        unchanged, changed = _cached_index(found.files, cache, result)
-        indexed.extend(unchanged)
-        phases.append(Phase(_index_path, None, jobs))
-        for outcome in phases[-1].run(changed):
-            if isinstance(outcome, Diagnostic):
-                result.diagnostics.append(outcome)
-            else:
-                indexed.append(outcome)
-        project = ProjectIndex(parsed.index for _, parsed in indexed)
-        todo: list[tuple[str, ParsedFile, str]] = []
-        for digest, parsed in indexed:
-            key = cache.result_key(parsed, project) if cache is not None else ""
-            cached = cache.results(parsed.path, key) if cache is not None else None
-            if cached is not None:
-                _keep(parsed, *cached, settings, result)
-            else:
-                todo.append((digest, parsed, key))
-        shared = (project, settings, settings.enabled_codes(), prefilter)
-        phases.append(Phase(_check, shared, jobs))
-        checks = phases[-1].run([parsed for _, parsed, _ in todo])
-        for (digest, parsed, key), (diagnostics, tracebacks) in zip(todo, checks, strict=True):
-            _keep(parsed, diagnostics, tracebacks, settings, result)
-            if cache is not None:
-                cache.store(digest, parsed, key, diagnostics, tracebacks)
-        if cache is not None:
-            cache.forget_missing({str(path) for path in found.files})
-            cache.save()
+        if cache_dir is None:
+            _lint(found.files, {}, None, settings, prefilter, jobs, phases, result)
+        else:
+            names = [str(path) for path in found.files]
+            cache = Cache(cache_dir, settings, names, result.warnings)
+            texts = _read_all(found.files, result)
+            digests = {path: digest for path, (_, digest) in texts.items()}
+            todo = []
+            for path in found.files:
+                known = texts.get(str(path))
+                entry = cache.result(str(path), known[1], digests) if known else None
+                if entry is not None:
+                    _take(entry, result)
+                elif known is not None:
+                    todo.append(path)
+            if todo:
+                _lint(todo, texts, cache, settings, prefilter, jobs, phases, result)
+            cache.save(set(names))
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
@@ -103,38 +94,105 @@ def lint_paths(
     return result
 
 
-def _cached_index(
-    paths: list[Path], cache: Cache | None, result: RunResult
-) -> tuple[list[tuple[str, ParsedFile]], list[Path]]:
-    """The files whose text the cache has indexed already, and the paths left to index. Done
-    here, not in workers: reading and hashing is cheap, shipping indexed files back is not."""
-    if cache is None:
-        return [], paths
-    unchanged: list[tuple[str, ParsedFile]] = []
-    changed: list[Path] = []
+def _lint(
+    todo: list[Path],
+    texts: dict[str, tuple[str, str]],
+    cache: Cache | None,
+    settings: Settings,
+    prefilter: bool,
+    jobs: int,
+    phases: list[Phase[Any, Any, Any]],
+    result: RunResult,
+) -> None:
+    """Index every file (``texts``: those read already; from the cache when unchanged), then
+    check the files in ``todo`` against the whole project."""
+    indexed: dict[str, ParsedFile] = {}
+    to_index: list[Path] = []
+    for path, (text, digest) in texts.items():
+        index = cache.index(path, digest) if cache is not None else None
+        if index is not None:
+            indexed[path] = ParsedFile(path, text, index)
+        else:
+            to_index.append(Path(path))
+    if not texts:
+        to_index = todo
+    checked = {str(path) for path in todo}
+    phases.append(Phase(_index_path, None, jobs))
+    for outcome in phases[-1].run(to_index):
+        if isinstance(outcome, Diagnostic):
+            if outcome.file in checked:
+                result.diagnostics.append(outcome)
+                if cache is not None:
+                    _store(cache, outcome.file, texts, (outcome,), [], [], [], None)
+        else:
+            indexed[outcome.path] = outcome
+    project = ProjectIndex(parsed.index for parsed in indexed.values())
+    work = [indexed[str(path)] for path in todo if str(path) in indexed]
+    shared = (project, settings, settings.enabled_codes(), prefilter)
+    phases.append(Phase(_check, shared, jobs))
+    for parsed, (diagnostics, tracebacks) in zip(work, phases[-1].run(work), strict=True):
+        warnings: list[str] = []
+        kept = _kept(parsed, diagnostics, settings, warnings)
+        result.diagnostics.extend(kept)
+        result.warnings.extend(warnings)
+        result.tracebacks.extend(tracebacks)
+        if cache is not None:
+            dependencies = [(m.path, m.digest) for m in project.dependencies(parsed.index)]
+            index = parsed.index if parsed.notebook is None else None
+            _store(cache, parsed.path, texts, kept, warnings, tracebacks, dependencies, index)
+    if cache is not None:
+        for path, parsed in indexed.items():
+            if path not in checked and parsed.notebook is None:
+                cache.store_index(path, parsed.index)
+
+
+def _store(
+    cache: Cache,
+    path: str,
+    texts: dict[str, tuple[str, str]],
+    diagnostics: Sequence[Diagnostic],
+    warnings: list[str],
+    tracebacks: list[str],
+    dependencies: list[tuple[str, str]],
+    index: ModuleIndex | None,
+) -> None:
+    entry = Entry(
+        texts[path][1],
+        tuple(dependencies),
+        tuple(diagnostics),
+        tuple(warnings),
+        tuple(tracebacks),
+    )
+    cache.store(path, entry, index)
+
+
+def _take(entry: Entry, result: RunResult) -> None:
+    result.diagnostics.extend(entry.diagnostics)
+    result.warnings.extend(entry.warnings)
+    result.tracebacks.extend(entry.tracebacks)
+
+
+def _read_all(paths: list[Path], result: RunResult) -> dict[str, tuple[str, str]]:
+    """The text and digest of every readable file. Done here, not in workers: reading and
+    hashing is cheap, shipping indexed files back is not."""
+    texts: dict[str, tuple[str, str]] = {}
     for path in paths:
         try:
             text = read_source(path)
         except SourceError as error:
             result.diagnostics.append(unreadable(str(path), error))
             continue
-        digest = text_digest(text)
-        cached = cache.parsed(str(path), digest)
-        if cached is None:
-            changed.append(path)
-        else:
-            unchanged.append((digest, cached))
-    return unchanged, changed
+        texts[str(path)] = (text, text_digest(text))
+    return texts
 
 
-def _index_path(path: Path, _: None) -> tuple[str, ParsedFile] | Diagnostic:
-    """Read and index one file, with the digest of its text."""
+def _index_path(path: Path, _: None) -> ParsedFile | Diagnostic:
+    """Read and index one file."""
     try:
         text = read_source(path)
     except SourceError as error:
         return unreadable(str(path), error)
-    parsed = index_file(path, text)
-    return parsed if isinstance(parsed, Diagnostic) else (text_digest(text), parsed)
+    return index_file(path, text)
 
 
 def _check(
@@ -144,19 +202,14 @@ def _check(
     return check_file(parsed, project, settings.options, codes, prefilter=prefilter)
 
 
-def _keep(
-    parsed: ParsedFile,
-    diagnostics: list[Diagnostic],
-    tracebacks: list[str],
-    settings: Settings,
-    result: RunResult,
-) -> None:
-    """Add what ``parsed``'s suppressions keep of its findings to ``result``."""
-    result.tracebacks.extend(tracebacks)
-    kept = unsuppressed(parsed.path, diagnostics, parsed.text, settings, result.warnings)
+def _kept(
+    parsed: ParsedFile, diagnostics: list[Diagnostic], settings: Settings, warnings: list[str]
+) -> list[Diagnostic]:
+    """What ``parsed``'s suppressions keep of its findings (cell-relative in a notebook)."""
+    kept = unsuppressed(parsed.path, diagnostics, parsed.text, settings, warnings)
     if parsed.notebook is not None:
         kept = in_cells(parsed.notebook, kept)
-    result.diagnostics.extend(kept)
+    return kept
 
 
 def lint_source(
@@ -175,6 +228,7 @@ def lint_source(
     diagnostics, tracebacks = check_file(
         parsed, project, settings.options, settings.enabled_codes()
     )
-    _keep(parsed, diagnostics, tracebacks, settings, result)
+    result.diagnostics.extend(_kept(parsed, diagnostics, settings, result.warnings))
+    result.tracebacks.extend(tracebacks)
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
