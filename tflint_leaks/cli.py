@@ -133,8 +133,7 @@ def check(
     add_noqa: bool,
 ) -> None:
     """Lint PATHS (default: the current directory)."""
-    from tflint_leaks.config import ConfigError, resolve_settings
-    from tflint_leaks.engine.cache import DEFAULT_DIRECTORY
+    from tflint_leaks.config import CACHE_DIRECTORY, ConfigError, resolve_settings
     from tflint_leaks.engine.runner import lint_paths
     from tflint_leaks.registry import INTERNAL_ERROR
     from tflint_leaks.reporters import text as text_reporter
@@ -153,7 +152,7 @@ def check(
         )
     except ConfigError as error:
         raise _fail(f"error: {error}") from None
-    cache = None if no_cache else cache_dir or settings.root / DEFAULT_DIRECTORY
+    cache = None if no_cache else cache_dir or settings.root / CACHE_DIRECTORY
 
     def lint() -> RunResult:
         return lint_paths(targets, settings, jobs=jobs or default_jobs(), cache_dir=cache)

@@ -21,6 +21,8 @@ from tflint_leaks.registry import RULES
 from tflint_leaks.rulekit.options import RuleOptions
 
 TABLE = "tflint-leaks"
+#: Where the cache lives, below the project root, unless ``--cache-dir`` says otherwise.
+CACHE_DIRECTORY = ".tflint-leaks-cache"
 
 DEFAULT_EXCLUDE: tuple[str, ...] = (
     ".git",
@@ -41,7 +43,7 @@ DEFAULT_EXCLUDE: tuple[str, ...] = (
     ".mypy_cache",
     ".pytest_cache",
     ".ruff_cache",
-    ".tflint-leaks-cache",
+    CACHE_DIRECTORY,
 )
 
 

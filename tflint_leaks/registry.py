@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import enum
 import importlib
-import inspect
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
@@ -89,6 +88,8 @@ class Code:
 
     def docs(self) -> str:
         """The documentation (Markdown): a rule's docstring, or the text of another code."""
+        import inspect
+
         if self.is_rule:
             return inspect.cleandoc(self.load().__doc__ or "")
         return inspect.cleandoc(self.text)

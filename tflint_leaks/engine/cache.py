@@ -35,7 +35,6 @@ from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.atomic import write_bytes_atomic
 from tflint_leaks.engine.codec import CodecError, from_json, to_json
 
-DEFAULT_DIRECTORY = ".tflint-leaks-cache"
 FORMAT = "tflint-leaks-cache-2"
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -62,11 +61,14 @@ class Entry:
 def _tool_fingerprint() -> str:
     """The version and the size and time of every source file of the tool: a development
     checkout that changes a rule invalidates the cache without a version bump."""
-    package = Path(__file__).resolve().parent.parent
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     stamps = []
-    for path in sorted(package.rglob("*.py")):
-        stat = path.stat()
-        stamps.append(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}")
+    for directory, subdirectories, files in os.walk(package):
+        subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                stat = os.stat(os.path.join(directory, name))
+                stamps.append(f"{directory}/{name}:{stat.st_size}:{stat.st_mtime_ns}")
     return text_digest("\n".join([__version__, FORMAT, *stamps]))
 
 

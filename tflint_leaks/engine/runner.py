@@ -11,13 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tflint_leaks.analysis.index import ModuleIndex, text_digest
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.config import Settings
 from tflint_leaks.diagnostics import Diagnostic
-from tflint_leaks.engine.cache import Cache, Entry
 from tflint_leaks.engine.check import check_file
 from tflint_leaks.engine.discovery import discover
 from tflint_leaks.engine.indexing import ParsedFile, index_file, unreadable
@@ -25,6 +24,9 @@ from tflint_leaks.engine.notebook import in_cells
 from tflint_leaks.engine.parallel import Phase
 from tflint_leaks.engine.suppression import unsuppressed
 from tflint_leaks.source import SourceError, read_source
+
+if TYPE_CHECKING:
+    from tflint_leaks.engine.cache import Cache, Entry
 
 #: Below this many files, worker processes cost more than they save.
 _PARALLEL_MIN_FILES = 16
@@ -70,6 +72,8 @@ def lint_paths(
         if cache_dir is None:
             _lint(found.files, {}, None, settings, prefilter, jobs, phases, result)
         else:
+            from tflint_leaks.engine.cache import Cache  # hashing and JSON, only when caching
+
             names = [str(path) for path in found.files]
             cache = Cache(cache_dir, settings, names, result.warnings)
             texts = _read_all(found.files, result)
@@ -156,6 +160,8 @@ def _store(
     dependencies: list[tuple[str, str]],
     index: ModuleIndex | None,
 ) -> None:
+    from tflint_leaks.engine.cache import Entry
+
     entry = Entry(
         texts[path][1],
         tuple(dependencies),
