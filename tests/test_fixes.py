@@ -216,7 +216,7 @@ def test_inserted_statements_keep_the_indentation_and_line_endings(tmp_path: Pat
         "\t\ty = x * x\r\n"
         "\tdy = tape.gradient(y, x)\r\n"
         "\tprint(dy)\r\n"
-        "for units in [1, 2, 3, 4, 5, 6, 7, 8]:\r\n"
+        "for units in widths:\r\n"
         "\tif units:\r\n"
         "\t\tmodel = tf.keras.Sequential([])\r\n"
     )

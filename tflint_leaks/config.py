@@ -158,11 +158,11 @@ def load_settings(path: Path) -> Settings:
             changes["force_exclude"] = data[key]
         elif key == "per-file-ignores":
             changes["per_file_ignores"] = _per_file_ignores(data[key], path)
-        elif key == "max-python-values":
+        elif key in {"max-python-values", "max-loop-iterations"}:
             value = data[key]
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigError(f"{path}: `tool.{TABLE}.{key}` must be a non-negative integer")
-            options["max_python_values"] = value
+            options[key.replace("-", "_")] = value
         else:
             raise ConfigError(f"{path}: unknown key `tool.{TABLE}.{key}`")
     return replace(settings, options=RuleOptions(**options), **changes)

@@ -62,6 +62,8 @@ class RelatedRole(str, enum.Enum):
     MODEL = "model"
     #: The call that runs the code the finding is in.
     CALLER = "caller"
+    #: One call of the chain through which a loop runs the code the finding is about.
+    CALL = "call"
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.facts import GRAPH_MODE_SWITCHES, Body, Span, collect_body
 from tflint_leaks.analysis.names import (
-    CONTAINER_BUILTINS,
-    CONTAINER_TYPES,
     TF_FUNCTION,
     is_keras,
+    is_tensorflow,
     resolve_dotted,
 )
+from tflint_leaks.analysis.symbolic import Expr, Op
 from tflint_leaks.analysis.units import FileUnits, ImportNode, child_nodes, collect_units
 
 #: Keras callback hooks, run in Python once per batch or per epoch: a ``tf.function`` created
@@ -44,14 +45,6 @@ PER_STEP_METHODS = frozenset(
         "on_epoch_end",
     }
 )
-
-
-@dataclass(frozen=True)
-class Span:
-    line: int
-    column: int
-    end_line: int
-    end_column: int
 
 
 @dataclass(frozen=True)
@@ -87,19 +80,10 @@ class FunctionFacts:
     #: ``tf.function``s this function creates each time it runs (nested decorated defs or
     #: ``tf.function(...)`` calls outside any nested ``tf.function``).
     creates_tf_function: tuple[Span, ...]
-    #: Canonical names of what the body calls (nested functions excluded).
-    calls: tuple[str, ...]
     #: Names bound in the body to a ``tf.function``: nested decorated defs, ``f = tf.function(g)``.
     local_tf_functions: dict[str, TfFunctionFacts]
-    #: The first call in the body that constructs or loads a Keras model (directly, or through a
-    #: factory or model class of the same module).
-    builds_model: Span | None = None
-    #: The function is a model factory: it returns a model it constructs or loads.
-    returns_model: bool = False
-    #: The first ``.fit(...)`` of a model built in the body.
-    fits_model: Span | None = None
-    #: The body calls ``clear_session()`` (under any import path).
-    cleans_up: bool = False
+    #: What the body assigns, returns and calls (see :mod:`.facts`).
+    body: Body
 
 
 @dataclass(frozen=True)
@@ -110,10 +94,8 @@ class ClassFacts:
     methods: tuple[str, ...]
     #: Attributes that are ``tf.function``s: decorated methods and ``self.x = tf.function(...)``.
     tf_functions: dict[str, TfFunctionFacts]
-    #: ``self.x = <Keras model>`` in some method.
-    model_attributes: tuple[str, ...] = ()
-    #: ``self.x = []`` (a list, dict or set display or constructor) in some method.
-    container_attributes: tuple[str, ...] = ()
+    #: What the class body itself (not its methods) assigns and calls.
+    body: Body
 
     @property
     def is_keras_subclass(self) -> bool:
@@ -145,6 +127,11 @@ class ModuleIndex:
     uses_tensorflow: bool
     #: What each top-level function and method mentions, for leaving units out of the parse.
     units: FileUnits
+    #: What the module's own code (every cell of a notebook) assigns and calls.
+    body: Body
+    #: The module turns eager execution off (``tf.compat.v1.disable_eager_execution()``,
+    #: ``disable_v2_behavior()``): TF1-style graph mode.
+    graph_mode: bool
     digest: str = field(default="", compare=False)
 
 
@@ -160,10 +147,9 @@ class IndexBuilder(ast.NodeVisitor):
         self.functions: dict[str, FunctionFacts] = {}
         self.classes: dict[str, ClassFacts] = {}
         self.tf_function_names: dict[str, TfFunctionFacts] = {}
+        #: Module-level ``functools.partial(tf.function, ...)`` aliases and their keywords.
+        self.partials: dict[str, list[ast.keyword]] = {}
         self.traced: set[str] = set()
-        #: This module's Keras model classes and model factory functions (by local name).
-        self.model_classes: set[str] = set()
-        self.factories: set[str] = set()
         self._own: dict[int, list[ast.AST]] = {}
 
     def own_nodes(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
@@ -238,32 +224,50 @@ class IndexBuilder(ast.NodeVisitor):
                 resolved = self.resolve(value)
                 if resolved is not None:
                     self.imports[name.id] = resolved
+            elif self._partial_tf_function(value) is not None:
+                # ``tff = functools.partial(tf.function, reduce_retracing=True)``: a tf.function
+                # decorator with preset keywords.
+                self.imports[name.id] = TF_FUNCTION
+                self.partials[name.id] = self._partial_tf_function(value) or []
 
-    def _local(self, node: ast.expr) -> str | None:
-        """A bare name not imported: a definition of this module, qualified by the module."""
-        return f"{self._module}.{node.id}" if isinstance(node, ast.Name) else None
+    def _partial_tf_function(self, node: ast.expr) -> list[ast.keyword] | None:
+        """The keywords of ``functools.partial(tf.function, **keywords)``; None otherwise."""
+        if not (isinstance(node, ast.Call) and node.args):
+            return None
+        if self.resolve(node.func) != "functools.partial":
+            return None
+        return node.keywords if self.resolve(node.args[0]) == TF_FUNCTION else None
 
     # -- tf.function facts -----------------------------------------------------------------
 
     def tf_function_of_decorator(self, decorator: ast.expr) -> TfFunctionFacts | None:
         call = decorator if isinstance(decorator, ast.Call) else None
         func = call.func if call is not None else decorator
-        if self.resolve(func) != TF_FUNCTION:
+        keywords = call.keywords if call is not None else []
+        partial = self._partial_tf_function(decorator)
+        if partial is not None:
+            keywords = partial
+        elif self.resolve(func) != TF_FUNCTION:
             return None
-        facts = self._tf_function_facts(decorator, call.keywords if call is not None else [])
+        if isinstance(func, ast.Name) and call is None:
+            keywords = self.partials.get(func.id, keywords)
+        facts = self._tf_function_facts(decorator, keywords)
         # Report decorators at their ``@``, as libcst does.
         at = self._lines[decorator.lineno - 1].rfind("@", 0, facts.span.column - 1)
         span = replace(facts.span, column=at + 1) if at >= 0 else facts.span
         return replace(facts, span=span)
 
     def tf_function_of_call(self, node: ast.expr) -> TfFunctionFacts | None:
-        """Facts for ``tf.function(fn, ...)``; None for anything else (including a bare decorator
-        factory call ``tf.function(input_signature=...)`` with no function argument)."""
-        if not (isinstance(node, ast.Call) and node.args):
+        """Facts for ``tf.function(fn, ...)`` (or ``func=fn``); None for anything else
+        (including a bare decorator factory call ``tf.function(input_signature=...)``)."""
+        if not isinstance(node, ast.Call) or _wrapped(node) is None:
             return None
         if self.resolve(node.func) != TF_FUNCTION:
             return None
-        return self._tf_function_facts(node, node.keywords)
+        keywords = node.keywords
+        if isinstance(node.func, ast.Name):
+            keywords = [*self.partials.get(node.func.id, []), *keywords]
+        return self._tf_function_facts(node, keywords)
 
     def _tf_function_facts(self, node: ast.expr, keywords: list[ast.keyword]) -> TfFunctionFacts:
         signature_size: int | None = None
@@ -294,22 +298,20 @@ class IndexBuilder(ast.NodeVisitor):
             params = params[1:]
         params += [a.arg for a in node.args.kwonlyargs]
         creates: list[Span] = []
-        calls: list[str] = []
         local: dict[str, TfFunctionFacts] = {}
-        for inner in self.own_nodes(node):
+        own = self.own_nodes(node)
+        for inner in own:
             if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
                 nested = self._decorated_tf_function(inner)
                 if nested is not None:
                     local[inner.name] = nested
                     creates.append(nested.span)
             elif isinstance(inner, ast.Call):
-                resolved = self.resolve(inner.func) or self._local(inner.func)
-                if resolved is not None:
-                    calls.append(resolved)
                 made = self.tf_function_of_call(inner)
-                if made is not None:
+                wrapped = _wrapped(inner)
+                if made is not None and wrapped is not None:
                     creates.append(made.span)
-                    self._note_traced(inner.args[0], prefix)
+                    self._note_traced(wrapped, prefix)
             elif isinstance(inner, ast.Assign) and len(inner.targets) == 1:
                 made = self.tf_function_of_call(inner.value)
                 if made is not None and isinstance(inner.targets[0], ast.Name):
@@ -317,7 +319,6 @@ class IndexBuilder(ast.NodeVisitor):
         if tf_function is not None:
             # Inside a tf.function, nested ones are created only while it traces.
             creates.clear()
-        models = self._model_facts(node)
         first_line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
         return FunctionFacts(
             qualname=f"{prefix}{node.name}",
@@ -327,105 +328,9 @@ class IndexBuilder(ast.NodeVisitor):
             is_method=is_method and not is_static,
             tf_function=tf_function,
             creates_tf_function=tuple(creates),
-            calls=tuple(dict.fromkeys(calls)),
             local_tf_functions=local,
-            builds_model=models.builds,
-            returns_model=models.returns,
-            fits_model=models.fits,
-            cleans_up=any(name in keras.CLEAR_SESSION for name in calls),
+            body=collect_body(own, self.resolve, self.span, node.args),
         )
-
-    # -- Keras model facts -----------------------------------------------------------------
-
-    def is_model_call(self, node: ast.expr) -> bool:
-        """A call that constructs or loads a Keras model: a Keras constructor or loader, or a
-        model class or model factory of this module."""
-        if not isinstance(node, ast.Call):
-            return False
-        func = node.func
-        if isinstance(func, ast.Name) and func.id not in self.imports:
-            return func.id in self.model_classes or func.id in self.factories
-        resolved = self.resolve(func)
-        return resolved is not None and keras.builds_model(resolved)
-
-    def _model_facts(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> _ModelFacts:
-        facts = _ModelFacts()
-        models: set[str] = set()
-        returned: list[ast.expr] = []
-        fits: list[ast.Call] = []
-        for inner in self.own_nodes(node):
-            if isinstance(inner, ast.Call):
-                if facts.builds is None and self.is_model_call(inner):
-                    facts.builds = self.span(inner)
-                func = inner.func
-                if isinstance(func, ast.Attribute) and func.attr == "fit":
-                    fits.append(inner)
-            elif isinstance(inner, ast.Assign) and self.is_model_call(inner.value):
-                models.update(t.id for t in inner.targets if isinstance(t, ast.Name))
-            elif isinstance(inner, ast.Return) and inner.value is not None:
-                returned.append(inner.value)
-        facts.returns = any(
-            self.is_model_call(value) or (isinstance(value, ast.Name) and value.id in models)
-            for value in returned
-        )
-        for call in sorted(fits, key=lambda c: (c.lineno, c.col_offset)):
-            receiver = call.func.value  # type: ignore[attr-defined]
-            if self.is_model_call(receiver) or (
-                isinstance(receiver, ast.Name) and receiver.id in models
-            ):
-                facts.fits = self.span(call)
-                break
-        return facts
-
-    def _collect_model_definitions(self, tree: ast.Module) -> None:
-        """This module's model classes and factories, to a fixed point (a factory may call
-        another factory or construct a model class defined further down)."""
-        classes = [stmt for stmt in tree.body if isinstance(stmt, ast.ClassDef)]
-        functions = [
-            stmt for stmt in tree.body if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
-        ]
-        changed = True
-        while changed:
-            changed = False
-            for klass in classes:
-                if klass.name not in self.model_classes and any(
-                    (self.resolve(base) or "") in keras.MODEL_CLASSES
-                    or (isinstance(base, ast.Name) and base.id in self.model_classes)
-                    for base in klass.bases
-                ):
-                    self.model_classes.add(klass.name)
-                    changed = True
-            for function in functions:
-                if function.name not in self.factories and self._model_facts(function).returns:
-                    self.factories.add(function.name)
-                    changed = True
-
-    def _self_attributes(
-        self, method: ast.FunctionDef | ast.AsyncFunctionDef
-    ) -> Iterator[tuple[str, ast.expr]]:
-        """``(attribute, value)`` for every ``self.attribute = value`` in ``method``."""
-        for inner in self.own_nodes(method):
-            if not (isinstance(inner, ast.Assign) and len(inner.targets) == 1):
-                continue
-            target = inner.targets[0]
-            if (
-                isinstance(target, ast.Attribute)
-                and isinstance(target.value, ast.Name)
-                and target.value.id == "self"
-            ):
-                yield target.attr, inner.value
-
-    def is_container(self, node: ast.expr) -> bool:
-        """A list, dict or set display, comprehension or constructor call."""
-        if isinstance(node, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp):
-            return True
-        if isinstance(node, ast.SetComp):
-            return True
-        if not isinstance(node, ast.Call):
-            return False
-        if isinstance(node.func, ast.Name) and node.func.id not in self.imports:
-            return node.func.id in CONTAINER_BUILTINS
-        return (self.resolve(node.func) or "") in CONTAINER_TYPES
 
     def _decorated_tf_function(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef
@@ -448,7 +353,6 @@ class IndexBuilder(ast.NodeVisitor):
             self.traced.add(f"{class_prefix}{wrapped.attr}")
 
     def collect_definitions(self, tree: ast.Module) -> None:
-        self._collect_model_definitions(tree)
         for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 facts = self.function_facts(stmt, "", is_method=False)
@@ -458,47 +362,56 @@ class IndexBuilder(ast.NodeVisitor):
             elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 target = stmt.targets[0]
                 made = self.tf_function_of_call(stmt.value)
-                if isinstance(target, ast.Name) and made is not None:
+                wrapped = _wrapped(stmt.value) if isinstance(stmt.value, ast.Call) else None
+                if isinstance(target, ast.Name) and made is not None and wrapped is not None:
                     self.tf_function_names[target.id] = made
-                    self._note_traced(stmt.value.args[0], "")  # type: ignore[attr-defined]
+                    self._note_traced(wrapped, "")
 
     def _collect_class(self, node: ast.ClassDef) -> None:
         bases = tuple(self.resolve(base) or _name_of(base) or "" for base in node.bases)
         methods: list[str] = []
         tf_functions: dict[str, TfFunctionFacts] = {}
-        models: dict[str, None] = {}
-        containers: dict[str, None] = {}
         for stmt in node.body:
-            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-                facts = self.function_facts(stmt, f"{node.name}.", is_method=True)
-                self.functions[facts.qualname] = facts
-                methods.append(stmt.name)
-                if facts.tf_function is not None:
-                    tf_functions[stmt.name] = facts.tf_function
-                for attribute, value in self._self_attributes(stmt):
-                    made = self.tf_function_of_call(value)
-                    if made is not None:
-                        tf_functions[attribute] = made
-                    if self.is_model_call(value):
-                        models[attribute] = None
-                    if self.is_container(value):
-                        containers[attribute] = None
+            if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            facts = self.function_facts(stmt, f"{node.name}.", is_method=True)
+            self.functions[facts.qualname] = facts
+            methods.append(stmt.name)
+            if facts.tf_function is not None:
+                tf_functions[stmt.name] = facts.tf_function
+            for inner in self.own_nodes(stmt):
+                if not (isinstance(inner, ast.Assign) and len(inner.targets) == 1):
+                    continue
+                target = inner.targets[0]
+                made = self.tf_function_of_call(inner.value)
+                if (
+                    made is not None
+                    and isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                ):
+                    tf_functions[target.attr] = made
+        own = [
+            inner
+            for stmt in node.body
+            if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+            for inner in (stmt, *_own_nodes(stmt))
+        ]
         self.classes[node.name] = ClassFacts(
             node.name,
             self.span(node),
             bases,
             tuple(methods),
             tf_functions,
-            tuple(models),
-            tuple(containers),
+            collect_body(own, self.resolve, self.span),
         )
 
 
-@dataclass
-class _ModelFacts:
-    builds: Span | None = None
-    returns: bool = False
-    fits: Span | None = None
+def _wrapped(call: ast.Call) -> ast.expr | None:
+    """The function ``tf.function(fn)`` or ``tf.function(func=fn)`` wraps."""
+    if call.args:
+        return call.args[0]
+    return next((k.value for k in call.keywords if k.arg == "func"), None)
 
 
 def _name_of(node: ast.expr) -> str | None:
@@ -510,15 +423,35 @@ def _name_of(node: ast.expr) -> str | None:
 
 
 def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
-    """Every node of a function's body, without descending into nested functions or classes
-    (their own nodes are yielded so callers can look at the definitions themselves)."""
-    stack: list[ast.AST] = list(getattr(node, "body", []))
+    """The nodes below ``node`` (a function's or class's body), in source order, without
+    descending into nested functions, lambdas or classes (their own nodes are yielded so
+    callers can look at the definitions themselves)."""
+    start = node.body if isinstance(node, _SCOPES) else child_nodes(node)
+    stack: list[ast.AST] = list(reversed(start))
     while stack:
         current = stack.pop()
         yield current
-        if isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
-            continue
-        stack.extend(child_nodes(current))
+        if not isinstance(current, _SCOPES | ast.Lambda):
+            stack.extend(reversed(child_nodes(current)))
+
+
+_SCOPES = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def _module_nodes(tree: ast.Module) -> Iterator[ast.AST]:
+    """The module's own code in source order: every statement outside functions and classes."""
+    for stmt in tree.body:
+        yield stmt
+        if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield from _own_nodes(stmt)
+
+
+def _disables_eager(builder: IndexBuilder, call: Expr) -> bool:
+    func = call.func
+    if func.op is not Op.REF:
+        return False
+    resolved = resolve_dotted(func.text, builder.imports) or ""
+    return is_tensorflow(resolved) and resolved.rpartition(".")[2] in GRAPH_MODE_SWITCHES
 
 
 def module_name_for(path: Path) -> tuple[str, bool, Path]:
@@ -552,6 +485,7 @@ def index_source(source: str, path: Path, tree: ast.Module | None = None) -> Mod
     units, import_nodes = collect_units(tree)
     builder.collect_imports(tree, import_nodes)
     builder.collect_definitions(tree)
+    body = collect_body(_module_nodes(tree), builder.resolve, builder.span)
     return ModuleIndex(
         path=str(path),
         module=module,
@@ -565,5 +499,11 @@ def index_source(source: str, path: Path, tree: ast.Module | None = None) -> Mod
         traced=tuple(sorted(builder.traced)),
         uses_tensorflow=any(marker in source for marker in _TENSORFLOW_MARKERS),
         units=units,
+        body=body,
+        graph_mode=any(
+            _disables_eager(builder, site.call)
+            for facts in (body, *(f.body for f in builder.functions.values()))
+            for site in facts.calls
+        ),
         digest=text_digest(source),
     )

@@ -41,7 +41,6 @@ class ProjectIndex:
         self._by_path: dict[str, ModuleIndex] = {}
         self._missing: set[Path] = set()
         self._found: dict[tuple[str, str], ModuleIndex | None] = {}
-        self._interesting: dict[str, frozenset[str]] = {}
         self._dependencies: dict[str, list[ModuleIndex]] = {}
         #: (root, top-level name) pairs with neither a module nor a package on disk.
         self._absent: set[tuple[str, str]] = set()
@@ -53,8 +52,11 @@ class ProjectIndex:
         self._by_path[module.path] = module
         for key in [key for key in self._found if key[0] == module.module]:
             del self._found[key]
-        self._interesting.clear()
         self._dependencies.clear()
+
+    def module_at(self, path: str) -> ModuleIndex | None:
+        """The indexed module of a file."""
+        return self._by_path.get(path)
 
     def modules(self) -> list[ModuleIndex]:
         return list(self._by_path.values())
@@ -169,43 +171,6 @@ class ProjectIndex:
             ):
                 return True
         return False
-
-    def interesting_names(self, module: ModuleIndex) -> frozenset[str]:
-        """Identifiers through which ``module`` can reach a project definition that a rule
-        looks for in loops: ``tf.function``s, classes with ``tf.function`` methods or deriving
-        from a Keras model, and functions that create a ``tf.function`` or build a model --
-        defined in the module or in the modules it imports (under their local names too)."""
-        cached = self._interesting.get(module.path)
-        if cached is None:
-            cached = self._interesting[module.path] = self._interesting_names(module)
-        return cached
-
-    def _interesting_names(self, module: ModuleIndex) -> frozenset[str]:
-        found: set[str] = set()
-        modules = [module, *self.dependencies(module)]
-        for source in modules:
-            found.update(source.tf_function_names)
-            for qualname, function in source.functions.items():
-                facts = function
-                if (
-                    facts.tf_function is not None
-                    or facts.creates_tf_function
-                    or facts.local_tf_functions
-                    or facts.builds_model is not None
-                    or facts.returns_model
-                    or facts.fits_model is not None
-                ):
-                    found.add(qualname.rpartition(".")[2])
-                    found.update(facts.local_tf_functions)
-            for klass in source.classes.values():
-                tf_functions = self.class_tf_functions(source, klass)
-                if tf_functions or self.is_model_class(source, klass):
-                    found.add(klass.name)
-                    found.update(tf_functions)
-        for local, target in module.imports.items():
-            if target.rpartition(".")[2] in found:
-                found.add(local)
-        return frozenset(found)
 
     def dependencies(self, module: ModuleIndex) -> list[ModuleIndex]:
         """The project modules this module's imports resolve to (for cache invalidation)."""

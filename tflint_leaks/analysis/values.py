@@ -24,7 +24,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.names import is_numpy, is_tensorflow
-from tflint_leaks.analysis.nodes import children, dotted
+from tflint_leaks.analysis.nodes import children, descendants, dotted
 from tflint_leaks.analysis.scope import Assignment, ScopeFacts
 
 #: Resolves a dotted expression to a canonical qualified name through the file's imports.
@@ -144,6 +144,19 @@ _TF_CONVERSIONS = frozenset(
 _TF_SHAPE_PRESERVING = frozenset(
     {"tensorflow.concat", "tensorflow.stack", "tensorflow.pad", "numpy.concatenate", "numpy.stack"}
 )
+# scikit-learn cross-validators: (keyword, default) of the arguments whose product is the number
+# of splits.
+_FOLDS: dict[str, tuple[tuple[str, int], ...]] = {
+    "KFold": (("n_splits", 5),),
+    "StratifiedKFold": (("n_splits", 5),),
+    "GroupKFold": (("n_splits", 5),),
+    "StratifiedGroupKFold": (("n_splits", 5),),
+    "TimeSeriesSplit": (("n_splits", 5),),
+    "RepeatedKFold": (("n_splits", 5), ("n_repeats", 10)),
+    "RepeatedStratifiedKFold": (("n_splits", 5), ("n_repeats", 10)),
+    "ShuffleSplit": (("n_splits", 10),),
+    "StratifiedShuffleSplit": (("n_splits", 10),),
+}
 # Iterables whose items are Python numbers, with the index of the argument bounding the count.
 _NUMBER_ITERABLES = frozenset(
     {"range", "numpy.arange", "numpy.linspace", "numpy.logspace", "numpy.geomspace"}
@@ -178,12 +191,13 @@ class Evaluator:
         scope: ScopeFacts,
         loops: frozenset[LoopNode],
         resolve: ResolveFn,
-        int_constants: dict[str, int],
+        known_int: Callable[[str], int | None],
     ) -> None:
         self._scope = scope
         self._loops = loops
         self._resolve = resolve
-        self._constants = int_constants
+        #: The value of a name this scope does not assign (a parameter, a module constant).
+        self._known_int = known_int
         self._visiting: set[str] = set()
         self._memo: dict[cst.BaseExpression, Value] = {}
 
@@ -338,6 +352,10 @@ class Evaluator:
         if assignment.value is None:
             return Value(Kind.OPAQUE, UNBOUNDED if inside else 0)
         value = self.value(assignment.value)
+        if not assignment.augmented and inside and _recurrence(assignment):
+            # ``step = step + 1``, ``lr = lr * 0.95``, ``(i := i + 1)``: a new value on every
+            # iteration, like the augmented spelling.
+            return replace(value, card=UNBOUNDED)
         if assignment.augmented:
             key = dotted(assignment.node.target)  # type: ignore[attr-defined]
             previous = [
@@ -408,9 +426,76 @@ class Evaluator:
     def _int(self, node: cst.BaseExpression) -> int | None:
         if isinstance(node, cst.Integer):
             return int(node.evaluated_value)
-        if isinstance(node, cst.Name) and not self._scope.assignments.get(node.value):
-            return self._constants.get(node.value)
+        if not isinstance(node, cst.Name):
+            return None
+        assignments = self._scope.assignments.get(node.value)
+        if not assignments:
+            return self._known_int(node.value)
+        if len(assignments) == 1 and not assignments[0].loops:
+            # ``n_splits = 15`` once in this scope, before the loop.
+            value = assignments[0].value
+            return self._int(value) if isinstance(value, cst.Integer) else None
         return None
+
+    def trip_count(self, iterable: cst.BaseExpression) -> int | None:
+        """How many items ``iterable`` yields, when that is known here: ``range`` of constants,
+        a literal list or tuple (or a name of this scope holding one), ``zip``/``enumerate`` of
+        those, a K-fold ``split`` (``n_splits``); None otherwise."""
+        if isinstance(iterable, cst.List | cst.Tuple | cst.Set):
+            starred = any(isinstance(e, cst.StarredElement) for e in iterable.elements)
+            return None if starred else len(iterable.elements)
+        if isinstance(iterable, cst.Name):
+            assignments = self._scope.assignments.get(iterable.value, [])
+            if len(assignments) != 1:
+                return None
+            (only,) = assignments
+            if only.value is None or only.loops or only.target is not None:
+                return None
+            return self.trip_count(only.value)
+        if not isinstance(iterable, cst.Call):
+            return None
+        callee = self._callee(iterable)
+        args = [a.value for a in iterable.args if a.keyword is None and not a.star]
+        if callee == "range":
+            count = self._count(callee, iterable)
+            return None if count == UNBOUNDED else count
+        if callee == "enumerate" and args:
+            return self.trip_count(args[0])
+        if callee == "zip" and args:
+            counts = [c for c in (self.trip_count(a) for a in args) if c is not None]
+            return min(counts) if counts else None
+        func = iterable.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "split":
+            return self._folds(func.value)
+        return None
+
+    def _folds(self, splitter: cst.BaseExpression) -> int | None:
+        """The number of splits a scikit-learn cross-validator makes (``KFold(n_splits=5)``)."""
+        if isinstance(splitter, cst.Name):
+            assignments = self._scope.assignments.get(splitter.value, [])
+            if len(assignments) != 1 or assignments[0].value is None:
+                return None
+            splitter = assignments[0].value
+        if not isinstance(splitter, cst.Call):
+            return None
+        callee = self._callee(splitter) or ""
+        defaults = _FOLDS.get(callee.rpartition(".")[2]) if callee.startswith("sklearn.") else None
+        if defaults is None:
+            return None
+        count = 1
+        for index, (keyword, default) in enumerate(defaults):
+            given = next(
+                (a.value for a in splitter.args if a.keyword and a.keyword.value == keyword),
+                None,
+            )
+            positional = [a.value for a in splitter.args if a.keyword is None]
+            if given is None and index < len(positional):
+                given = positional[index]
+            value = default if given is None else self._int(given)
+            if value is None:
+                return None
+            count *= value
+        return count
 
     def _literal_length(self, node: cst.BaseExpression) -> int:
         if isinstance(node, cst.List | cst.Tuple):
@@ -494,6 +579,24 @@ class Evaluator:
         if value.kind is Kind.CONTAINER:
             return value.content_varies or value.size_varies
         return value.kind in {Kind.NUMBER, Kind.UNKNOWN} and value.varies
+
+
+def _recurrence(assignment: Assignment) -> bool:
+    """The assignment computes the name's new value from its old one (``x = x * 0.9``)."""
+    node = assignment.node
+    targets: list[cst.BaseExpression] = []
+    if isinstance(node, cst.Assign):
+        targets = [target.target for target in node.targets]
+    elif isinstance(node, cst.AnnAssign | cst.NamedExpr):
+        targets = [node.target]
+    names = {dotted(target) for target in targets} - {None}
+    value = assignment.value
+    if not names or value is None:
+        return False
+    return any(
+        isinstance(n, cst.Name | cst.Attribute) and dotted(n) in names
+        for n in (value, *descendants(value))
+    )
 
 
 def _literal_text(element: cst.BaseElement) -> str:

@@ -61,13 +61,13 @@ class Entry:
 def _tool_fingerprint() -> str:
     """The version and the size and time of every source file of the tool: a development
     checkout that changes a rule invalidates the cache without a version bump."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package = Path(__file__).resolve().parent.parent
     stamps = []
     for directory, subdirectories, files in os.walk(package):
         subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
         for name in sorted(files):
             if name.endswith(".py"):
-                stat = os.stat(os.path.join(directory, name))
+                stat = (Path(directory) / name).stat()
                 stamps.append(f"{directory}/{name}:{stat.st_size}:{stat.st_mtime_ns}")
     return text_digest("\n".join([__version__, FORMAT, *stamps]))
 

@@ -163,12 +163,17 @@ def _enum(kind: type[enum.Enum]) -> Reader:
 
 
 def _dataclass(kind: type) -> Reader:
-    hints = get_type_hints(kind)
     fields = [f for f in dataclasses.fields(kind) if f.init]
-    readers = tuple(_reader(hints[f.name]) for f in fields)
     names = tuple(f.name for f in fields)
+    # Field readers are built on first use, so that a recursive type (an expression whose
+    # parts are expressions) can refer to its own reader.
+    resolved: list[tuple[Reader, ...]] = []
 
     def read(data: Json) -> Any:
+        if not resolved:
+            hints = get_type_hints(kind)
+            resolved.append(tuple(_reader(hints[name]) for name in names))
+        readers = resolved[0]
         elements = _list(data)
         if len(elements) != len(readers):
             raise CodecError(f"{kind.__name__}: expected {len(readers)} fields")

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tflint_leaks.analysis.index import ModuleIndex
+from tflint_leaks.analysis.program import program_of
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.triggers import Triggers
 from tflint_leaks.analysis.units import Unit
@@ -48,7 +49,7 @@ def combine(
         if trigger.traced:
             traced = frozenset(module.traced)
     if project_names:
-        loop_names |= project.interesting_names(module)
+        loop_names |= program_of(project).interesting_names(module)
     return Needs(False, frozenset(names), frozenset(loop_names), traced)
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import libcst as cst
 from libcst.metadata import CodeRange
 
-from tflint_leaks.analysis.index import Span
+from tflint_leaks.analysis.facts import Span
 from tflint_leaks.diagnostics import Diagnostic, Edit, Fix, Location, Related
 from tflint_leaks.registry import BY_CODE
 from tflint_leaks.rulekit.context import InsertStatement, Replacement, Report, Target

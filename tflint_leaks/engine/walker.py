@@ -19,7 +19,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from tflint_leaks.analysis.loops import LoopParts, loop_parts, walk_loop
 from tflint_leaks.analysis.nodes import children, header_parts
 from tflint_leaks.analysis.project import ProjectIndex
-from tflint_leaks.diagnostics import Diagnostic
+from tflint_leaks.diagnostics import Diagnostic, Location
 from tflint_leaks.engine.indexing import ParsedFile
 from tflint_leaks.engine.reports import diagnostic
 from tflint_leaks.registry import BY_CODE, INTERNAL_ERROR, SYNTAX_ERROR, Code
@@ -206,7 +206,11 @@ def lint_module(
         tracebacks.append(f"{parsed.path}: {rule.code}\n{failure.traceback}")
     if context.reports:
         positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        diagnostics.extend(
-            diagnostic(parsed.path, module, r, positions, parsed.text) for r in context.reports
-        )
+        seen: set[tuple[str, Location, Location]] = set()
+        for report in context.reports:
+            found = diagnostic(parsed.path, module, report, positions, parsed.text)
+            key = (found.code, found.start, found.end)
+            if key not in seen:  # one finding per place: reached through two callers, say
+                seen.add(key)
+                diagnostics.append(found)
     return diagnostics, tracebacks

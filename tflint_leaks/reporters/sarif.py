@@ -18,6 +18,7 @@ from tflint_leaks import __version__
 from tflint_leaks.diagnostics import Diagnostic, Location
 from tflint_leaks.docs import sections
 from tflint_leaks.registry import CODES
+from tflint_leaks.reporters.text import chain
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/tflint-leaks/tflint-leaks"
@@ -73,6 +74,12 @@ def _physical(path: str, start: Location, end: Location) -> dict[str, Any]:
     return {"artifactLocation": _artifact(path), "region": _region(start, end)}
 
 
+def _flow_location(path: str, start: Location, end: Location, message: str) -> dict[str, Any]:
+    return {
+        "location": {"physicalLocation": _physical(path, start, end), "message": {"text": message}}
+    }
+
+
 def _result(diagnostic: Diagnostic, rule_index: dict[str, int]) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": diagnostic.code,
@@ -92,6 +99,17 @@ def _result(diagnostic: Diagnostic, rule_index: dict[str, int]) -> dict[str, Any
             }
             for number, related in enumerate(diagnostic.related, start=1)
         ]
+    steps = chain(diagnostic)
+    if steps:
+        # The path from the loop to the finding, for viewers that show code flows.
+        flow = [
+            _flow_location(related.file, related.start, related.end, related.message)
+            for related in steps
+        ]
+        flow.append(
+            _flow_location(diagnostic.file, diagnostic.start, diagnostic.end, diagnostic.message)
+        )
+        result["codeFlows"] = [{"threadFlows": [{"locations": flow}]}]
     fix = diagnostic.fix
     if fix is not None:
         result["fixes"] = [

@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from tflint_leaks.diagnostics import Applicability, Diagnostic
+from tflint_leaks.diagnostics import Applicability, Diagnostic, Related, RelatedRole
+
+#: Related locations the text output shows under a finding: the calls through which a loop runs
+#: the code the finding is about (the other roles are in JSON and SARIF).
+CHAIN_ROLES = frozenset({RelatedRole.CALLER, RelatedRole.CALL})
 
 
 def _safe_fix(diagnostic: Diagnostic) -> bool:
@@ -17,11 +21,19 @@ def location(diagnostic: Diagnostic) -> str:
     return f"{diagnostic.file}:{cell}{diagnostic.start.line}:{diagnostic.start.column}"
 
 
+def chain(diagnostic: Diagnostic) -> list[Related]:
+    """The calls from the loop to the finding, outermost first."""
+    return [related for related in diagnostic.related if related.role in CHAIN_ROLES]
+
+
 def render(diagnostics: Sequence[Diagnostic]) -> str:
     lines = []
     for diagnostic in diagnostics:
         marker = " [*]" if _safe_fix(diagnostic) else ""
         line = f"{location(diagnostic)}: {diagnostic.code}{marker} {diagnostic.message}"
+        for related in chain(diagnostic):
+            line += f"\n    {related.file}:{related.start.line}:{related.start.column}: "
+            line += related.message
         if diagnostic.confirmation is not None:
             confirmation = diagnostic.confirmation
             line += f"\n    runtime: {confirmation.verdict.value}: {confirmation.summary}"

@@ -16,19 +16,18 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tflint_leaks.analysis import keras
-from tflint_leaks.analysis.index import (
-    ClassFacts,
-    FunctionFacts,
-    ModuleIndex,
-    Span,
-    TfFunctionFacts,
-)
+from tflint_leaks.analysis.facts import Span
+from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex, TfFunctionFacts
 from tflint_leaks.analysis.loops import LoopNode, LoopParts
 from tflint_leaks.analysis.names import TF_FUNCTION, resolve_dotted
 from tflint_leaks.analysis.nodes import dotted, own_nodes
+from tflint_leaks.analysis.program import Callee as ProgramCallee
+from tflint_leaks.analysis.program import Effect, EffectKind, Program, Type, Where, program_of
+from tflint_leaks.analysis.program import Kind as TypeKind
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.scope import ScopeFacts, collect_scope
+from tflint_leaks.analysis.symbolic import ref
+from tflint_leaks.analysis.symbolic_cst import from_cst
 from tflint_leaks.analysis.tapes import Tape, collect_tapes
 from tflint_leaks.analysis.values import Evaluator
 from tflint_leaks.diagnostics import RelatedRole
@@ -37,6 +36,8 @@ if TYPE_CHECKING:
     from tflint_leaks.rulekit.options import RuleOptions
 
 Target = cst.CSTNode | Span
+#: The span given to the call a rule asks about (its effects with no chain are the call itself).
+_HERE = Span(0, 0, 0, 0)
 ScopeNode = cst.Module | cst.ClassDef | cst.FunctionDef | cst.Lambda
 
 
@@ -253,16 +254,21 @@ class FileContext:
         return None
 
     def is_tf_function_call(self, node: cst.Call) -> bool:
-        """``tf.function(fn, ...)`` (not the bare decorator factory ``tf.function(...)``)."""
-        return (
-            bool(node.args)
-            and node.args[0].keyword is None
-            and (self.resolve(node.func) == TF_FUNCTION)
+        """``tf.function(fn, ...)`` or ``tf.function(func=fn)`` (not the bare decorator
+        factory ``tf.function(input_signature=...)``)."""
+        wraps = (bool(node.args) and node.args[0].keyword is None) or any(
+            arg.keyword is not None and arg.keyword.value == "func" for arg in node.args
         )
+        return wraps and self.resolve(node.func) == TF_FUNCTION
 
     def is_tf_function_decorator(self, decorator: cst.Decorator) -> bool:
+        """``@tf.function``, ``@tf.function(...)``, an alias of either (``tff =
+        functools.partial(tf.function, ...)``), or ``@functools.partial(tf.function, ...)``."""
         expression = decorator.decorator
         if isinstance(expression, cst.Call):
+            if self.resolve(expression.func) == "functools.partial":
+                first = expression.args[0].value if expression.args else None
+                return first is not None and self.resolve(first) == TF_FUNCTION
             expression = expression.func
         return self.resolve(expression) == TF_FUNCTION
 
@@ -277,172 +283,116 @@ class FileContext:
 
     def evaluator(self) -> Evaluator:
         """Evaluates expressions of the current scope relative to the enclosing loops."""
+        where = self.where()
         return Evaluator(
             self.scope_facts(),
             frozenset(self.loops),
             self.resolve,
-            self.module_index.int_constants,
+            lambda name: self.program.int_value(ref(name), where),
         )
 
-    # -- tf.functions --------------------------------------------------------------------------
+    def trip_count(self, loop: LoopNode) -> int | None:
+        """How many times a loop of the current scope runs, when that is known (``range(5)``, a
+        literal list, a 5-fold split); a ``while`` loop's is not known."""
+        if isinstance(loop, cst.While):
+            return None
+        return self.evaluator().trip_count(loop.iter)
+
+    def iterations(self) -> int | None:
+        """How many times the current node runs through the loops of its scope (the product
+        of their trip counts), when every one is known; None otherwise."""
+        total = 1
+        for loop in self.loops:
+            count = self.trip_count(loop)
+            if count is None:
+                return None
+            total *= count
+        return total
+
+    def bounded(self, limit: int) -> bool:
+        """The enclosing loops run the current node at most ``limit`` times in all."""
+        count = self.iterations()
+        return count is not None and count <= limit
+
+    # -- whole-program facts -------------------------------------------------------------------
+
+    @property
+    def program(self) -> Program:
+        return program_of(self.project)
+
+    def where(self) -> Where:
+        """Where the current node is evaluated, for the whole-program facts: the top-level
+        function or method around it (names bound in nested functions are unknown)."""
+        shadowed: set[str] = set()
+        module = self.module_index
+        for frame in reversed(self.frames):
+            facts = frame.facts
+            if facts is not None:
+                owner = facts.qualname.partition(".")[0] if "." in facts.qualname else None
+                klass = module.classes.get(owner) if owner is not None else None
+                return Where(module, facts, klass, frozenset(shadowed))
+            if frame.kind in {FrameKind.FUNCTION, FrameKind.LAMBDA}:
+                scope = self.scope_facts(frame)
+                shadowed.update(scope.parameters)
+                shadowed.update(name for name in scope.assignments if "." not in name)
+        return Where(module, shadowed=frozenset(shadowed))
+
+    def type_of(self, node: cst.BaseExpression) -> Type:
+        """The type of an expression here: a Keras model, a tape, an instance of a project class
+        (see :mod:`tflint_leaks.analysis.program`)."""
+        return self.program.type_of(from_cst(node), self.where())
+
+    def callee(self, node: cst.Call) -> ProgramCallee | None:
+        """The project function, method or class constructor ``node`` runs, if known."""
+        return self.program.resolve(from_cst(node), self.where())
+
+    def effects(self, node: cst.Call) -> tuple[Effect, ...]:
+        """What ``node`` does each time it runs: the call itself (an effect with no chain) and
+        what the project code it runs does, each with the chain of calls that leads to it."""
+        return self.program.effects_of_call(from_cst(node), _HERE, self.where())
 
     def tf_function_callee(self, node: cst.Call) -> Callee | None:
         """The ``tf.function`` that ``node`` calls, if the project index knows it."""
         name = dotted(node.func)
         if name is None:
             return None
-        head, _, rest = name.partition(".")
-        if not rest:
-            return self._callee_by_name(head)
-        if head == "self":
-            klass = self._own_class()
-            if klass is not None and "." not in rest:
-                return self._method_callee(self.module_index, klass, rest, name)
+        if "." not in name:
+            for frame in reversed(self.frames):
+                if frame.facts is not None and name in frame.facts.local_tf_functions:
+                    facts = frame.facts.local_tf_functions[name]
+                    return Callee(name, facts, None, self.path)
+        target = self.program.tf_function(from_cst(node), self.where())
+        if target is None:
             return None
-        receiver_class = self.instance_class(head)
-        if receiver_class is not None and "." not in rest:
-            module, klass = receiver_class
-            return self._method_callee(module, klass, rest, name, instance=True)
-        qualified = resolve_dotted(name, self.module_index.imports)
-        if qualified is None:
-            return None
-        definition = self.project.lookup(qualified, self.module_index)
-        if definition is None or definition.tf_function is None:
-            return None
-        return Callee(name, definition.tf_function, definition.function, definition.module.path)
-
-    def _callee_by_name(self, name: str) -> Callee | None:
-        for frame in reversed(self.frames):
-            if frame.facts is not None and name in frame.facts.local_tf_functions:
-                return Callee(name, frame.facts.local_tf_functions[name], None, self.path)
-        module = self.module_index
-        if name in module.tf_function_names:
-            return Callee(name, module.tf_function_names[name], None, self.path)
-        function = module.functions.get(name)
-        if function is not None:
-            if function.tf_function is None:
-                return None
-            return Callee(name, function.tf_function, function, self.path)
-        qualified = module.imports.get(name)
-        if qualified is None:
-            return None
-        definition = self.project.lookup(qualified, module)
-        if definition is None or definition.tf_function is None:
-            return None
-        return Callee(name, definition.tf_function, definition.function, definition.module.path)
-
-    def _own_class(self) -> ClassFacts | None:
-        frame = self.enclosing_class()
-        if frame is None or frame.class_name is None:
-            return None
-        return self.module_index.classes.get(frame.class_name)
-
-    def _method_callee(
-        self,
-        module: ModuleIndex,
-        klass: ClassFacts,
-        attribute: str,
-        display: str,
-        *,
-        instance: bool = False,
-    ) -> Callee | None:
-        facts = self.project.class_tf_functions(module, klass).get(attribute)
-        if facts is None:
-            return None
-        function = module.functions.get(f"{klass.name}.{attribute}")
-        return Callee(display, facts, function, module.path, klass if instance else None)
-
-    def project_function(self, node: cst.Call) -> tuple[ModuleIndex, FunctionFacts] | None:
-        """The project function or method (``self.method``) that ``node`` calls, if any."""
-        name = dotted(node.func)
-        if name is None:
-            return None
-        module = self.module_index
-        head, _, rest = name.partition(".")
-        if head == "self":
-            klass = self._own_class()
-            facts = module.functions.get(f"{klass.name}.{rest}") if klass is not None else None
-            return (module, facts) if facts is not None else None
-        if not rest and name in module.functions:
-            return module, module.functions[name]
-        qualified = resolve_dotted(name, module.imports)
-        if qualified is None:
-            return None
-        definition = self.project.lookup(qualified, module)
-        if definition is None or definition.function is None:
-            return None
-        return definition.module, definition.function
+        return Callee(name, target.facts, target.function, target.path)
 
     def project_class(self, node: cst.BaseExpression) -> tuple[ModuleIndex, ClassFacts] | None:
         """The project class that ``node`` (a callee expression) names, if any."""
         name = dotted(node)
-        if name is None:
-            return None
-        module = self.module_index
-        if "." not in name and name in module.classes:
-            return module, module.classes[name]
-        qualified = resolve_dotted(name, module.imports)
-        if qualified is None:
-            return None
-        definition = self.project.lookup(qualified, module)
-        if definition is None or definition.klass is None or definition.function is not None:
-            return None
-        return definition.module, definition.klass
+        return self.program.project_class(name, self.where()) if name is not None else None
 
     def instance_class(self, name: str) -> tuple[ModuleIndex, ClassFacts] | None:
-        """The class of local variable ``name`` when every assignment constructs one project
-        class (``trainer = Trainer(...)``)."""
-        assignments = self.scope_facts().assignments.get(name)
-        if not assignments:
+        """The project class of the value ``name`` holds here, when it is known."""
+        found = self.program.type_of(ref(name), self.where())
+        if found.kind not in {TypeKind.INSTANCE, TypeKind.MODEL}:
             return None
-        found: tuple[ModuleIndex, ClassFacts] | None = None
-        for assignment in assignments:
-            value = assignment.value
-            if not isinstance(value, cst.Call):
-                return None
-            klass = self.project_class(value.func)
-            if klass is None or (found is not None and found[1] is not klass[1]):
-                return None
-            found = klass
-        return found
+        return self.program.class_of(found.klass)
 
     # -- Keras models, cleanup, tapes -------------------------------------------------------------
 
     def builds_model(self, node: cst.Call) -> bool:
-        """``node`` constructs or loads a Keras model: a Keras constructor or loader, a project
-        model class, or a project factory that returns a model."""
-        resolved = self.resolve(node.func)
-        if resolved is not None and keras.builds_model(resolved):
-            return True
-        klass = self.project_class(node.func)
-        if klass is not None:
-            return self.project.is_model_class(*klass)
-        function = self.project_function(node)
-        return function is not None and function[1].returns_model
+        """``node`` constructs or loads a new Keras model: a Keras constructor or loader, a
+        project model class, or a project factory that returns a model it builds."""
+        found = self.type_of(node)
+        return found.kind is TypeKind.MODEL and found.fresh
 
     def is_model(self, node: cst.BaseExpression) -> bool:
-        """``node`` is known to be a Keras model: a call that builds one, a name of this scope
-        that only ever holds one, or ``self.x`` where the class assigns a model to ``x``."""
-        if isinstance(node, cst.Call):
-            return self.builds_model(node)
-        if isinstance(node, cst.Name):
-            assignments = self.scope_facts().assignments.get(node.value)
-            return bool(assignments) and all(
-                isinstance(a.value, cst.Call) and self.builds_model(a.value)
-                for a in assignments or ()
-            )
-        name = dotted(node)
-        klass = self._own_class()
-        if name is None or klass is None or not name.startswith("self."):
-            return False
-        return name.removeprefix("self.") in klass.model_attributes
+        """``node`` is known to be a Keras model (its type, across the project)."""
+        return self.type_of(node).kind is TypeKind.MODEL
 
     def cleans_up(self, node: cst.Call) -> bool:
-        """``node`` calls ``clear_session()``, directly or through a project function."""
-        if self.resolve(node.func) in keras.CLEAR_SESSION:
-            return True
-        function = self.project_function(node)
-        return function is not None and function[1].cleans_up
+        """``node`` calls ``clear_session()``, directly or through project code."""
+        return any(effect.kind is EffectKind.CLEAR_SESSION for effect in self.effects(node))
 
     def loop_calls(self, loop: LoopNode) -> list[cst.Call]:
         """Every call an enclosing loop makes per iteration (the loop table's parts that run

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, ClassVar
 import libcst as cst
 
 if TYPE_CHECKING:
-    from tflint_leaks.analysis.index import Span
+    from tflint_leaks.analysis.facts import Span
     from tflint_leaks.rulekit.context import FileContext, Report
 
 

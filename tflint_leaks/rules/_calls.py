@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tflint_leaks.analysis.program import Effect, EffectKind
 from tflint_leaks.analysis.values import Value
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import Callee, FileContext, Report
+from tflint_leaks.rulekit.rule import Rule
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,7 @@ class Argument:
     @property
     def shown(self) -> str:
         """How a message names the argument: its source text, and the parameter it binds."""
-        source = _source(self.value)
+        source = source_of(self.value)
         if len(source) > 40:
             return f"`{self.label}`"
         return f"`{source}`" if source == self.label else f"`{source}` (parameter `{self.label}`)"
@@ -63,7 +65,7 @@ def arguments(node: cst.Call, callee: Callee) -> Iterator[Argument]:
         if arg.star:
             return
         if arg.keyword is None:
-            label = params[index] if index < len(params) else _source(arg.value)
+            label = params[index] if index < len(params) else source_of(arg.value)
             yield Argument(arg.value, index, label)
         else:
             name = arg.keyword.value
@@ -82,11 +84,55 @@ def relate_call(report: Report, context: FileContext, callee: Callee) -> Report:
     return relate_loop(report, context)
 
 
+def effects_through_calls(context: FileContext, node: cst.Call, kind: EffectKind) -> list[Effect]:
+    """The effects of ``kind`` that ``node`` has through the project code it runs (a model
+    predicted with inside a method the loop calls, a ``tf.function`` made by a helper)."""
+    return [e for e in context.effects(node) if e.kind is kind and e.chain]
+
+
+def report_through(
+    rule: Rule, node: cst.Call, effect: Effect, message: str, role: RelatedRole, where: str
+) -> Report:
+    """Report an effect that ``node``, in a loop, runs through project code. The finding is
+    where the user can act: at the effect when it is in this file (the call in the loop is
+    then a ``caller``), else at the call; ``related`` lists every call of the chain (``call``),
+    the effect's own place (``role``, ``where`` says what it is) and the loop."""
+    context = rule.context
+    here = effect.path == context.path
+    report = rule.report(effect.span if here else node, message)
+    if here:
+        report.relate(
+            RelatedRole.CALLER, f"`{_short(effect.chain[0].callee)}` is called here", node
+        )
+    relate_chain(report, effect)
+    if not here:
+        report.relate(role, where, effect.span, effect.path)
+    return relate_loop(report, context)
+
+
+def relate_chain(report: Report, effect: Effect) -> Report:
+    """One ``call`` location per call between the call in the loop and the effect."""
+    for hop in effect.chain[1:]:
+        report.relate(RelatedRole.CALL, f"calls `{_short(hop.callee)}`", hop.span, hop.path)
+    return report
+
+
+def every_iteration(context: FileContext) -> str:
+    """How often the loops run the current node, for messages: "every iteration", with the
+    count when it is known ("every iteration (20 in all)")."""
+    count = context.iterations()
+    return "every iteration" if count is None else f"every iteration ({count} in all)"
+
+
+def _short(qualname: str) -> str:
+    return qualname.rpartition(".")[2]
+
+
 def relate_loop(report: Report, context: FileContext) -> Report:
     if context.loops:
         report.relate(RelatedRole.LOOP, "repeated by this loop", context.loops[-1])
     return report
 
 
-def _source(node: cst.CSTNode) -> str:
+def source_of(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)

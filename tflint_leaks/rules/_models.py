@@ -8,6 +8,7 @@ import libcst as cst
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.analysis.program import EffectKind
 from tflint_leaks.rulekit.context import FileContext
 
 #: Calls that keep their argument: a model passed to one is kept on purpose (an ensemble).
@@ -81,12 +82,10 @@ def trains(context: FileContext, loop: LoopNode) -> bool:
 
 
 def builds_models(context: FileContext, loop: LoopNode) -> bool:
-    """The loop builds a model each iteration (a trial or fold loop), directly or through a
-    project function."""
-    for call in context.loop_calls(loop):
-        if context.builds_model(call):
-            return True
-        function = context.project_function(call)
-        if function is not None and function[1].builds_model is not None:
-            return True
-    return False
+    """The loop builds a model each iteration (a trial or fold loop), directly or through
+    project code."""
+    return any(
+        effect.kind is EffectKind.BUILD_MODEL
+        for call in context.loop_calls(loop)
+        for effect in context.effects(call)
+    )

@@ -2,11 +2,17 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tflint_leaks.analysis.program import EffectKind
 from tflint_leaks.analysis.values import Kind
+from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
+    effects_through_calls,
     relate_call,
+    relate_chain,
+    relate_loop,
     repeated_call_arguments,
+    source_of,
     varies_unboundedly,
 )
 
@@ -262,6 +268,7 @@ class PythonScalarArgument(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._through_helpers(node)
         for callee, argument, value in repeated_call_arguments(self.context, node):
             if value.kind is not Kind.NUMBER or not varies_unboundedly(self.context, value):
                 continue
@@ -280,3 +287,37 @@ class PythonScalarArgument(Rule):
                     f"Wrap `{argument.label}` in `{alias}.constant(...)`",
                     [(argument.value, wrapped)],
                 )
+
+    def _through_helpers(self, node: cst.Call) -> None:
+        """A loop counter passed to project code that passes it on, as a Python value, to a
+        ``tf.function`` (``run_step(x, step)`` where ``run_step`` calls ``train_step(x, step)``)."""
+        context = self.context
+        if not context.loops or context.in_tf_function or context.tf_function_callee(node):
+            return
+        positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+        effects = effects_through_calls(context, node, EffectKind.PARAMETER_TO_TF_FUNCTION)
+        for effect in effects:
+            if effect.parameter >= len(positional) or effect.tf_function is None:
+                continue
+            argument = positional[effect.parameter]
+            value = context.evaluator().value(argument)
+            if value.kind is not Kind.NUMBER or not varies_unboundedly(context, value):
+                continue
+            helper = effect.chain[0].callee.rpartition(".")[2]
+            report = self.report(
+                argument,
+                f"Python number `{source_of(argument)}` changes every iteration; `{helper}` "
+                f"passes it on to `{effect.text}`, and each value retraces it",
+            )
+            relate_chain(report, effect)
+            report.relate(
+                RelatedRole.CALL, f"`{effect.text}` is called here", effect.span, effect.path
+            )
+            target = effect.tf_function
+            report.relate(
+                RelatedRole.TF_FUNCTION,
+                f"`{effect.text}` is defined here",
+                target.facts.span,
+                target.path,
+            )
+            relate_loop(report, context)

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.analysis.index import PER_STEP_METHODS, Span
+from tflint_leaks.analysis.index import PER_STEP_METHODS
 from tflint_leaks.analysis.names import TF_FUNCTION
+from tflint_leaks.analysis.program import EffectKind
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
-from tflint_leaks.rules._calls import relate_loop
+from tflint_leaks.rules._calls import relate_loop, report_through
 
 #: Methods that keep their argument in a container (``fns.append(tf.function(f))``).
 _KEEPING_METHODS = frozenset({"append", "add", "insert", "setdefault", "extend"})
@@ -218,9 +219,11 @@ class FunctionRecreated(Rule):
         ),
     )
 
-    def setup(self) -> None:
-        #: ``tf.function`` creations already reported through a call of their factory.
-        self._reported: set[Span] = set()
+    def _repeated(self) -> bool:
+        """The node runs in loops of this scope more than ``max-python-values`` times (a loop
+        over two models makes two functions: two traces, nothing grows)."""
+        context = self.context
+        return bool(context.loops) and not context.bounded(context.options.max_python_values)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         context = self.context
@@ -229,14 +232,14 @@ class FunctionRecreated(Rule):
         decorator = next((d for d in node.decorators if context.is_tf_function_decorator(d)), None)
         if decorator is None:
             return
-        if context.loops:
+        if self._repeated():
             report = self.report(
                 decorator,
                 f"`@tf.function` inside a loop makes a new `{node.name.value}` every iteration; "
                 "each one traces again",
             )
             relate_loop(report, context)
-        elif self._in_per_step_hook():
+        elif not context.loops and self._in_per_step_hook():
             self.report(decorator, self._per_step_message())
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -245,6 +248,8 @@ class FunctionRecreated(Rule):
             return
         creates = context.is_tf_function_call(node) or self._is_decorator_factory_call(node)
         if creates and self._kept():
+            return
+        if creates and context.loops and not self._repeated():
             return
         if creates and context.loops:
             report = self.report(
@@ -255,7 +260,7 @@ class FunctionRecreated(Rule):
             relate_loop(report, context)
         elif creates and self._in_per_step_hook():
             self.report(node, self._per_step_message())
-        elif context.loops:
+        elif self._repeated():
             self._factory_call(node)
 
     def _kept(self) -> bool:
@@ -283,39 +288,29 @@ class FunctionRecreated(Rule):
         )
 
     def _factory_call(self, node: cst.Call) -> None:
-        """A call in a loop to a project function that creates a ``tf.function`` each call."""
-        found = self.context.project_function(node)
-        if found is None:
+        """A call in a loop to project code that creates a ``tf.function`` each time it runs
+        (a factory, a method that defines one, through up to four calls, in any file). Not when
+        that code also builds a new model every time: the new function is needed then."""
+        callee = self.context.callee(node)
+        if callee is None or callee.constructs:
+            return  # a class that makes tf.functions per instance is TFL104's
+        effects = self.context.effects(node)
+        if any(effect.kind is EffectKind.BUILD_MODEL for effect in effects):
             return
-        module, function = found
-        if not function.creates_tf_function:
-            return
-        name = function.qualname.rpartition(".")[2]
-        if module.path != self.context.path:
-            report = self.report(
-                node,
-                f"`{name}` makes a new `tf.function` on every call; calling it in a loop "
-                "traces again every iteration",
-            )
-            report.relate(
-                RelatedRole.TF_FUNCTION,
-                "created here",
-                function.creates_tf_function[0],
-                module.path,
-            )
-            relate_loop(report, self.context)
-            return
-        for span in function.creates_tf_function:
-            if span in self._reported:
+        for effect in effects:
+            if effect.kind is not EffectKind.CREATE_TF_FUNCTION or not effect.chain:
                 continue
-            self._reported.add(span)
-            report = self.report(
-                span,
+            name = effect.text.rpartition(".")[2]
+            message = (
                 f"`{name}` makes a new `tf.function` on every call and is called in a loop; "
-                "each one traces again",
+                "each one traces again"
             )
-            report.relate(RelatedRole.CALLER, f"`{name}` is called here", node)
-            relate_loop(report, self.context)
+            if effect.path != self.context.path:
+                message = (
+                    f"`{name}` makes a new `tf.function` on every call; calling it in a loop "
+                    "traces again every iteration"
+                )
+            report_through(self, node, effect, message, RelatedRole.TF_FUNCTION, "created here")
 
     def _in_per_step_hook(self) -> bool:
         frame = self.context.enclosing_function()

@@ -215,6 +215,8 @@ class FunctionMethodPerInstance(Rule):
         context = self.context
         if not context.loops or context.in_tf_function:
             return
+        if context.bounded(context.options.max_python_values):
+            return  # a few instances: a few traces, nothing grows
         receiver, method = self._receiver_and_method(node)
         if receiver is None:
             return

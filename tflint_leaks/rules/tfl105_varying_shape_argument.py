@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tflint_leaks.analysis.index import Span
+from tflint_leaks.analysis.facts import Span
 from tflint_leaks.analysis.values import Kind
 from tflint_leaks.rulekit.context import Report
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid

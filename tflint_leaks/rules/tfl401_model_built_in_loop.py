@@ -3,10 +3,16 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.analysis.program import EffectKind
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import InsertStatement, Report
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
-from tflint_leaks.rules._calls import relate_loop
+from tflint_leaks.rules._calls import (
+    effects_through_calls,
+    every_iteration,
+    relate_chain,
+    relate_loop,
+)
 from tflint_leaks.rules._models import (
     STORE_METHODS,
     in_model_definition,
@@ -141,7 +147,7 @@ class ModelBuiltInLoop(Rule):
             """
             import tensorflow as tf
 
-            for units in [32, 64, 128]:
+            for units in widths:
                 model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
                 model.load_weights(f"weights-{units}.h5")
                 print(units, model.evaluate(x, y))
@@ -156,7 +162,7 @@ class ModelBuiltInLoop(Rule):
             fixed="""
             import tensorflow as tf
 
-            for units in [32, 64, 128]:
+            for units in widths:
                 tf.keras.backend.clear_session()
                 model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
                 model.load_weights(f"weights-{units}.h5")
@@ -226,15 +232,15 @@ class ModelBuiltInLoop(Rule):
                 model = tf_keras.applications.MobileNetV2(weights=None)
                 return model.evaluate(x, y)
 
-            for fold in range(5):
+            for fold in range(50):
                 train_one(fold)
             """,
             8,
             5,
             8,
             20,
-            "`train_one` builds a Keras model every iteration and the loop never calls "
-            "`clear_session()`; Keras' global state grows with each model (`del` and "
+            "`train_one` builds a Keras model every iteration (50 in all) and the loop never "
+            "calls `clear_session()`; Keras' global state grows with each model (`del` and "
             "`gc.collect()` do not release it)",
         ),
         Invalid(
@@ -244,15 +250,15 @@ class ModelBuiltInLoop(Rule):
             def score(model):
                 return model.evaluate(x, y)
 
-            scores = [score(tf.keras.models.clone_model(base)) for _ in range(10)]
+            scores = [score(tf.keras.models.clone_model(base)) for _ in range(100)]
             """,
             6,
             17,
             6,
             50,
-            "`tf.keras.models.clone_model` builds a Keras model every iteration and the loop "
-            "never calls `clear_session()`; Keras' global state grows with each model (`del` and "
-            "`gc.collect()` do not release it)",
+            "`tf.keras.models.clone_model` builds a Keras model every iteration (100 in all) "
+            "and the loop never calls `clear_session()`; Keras' global state grows with each "
+            "model (`del` and `gc.collect()` do not release it)",
         ),
     )
 
@@ -268,24 +274,21 @@ class ModelBuiltInLoop(Rule):
         context = self.context
         if not self._applies():
             return
-        function = context.project_function(node)
-        if function is not None:
-            module, facts = function
-            if facts.builds_model is not None and not facts.returns_model:
-                report = self._check(node, f"`{facts.qualname}` builds a Keras model")
-                if report is not None:
-                    report.relate(
-                        RelatedRole.MODEL,
-                        "the model is built here",
-                        facts.builds_model,
-                        module.path,
-                    )
-            elif method_call(node, STORE_METHODS) is None:
-                # A model built only to be passed on, then dropped: ``score(build_model())``.
-                for arg in node.args:
-                    value = arg.value
-                    if isinstance(value, cst.Call) and context.builds_model(value):
-                        self._check(value, f"`{_callee(value)}` builds a Keras model")
+        builds = effects_through_calls(context, node, EffectKind.BUILD_MODEL)
+        if builds:
+            effect = builds[0]
+            report = self._check(node, f"`{effect.chain[0].callee}` builds a Keras model")
+            if report is not None:
+                relate_chain(report, effect)
+                report.relate(
+                    RelatedRole.MODEL, "the model is built here", effect.span, effect.path
+                )
+        elif method_call(node, STORE_METHODS) is None and context.callee(node) is not None:
+            # A model built only to be passed on, then dropped: ``score(build_model())``.
+            for arg in node.args:
+                value = arg.value
+                if isinstance(value, cst.Call) and context.builds_model(value):
+                    self._check(value, f"`{_callee(value)}` builds a Keras model")
 
     def _assigned(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         context = self.context
@@ -301,7 +304,10 @@ class ModelBuiltInLoop(Rule):
     def _applies(self) -> bool:
         context = self.context
         return (
-            bool(context.loops) and not context.in_tf_function and not in_model_definition(context)
+            bool(context.loops)
+            and not context.in_tf_function
+            and not in_model_definition(context)
+            and not context.bounded(context.options.max_loop_iterations)
         )
 
     def _check(self, node: cst.Call, what: str) -> Report | None:
@@ -310,8 +316,9 @@ class ModelBuiltInLoop(Rule):
             return None
         report = self.report(
             node,
-            f"{what} every iteration and the loop never calls `clear_session()`; Keras' global "
-            "state grows with each model (`del` and `gc.collect()` do not release it)",
+            f"{what} {every_iteration(context)} and the loop never calls `clear_session()`; "
+            "Keras' global state grows with each model (`del` and `gc.collect()` do not release "
+            "it)",
         )
         self._fix(report)
         return relate_loop(report, context)

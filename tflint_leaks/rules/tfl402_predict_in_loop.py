@@ -3,9 +3,17 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.analysis.program import EffectKind
+from tflint_leaks.analysis.program import Kind as TypeKind
+from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
-from tflint_leaks.rules._calls import relate_loop
-from tflint_leaks.rules._models import built_in_loop, method_call
+from tflint_leaks.rules._calls import (
+    effects_through_calls,
+    every_iteration,
+    relate_loop,
+    report_through,
+)
+from tflint_leaks.rules._models import builds_models, built_in_loop, method_call
 
 _PREDICT = frozenset({"predict"})
 
@@ -175,17 +183,39 @@ class PredictInLoop(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
-        if not context.loops or context.in_tf_function:
+        if not context.loops or context.in_tf_function or self._graph_mode():
+            return
+        if context.bounded(context.options.max_loop_iterations):
             return
         receiver = method_call(node, _PREDICT)
-        if receiver is None or not context.is_model(receiver):
+        found = context.type_of(receiver) if receiver is not None else None
+        if receiver is not None and found is not None and found.kind is TypeKind.MODEL:
+            if context.program.defines(found.klass, "predict") or built_in_loop(context, receiver):
+                return
+            name = dotted(receiver) or "model"
+            report = self.report(node, _message(name, every_iteration(context)))
+            relate_loop(report, context)
             return
-        if built_in_loop(context, receiver):
+        predicts = effects_through_calls(context, node, EffectKind.PREDICT)
+        if not predicts or any(builds_models(context, loop) for loop in context.loops):
             return
-        name = dotted(receiver) or "model"
-        report = self.report(
-            node,
-            f"`{name}.predict` every iteration builds a new `tf.data` pipeline each call; use "
-            f"`{name}(x, training=False)` or `predict_on_batch`",
+        effect = predicts[0]
+        callee = effect.chain[0].callee.rpartition(".")[2]
+        message = _message(effect.text, f"through `{callee}` {every_iteration(context)}")
+        report_through(self, node, effect, message, RelatedRole.MODEL, "`predict` is called here")
+
+    def _graph_mode(self) -> bool:
+        """TF1-style graph mode (eager execution turned off here or in a module this file
+        imports): ``predict`` then runs one cached function and builds no pipeline per call."""
+        context = self.context
+        module = context.module_index
+        return module.graph_mode or any(
+            dependency.graph_mode for dependency in context.project.dependencies(module)
         )
-        relate_loop(report, context)
+
+
+def _message(name: str, how_often: str) -> str:
+    return (
+        f"`{name}.predict` {how_often} builds a new `tf.data` pipeline each call; use "
+        f"`{name}(x, training=False)` or `predict_on_batch`"
+    )

@@ -2,9 +2,15 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tflint_leaks.analysis.program import EffectKind
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
-from tflint_leaks.rules._calls import relate_loop
+from tflint_leaks.rules._calls import (
+    effects_through_calls,
+    every_iteration,
+    relate_chain,
+    relate_loop,
+)
 from tflint_leaks.rules._models import built_in_loop, in_model_definition, method_call
 
 _FIT = frozenset({"fit"})
@@ -115,7 +121,7 @@ class FitInLoop(Rule):
             """
             import tensorflow as tf
 
-            for lr in [1e-2, 1e-3, 1e-4]:
+            for lr in learning_rates:
                 tf.keras.backend.clear_session()
                 model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
                 model.compile(tf.keras.optimizers.Adam(lr), "mse")
@@ -161,17 +167,17 @@ class FitInLoop(Rule):
                 return model.evaluate(x, y)
 
             scores = {}
-            for units in [8, 16, 32]:
+            for units in range(8, 257, 8):
                 scores[units] = train_one(units)
             """,
             11,
             21,
             11,
             37,
-            "`train_one` builds and fits a model and is called every iteration; since TensorFlow "
-            "2.11 each `fit` registers gradient functions globally that keep its graphs alive "
-            "even after `clear_session()` (tensorflow/tensorflow#61791); run each trial in a "
-            "fresh process",
+            "`train_one` builds and fits a model and is called every iteration (249 in all); "
+            "since TensorFlow 2.11 each `fit` registers gradient functions globally that "
+            "keep its graphs alive even after `clear_session()` "
+            "(tensorflow/tensorflow#61791); run each trial in a fresh process",
         ),
         Invalid(
             """
@@ -196,6 +202,8 @@ class FitInLoop(Rule):
         context = self.context
         if not context.loops or context.in_tf_function or in_model_definition(context):
             return
+        if context.bounded(context.options.max_loop_iterations):
+            return
         receiver = method_call(node, _FIT)
         if receiver is not None:
             if built_in_loop(context, receiver):
@@ -204,14 +212,16 @@ class FitInLoop(Rule):
                 )
                 relate_loop(report, context)
             return
-        function = context.project_function(node)
-        fitted = function[1].fits_model if function is not None else None
-        if function is None or fitted is None:
+        fits = effects_through_calls(context, node, EffectKind.FIT)
+        effects = context.effects(node)
+        if not fits or not any(effect.kind is EffectKind.BUILD_MODEL for effect in effects):
             return
-        module, facts = function
+        fitted = fits[0]
         report = self.report(
             node,
-            f"`{facts.qualname}` builds and fits a model and is called every iteration; {_ADVICE}",
+            f"`{fitted.chain[0].callee}` builds and fits a model and is called "
+            f"{every_iteration(context)}; {_ADVICE}",
         )
-        report.relate(RelatedRole.MODEL, "the model is fitted here", fitted, module.path)
+        relate_chain(report, fitted)
+        report.relate(RelatedRole.MODEL, "the model is fitted here", fitted.span, fitted.path)
         relate_loop(report, context)

@@ -3,8 +3,10 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.program import EffectKind
+from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
-from tflint_leaks.rules._calls import relate_loop
+from tflint_leaks.rules._calls import effects_through_calls, relate_loop, report_through
 from tflint_leaks.rules._models import builds_models, trains
 
 
@@ -100,7 +102,7 @@ class DatasetRebuiltInLoop(Rule):
             """
             import tensorflow as tf
 
-            for epoch in range(10):
+            for epoch in range(epochs):
                 ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(1024).batch(32)
                 model.fit(ds, epochs=1)
             """,
@@ -187,14 +189,27 @@ class DatasetRebuiltInLoop(Rule):
         context = self.context
         if not context.loops or context.in_tf_function:
             return
-        if context.resolve(node.func) not in keras.DATASET_SOURCES:
+        if context.bounded(context.options.max_loop_iterations):
+            return
+        direct = context.resolve(node.func) in keras.DATASET_SOURCES
+        built = [] if direct else effects_through_calls(context, node, EffectKind.DATASET)
+        if not (direct or built):
             return
         loop = context.loops[-1]
         if not trains(context, loop) or builds_models(context, loop):
             return
-        report = self.report(
-            node,
-            "this `tf.data` pipeline is rebuilt every iteration of a training loop; build it "
-            "once before the loop",
+        if direct:
+            report = self.report(
+                node,
+                "this `tf.data` pipeline is rebuilt every iteration of a training loop; build it "
+                "once before the loop",
+            )
+            relate_loop(report, context)
+            return
+        effect = built[0]
+        helper = effect.chain[0].callee.rpartition(".")[2]
+        message = (
+            f"`{helper}` builds a new `tf.data` pipeline and is called every iteration of a "
+            "training loop; build the pipeline once before the loop"
         )
-        relate_loop(report, context)
+        report_through(self, node, effect, message, RelatedRole.CALL, "the pipeline is built here")

@@ -1,0 +1,176 @@
+"""What one function body (or a module's or class's own code) does, as plain data.
+
+Collected in the ``ast`` pass for every function, method, class body and module, and kept in the
+:class:`~tflint_leaks.analysis.index.ModuleIndex` (so the cache keeps it too): the assignments
+(to names and to ``self.x``), what is returned, the calls made (with their spans) and the
+annotations. :mod:`tflint_leaks.analysis.program` turns these local facts into whole-program
+ones: the kind of every value, the return kind of every function, and what a call does every
+time it runs.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.names import (
+    GRADIENT_TAPE,
+    TF_FUNCTION,
+    is_keras,
+    is_numpy,
+    is_tensorflow,
+)
+from tflint_leaks.analysis.symbolic import UNKNOWN, Expr, Op, from_ast, item
+
+#: Calls into TensorFlow that are kept although they are library calls: they switch to graph
+#: mode, or make what the rules care about (:func:`_library_effect`).
+GRAPH_MODE_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior"})
+#: Builtins whose calls say nothing about models, tapes or functions.
+_PLAIN_BUILTINS = frozenset(
+    {"print", "len", "range", "isinstance", "str", "int", "float", "bool", "list", "dict",
+     "tuple", "set", "enumerate", "zip", "min", "max", "sum", "abs", "round", "sorted",
+     "hasattr", "getattr", "setattr", "super", "type", "format", "repr", "open", "iter",
+     "next", "map", "filter", "any", "all", "reversed"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Assign:
+    """``target = value`` (``target`` a name or ``self.x``); also loop targets, ``with ... as``
+    names and unpacked tuple elements (``value`` then an :data:`ITEM` of the whole)."""
+
+    target: str
+    value: Expr
+
+
+@dataclass(frozen=True)
+class Span:
+    """A range of a file: 1-based lines, 1-based character columns, exclusive end."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Site:
+    """A call the body makes, where."""
+
+    call: Expr
+    span: Span
+
+
+@dataclass(frozen=True)
+class Body:
+    assigns: tuple[Assign, ...] = ()
+    returns: tuple[Expr, ...] = ()
+    calls: tuple[Site, ...] = ()
+    #: ``name: annotation`` for parameters and annotated variables.
+    annotations: tuple[Assign, ...] = ()
+    #: Names the body declares ``global``.
+    globals: tuple[str, ...] = ()
+    #: ``parameter = default`` for parameters with a default value.
+    defaults: tuple[Assign, ...] = ()
+
+
+Resolve = Callable[[ast.expr], str | None]
+SpanOf = Callable[[ast.expr], Span]
+
+
+def _kept(call: ast.Call, resolve: Resolve) -> bool:
+    func = call.func
+    if isinstance(func, ast.Name) and func.id in _PLAIN_BUILTINS:
+        return False
+    resolved = resolve(func)
+    if resolved is None:
+        return True
+    if is_tensorflow(resolved) or is_keras(resolved) or is_numpy(resolved):
+        return (
+            keras.builds_model(resolved)
+            or resolved in keras.CLEAR_SESSION
+            or resolved in keras.DATASET_SOURCES
+            or resolved in {GRADIENT_TAPE, TF_FUNCTION}
+            or resolved.rpartition(".")[2] in GRAPH_MODE_SWITCHES
+        )
+    return True
+
+
+def _targets(target: ast.expr, value: Expr) -> Iterable[Assign]:
+    if isinstance(target, ast.Tuple | ast.List):
+        for position, element in enumerate(target.elts):
+            if isinstance(element, ast.Starred):
+                yield from _targets(element.value, UNKNOWN)
+            else:
+                yield from _targets(element, item(value, position))
+        return
+    name = from_ast(target)
+    if name.op is Op.REF:
+        yield Assign(name.text, value)
+
+
+def collect_body(
+    nodes: Iterable[ast.AST],
+    resolve: Resolve,
+    span_of: SpanOf,
+    arguments: ast.arguments | None = None,
+) -> Body:
+    """The facts of one body, from its own nodes (nested functions and classes excluded)."""
+    assigns: list[Assign] = []
+    returns: list[Expr] = []
+    calls: list[Site] = []
+    annotations: list[Assign] = []
+    declared: list[str] = []
+    defaults: list[Assign] = []
+    if arguments is not None:
+        positional = [*arguments.posonlyargs, *arguments.args]
+        with_defaults = positional[len(positional) - len(arguments.defaults) :]
+        pairs: list[tuple[ast.arg, ast.expr | None]] = [
+            *zip(with_defaults, arguments.defaults, strict=True),
+            *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
+        ]
+        defaults.extend(Assign(a.arg, from_ast(d)) for a, d in pairs if d is not None)
+        for arg in (
+            *arguments.posonlyargs,
+            *arguments.args,
+            *arguments.kwonlyargs,
+            *([arguments.vararg] if arguments.vararg else []),
+            *([arguments.kwarg] if arguments.kwarg else []),
+        ):
+            if arg.annotation is not None:
+                annotations.append(Assign(arg.arg, from_ast(arg.annotation)))
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            value = from_ast(node.value)
+            for target in node.targets:
+                assigns.extend(_targets(target, value))
+        elif isinstance(node, ast.AnnAssign):
+            name = from_ast(node.target)
+            if name.op is Op.REF:
+                annotations.append(Assign(name.text, from_ast(node.annotation)))
+                if node.value is not None:
+                    assigns.append(Assign(name.text, from_ast(node.value)))
+        elif isinstance(node, ast.AugAssign):
+            assigns.extend(_targets(node.target, UNKNOWN))
+        elif isinstance(node, ast.NamedExpr):
+            assigns.extend(_targets(node.target, from_ast(node.value)))
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            assigns.extend(_targets(node.target, Expr(Op.OTHER, "iter", (from_ast(node.iter),))))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            assigns.extend(_targets(node.optional_vars, from_ast(node.context_expr)))
+        elif isinstance(node, ast.Return) and node.value is not None:
+            returns.append(from_ast(node.value))
+        elif isinstance(node, ast.Global):
+            declared.extend(node.names)
+        elif isinstance(node, ast.Call) and _kept(node, resolve):
+            calls.append(Site(from_ast(node), span_of(node)))
+    return Body(
+        tuple(assigns),
+        tuple(returns),
+        tuple(calls),
+        tuple(annotations),
+        tuple(declared),
+        tuple(defaults),
+    )
