@@ -170,3 +170,89 @@ def test_noqa_knows_the_runtime_code(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert capsys.readouterr().err == (
         f"warning: {path}:3: unknown rule code `TFL999` in a noqa comment\n"
     )
+
+
+AGENT = """\
+import numpy as np
+from tensorflow import keras
+
+
+class Agent:
+    def __init__(self):
+        self.model = keras.Sequential([keras.layers.Dense(2)])
+
+    def act(self, state):
+        return np.argmax(self.model.predict(state[None]))
+
+    def step(self, env, state):
+        return env.step(self.act(state))
+"""
+PLAY = """\
+from agent import Agent
+
+agent = Agent()
+while True:
+    state = agent.step(env, state)
+"""
+
+
+@pytest.fixture
+def two_files(tmp_path: Path) -> Path:
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "play.py").write_text(PLAY)
+    return tmp_path
+
+
+def test_a_chain_of_calls_in_every_format(
+    two_files: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop in play.py runs ``agent.step`` -> ``Agent.act`` -> ``self.model.predict`` in
+    agent.py: the finding is on the call in the loop, and every hop is a ``call`` location."""
+    monkeypatch.chdir(two_files)
+    assert main(["--no-cache", "play.py"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "play.py:5:13: TFL402 `self.model.predict` through `step` every iteration builds a new "
+        "`tf.data` pipeline each call; use `self.model(x, training=False)` or `predict_on_batch`",
+        "    agent.py:13:25: calls `act`",
+        "Found 1 error.",
+    ]
+    assert main(["--no-cache", "--output-format", "json", "play.py"]) == 1
+    (finding,) = json.loads(capsys.readouterr().out)
+    assert [(r["role"], r["filename"], r["location"]["row"]) for r in finding["related"]] == [
+        ("call", "agent.py", 13),
+        ("model", "agent.py", 10),
+        ("loop", "play.py", 4),
+    ]
+    assert main(["--no-cache", "--output-format", "sarif", "play.py"]) == 1
+    log = json.loads(capsys.readouterr().out)
+    jsonschema.validate(log, json.loads(SARIF_SCHEMA.read_text(encoding="utf-8")))
+    (result,) = log["runs"][0]["results"]
+    flow = result["codeFlows"][0]["threadFlows"][0]["locations"]
+    assert [
+        (
+            step["location"]["physicalLocation"]["artifactLocation"]["uri"],
+            step["location"]["physicalLocation"]["region"]["startLine"],
+        )
+        for step in flow
+    ] == [("agent.py", 13), ("play.py", 5)]
+
+
+def test_a_chain_in_one_file_is_reported_at_the_effect(
+    two_files: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop in the same file: the finding is on the ``predict`` (where the fix goes), with
+    the call in the loop as its ``caller``."""
+    (two_files / "agent.py").write_text(
+        AGENT + "\n\ndef play(env, state):\n"
+        "    agent = Agent()\n    while True:\n"
+        "        state = agent.step(env, state)\n"
+    )
+    monkeypatch.chdir(two_files)
+    assert main(["--no-cache", "agent.py"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "agent.py:10:26: TFL402 `self.model.predict` through `step` every iteration builds a new "
+        "`tf.data` pipeline each call; use `self.model(x, training=False)` or `predict_on_batch`",
+        "    agent.py:19:17: `step` is called here",
+        "    agent.py:13:25: calls `act`",
+        "Found 1 error.",
+    ]

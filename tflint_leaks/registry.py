@@ -299,7 +299,7 @@ CODES: tuple[Code, ...] = (
         "predict-in-loop",
         "`model.predict` is called every iteration of a loop",
         judgement=Judgement.GROWTH,
-        triggers=Triggers(loop_names=frozenset({"predict"})),
+        triggers=Triggers(loop_names=frozenset({"predict"}), project_loop_names=True),
         implementation="tfl402_predict_in_loop.PredictInLoop",
     ),
     Code(

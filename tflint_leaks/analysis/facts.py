@@ -111,6 +111,23 @@ def _targets(target: ast.expr, value: Expr) -> Iterable[Assign]:
         yield Assign(name.text, value)
 
 
+#: The node types :func:`collect_body` reads (every other node is skipped at once).
+_COLLECTED = frozenset(
+    {
+        ast.Assign,
+        ast.AnnAssign,
+        ast.AugAssign,
+        ast.NamedExpr,
+        ast.For,
+        ast.AsyncFor,
+        ast.withitem,
+        ast.Return,
+        ast.Global,
+        ast.Call,
+    }
+)
+
+
 def collect_body(
     nodes: Iterable[ast.AST],
     resolve: Resolve,
@@ -142,6 +159,8 @@ def collect_body(
             if arg.annotation is not None:
                 annotations.append(Assign(arg.arg, from_ast(arg.annotation)))
     for node in nodes:
+        if type(node) not in _COLLECTED:
+            continue
         if isinstance(node, ast.Assign):
             value = from_ast(node.value)
             for target in node.targets:

@@ -163,6 +163,8 @@ class IndexBuilder(ast.NodeVisitor):
 
     def _column(self, line: int, byte_offset: int) -> int:
         text = self._lines[line - 1] if 0 < line <= len(self._lines) else ""
+        if text.isascii():
+            return byte_offset + 1  # one byte per character
         return len(text.encode("utf-8")[:byte_offset].decode("utf-8", errors="replace")) + 1
 
     def span(self, node: ast.expr | ast.stmt) -> Span:
@@ -423,16 +425,15 @@ def _name_of(node: ast.expr) -> str | None:
 
 
 def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
-    """The nodes below ``node`` (a function's or class's body), in source order, without
+    """The nodes below ``node`` (a function's or class's body), in a fixed order, without
     descending into nested functions, lambdas or classes (their own nodes are yielded so
     callers can look at the definitions themselves)."""
-    start = node.body if isinstance(node, _SCOPES) else child_nodes(node)
-    stack: list[ast.AST] = list(reversed(start))
+    stack: list[ast.AST] = list(node.body if isinstance(node, _SCOPES) else child_nodes(node))
     while stack:
         current = stack.pop()
         yield current
         if not isinstance(current, _SCOPES | ast.Lambda):
-            stack.extend(reversed(child_nodes(current)))
+            stack.extend(child_nodes(current))
 
 
 _SCOPES = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tflint_leaks.analysis.nodes import SCOPE_TYPES, children
+from tflint_leaks.analysis.nodes import SCOPE_TYPES, own_nodes
 
 Comprehension = cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp
 LoopNode = cst.For | cst.While | cst.CompFor
@@ -48,9 +48,18 @@ class LoopParts:
                 yield from _own(part)
 
 
+#: The node types :func:`loop_parts` answers for (a quick test before the isinstance checks,
+#: which are slow on libcst's abstract node classes).
+LOOP_NODE_TYPES = frozenset(
+    {cst.For, cst.While, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp}
+)
+
+
 def loop_parts(node: cst.CSTNode) -> LoopParts | None:
     """The parts of ``node`` when it is a ``for`` or ``while`` statement or a comprehension
     (whose outermost ``for`` clause is the loop); None for anything else."""
+    if type(node) not in LOOP_NODE_TYPES:
+        return None
     if isinstance(node, cst.For):
         after = (node.orelse,) if node.orelse is not None else ()
         return LoopParts(node, (node.iter,), (node.target, node.body), after)
@@ -97,5 +106,4 @@ def walk_loop(
 def _own(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     yield node
     if not isinstance(node, SCOPE_TYPES):
-        for child in children(node):
-            yield from _own(child)
+        yield from own_nodes(node)

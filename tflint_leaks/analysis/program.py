@@ -214,8 +214,11 @@ class _Memo:
     types: dict[tuple[object, ...], Type] = field(default_factory=dict)
     summaries: dict[tuple[str, str, int], tuple[Effect, ...]] = field(default_factory=dict)
     callers: dict[tuple[str, str], list[tuple[Expr, Where]]] = field(default_factory=dict)
-    names: dict[str, frozenset[str]] = field(default_factory=dict)
+    interesting: dict[tuple[str, str], bool] = field(default_factory=dict)
+    named: dict[str, dict[str, list[tuple[str, FunctionFacts]]]] = field(default_factory=dict)
+    tf_attributes: dict[str, frozenset[str]] = field(default_factory=dict)
     ints: dict[tuple[str, ...], int | None] = field(default_factory=dict)
+    calls_by_name: dict[str, list[tuple[Expr, Where]]] | None = None
     active: set[tuple[object, ...]] = field(default_factory=set)
 
 
@@ -496,37 +499,32 @@ class Program:
         return found
 
     def callers(self, module: ModuleIndex, function: FunctionFacts) -> list[tuple[Expr, Where]]:
-        """Every project call site that runs ``function`` (bodies that do not mention its name
-        are not even looked at)."""
+        """Every project call site that runs ``function``."""
         key = (module.path, function.qualname)
         found = self._memo.callers.get(key)
         if found is not None:
             return found
         found = self._memo.callers[key] = []
         short = function.qualname.rpartition(".")[2]
-        for caller_module in self.project.modules():
-            for where in self._bodies_mentioning(caller_module, short):
-                for site in where.body.calls:
-                    if _callee_name(site.call) != short:
-                        continue
-                    callee = self.resolve(site.call, where)
-                    if callee is not None and callee.function is function:
-                        found.append((site.call, where))
+        for call, where in self._calls_named().get(short, ()):
+            callee = self.resolve(call, where)
+            if callee is not None and callee.function is function:
+                found.append((call, where))
         return found
 
-    def _bodies_mentioning(self, module: ModuleIndex, name: str) -> Iterator[Where]:
-        units = module.units
-        if name in units.module.names:
-            yield Where(module)
-        for unit in units.functions:
-            if name in unit.names and unit.qualname in module.functions:
-                yield Where(module, module.functions[unit.qualname])
-        for klass_units in units.classes:
-            for unit in klass_units.methods:
-                if name not in unit.names or unit.qualname not in module.functions:
-                    continue
-                owner = module.classes.get(unit.qualname.partition(".")[0])
-                yield Where(module, module.functions[unit.qualname], owner)
+    def _calls_named(self) -> dict[str, list[tuple[Expr, Where]]]:
+        """Every call of the project by the last identifier of its callee, built once."""
+        found = self._memo.calls_by_name
+        if found is not None:
+            return found
+        found = self._memo.calls_by_name = {}
+        for module in self.project.modules():
+            for where in _bodies(module):
+                for site in where.body.calls:
+                    name = _callee_name(site.call)
+                    if name is not None:
+                        found.setdefault(name, []).append((site.call, where))
+        return found
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -621,8 +619,11 @@ class Program:
         assert callee.function is not None
         return self.returns(callee.module, callee.function, callee.klass)
 
-    def tf_function(self, call: Expr, where: Where) -> TfFunctionTarget | None:
-        """The ``tf.function`` a call invokes, if the project index knows it."""
+    def tf_function(
+        self, call: Expr, where: Where, callee: Callee | bool | None = True
+    ) -> TfFunctionTarget | None:
+        """The ``tf.function`` a call invokes, if the project index knows it (``callee``: what
+        :meth:`resolve` gives for the call, when the caller has it already)."""
         func = call.func
         module = where.module
         if func.op is Op.REF and "." not in func.text and func.text not in module.imports:
@@ -631,8 +632,9 @@ class Program:
                 return TfFunctionTarget(where.function.local_tf_functions[name], None, module.path)
             if name in module.tf_function_names:
                 return TfFunctionTarget(module.tf_function_names[name], None, module.path)
-        callee = self.resolve(call, where)
-        if callee is not None and callee.function is not None and callee.function.tf_function:
+        if callee is True:
+            callee = self.resolve(call, where)
+        if isinstance(callee, Callee) and callee.function and callee.function.tf_function:
             return TfFunctionTarget(
                 callee.function.tf_function, callee.function, callee.module.path
             )
@@ -657,41 +659,82 @@ class Program:
 
     # -- summaries -----------------------------------------------------------------------------
 
-    def interesting_names(self, module: ModuleIndex) -> frozenset[str]:
-        """Identifiers through which ``module`` can reach project code that a rule looks for in
-        loops: ``tf.function``s, model classes and classes with ``tf.function`` methods, and
-        functions and methods that do something each time they run (build, fit or predict with
-        a model, create a ``tf.function``, ...) -- defined in the module or in the modules it
-        imports (under their local names too)."""
-        cached = self._memo.names.get(module.path)
-        if cached is None:
-            cached = self._memo.names[module.path] = self._interesting_names(module)
-        return cached
+    def interesting_names(self, module: ModuleIndex, candidates: frozenset[str]) -> frozenset[str]:
+        """Which of ``candidates`` (identifiers that code with a loop mentions) lead from
+        ``module`` to project code a rule looks for in loops: ``tf.function``s, model classes
+        and classes with ``tf.function`` methods, and functions and methods that do something
+        each time they run (build, fit or predict with a model, create a ``tf.function``, ...)
+        -- defined in the module or in the modules it imports (under their local names too)."""
+        local_targets = {
+            local: target.rpartition(".")[2] for local, target in module.imports.items()
+        }
+        return frozenset(
+            name
+            for name in candidates
+            if self._interesting(module, name)
+            or (name in local_targets and self._interesting(module, local_targets[name]))
+        )
 
-    def _interesting_names(self, module: ModuleIndex) -> frozenset[str]:
-        found: set[str] = set()
-        for source in [module, *self.project.dependencies(module)]:
-            found.update(source.tf_function_names)
+    def _interesting(self, module: ModuleIndex, name: str) -> bool:
+        key = (module.path, name)
+        found = self._memo.interesting.get(key)
+        if found is None:
+            found = self._memo.interesting[key] = any(
+                self._interesting_definition(source, name)
+                for source in [module, *self.project.dependencies(module)]
+            )
+        return found
+
+    def _interesting_definition(self, source: ModuleIndex, name: str) -> bool:
+        """Whether ``source`` defines something called ``name`` that a loop rule cares about
+        (memoised per module and name: every module that imports ``source`` asks)."""
+        key = (source.path, f"#{name}")
+        found = self._memo.interesting.get(key)
+        if found is not None:
+            return found
+        found = name in source.tf_function_names
+        for qualname, function in self._named(source).get(name, ()):
+            if found:
+                break
+            owner = source.classes.get(qualname.partition(".")[0]) if "." in qualname else None
+            callee = Callee(source, function, owner)
+            found = bool(
+                function.tf_function is not None
+                or function.local_tf_functions
+                or self.summary(callee)
+                or self.is_factory(callee)
+            )
+        klass = source.classes.get(name)
+        if not found and klass is not None:
+            found = bool(self.project.class_tf_functions(source, klass)) or (
+                self.project.is_model_class(source, klass)
+            )
+        if not found:
+            found = name in self._tf_function_attributes(source)
+        self._memo.interesting[key] = found
+        return found
+
+    def _tf_function_attributes(self, source: ModuleIndex) -> frozenset[str]:
+        """The names of every ``tf.function`` attribute of every class of a module."""
+        found = self._memo.tf_attributes.get(source.path)
+        if found is None:
+            found = self._memo.tf_attributes[source.path] = frozenset(
+                name
+                for klass in source.classes.values()
+                for name in self.project.class_tf_functions(source, klass)
+            )
+        return found
+
+    def _named(self, source: ModuleIndex) -> dict[str, list[tuple[str, FunctionFacts]]]:
+        """A module's functions and methods by their last name (and their local tf.functions)."""
+        found = self._memo.named.get(source.path)
+        if found is None:
+            found = self._memo.named[source.path] = {}
             for qualname, function in source.functions.items():
-                owner = source.classes.get(qualname.partition(".")[0]) if "." in qualname else None
-                callee = Callee(source, function, owner)
-                if (
-                    function.tf_function is not None
-                    or function.local_tf_functions
-                    or self.summary(callee)
-                    or self.is_factory(callee)
-                ):
-                    found.add(qualname.rpartition(".")[2])
-                    found.update(function.local_tf_functions)
-            for klass in source.classes.values():
-                tf_functions = self.project.class_tf_functions(source, klass)
-                if tf_functions or self.project.is_model_class(source, klass):
-                    found.add(klass.name)
-                    found.update(tf_functions)
-        for local, target in module.imports.items():
-            if target.rpartition(".")[2] in found:
-                found.add(local)
-        return frozenset(found)
+                found.setdefault(qualname.rpartition(".")[2], []).append((qualname, function))
+                for local in function.local_tf_functions:
+                    found.setdefault(local, []).append((qualname, function))
+        return found
 
     def summary(self, callee: Callee) -> tuple[Effect, ...]:
         """What running ``callee`` does each time: its own effects and those of the calls it
@@ -747,7 +790,8 @@ class Program:
                 kind = EffectKind.PREDICT if method[1] == "predict" else EffectKind.FIT
                 yield Effect(kind, path, site.span, _text(method[0]))
                 return
-        target = self.tf_function(call, where) if where.function is not None else None
+        callee = self.resolve(call, where)
+        target = self.tf_function(call, where, callee) if where.function is not None else None
         if target is not None and where.function is not None:
             for position, argument in enumerate(call.positional):
                 if target.facts.covers(position):
@@ -762,7 +806,6 @@ class Program:
                         tf_function=target,
                     )
             return
-        callee = self.resolve(call, where)
         if callee is None:
             return
         klass = callee.klass
@@ -801,6 +844,14 @@ class Program:
         if argument.op is Op.REF and argument.text in where.function.params:
             return replace(effect, parameter=where.function.params.index(argument.text))
         return None
+
+
+def _bodies(module: ModuleIndex) -> Iterator[Where]:
+    """Every body of a module: its own code, its functions and its methods."""
+    yield Where(module)
+    for qualname, function in module.functions.items():
+        owner = module.classes.get(qualname.partition(".")[0]) if "." in qualname else None
+        yield Where(module, function, owner)
 
 
 def _callee_name(call: Expr) -> str | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from tflint_leaks.analysis.loops import LoopNode, LoopParts, loop_parts, walk_loop
+from tflint_leaks.analysis.loops import LOOP_NODE_TYPES, LoopNode, LoopParts, loop_parts, walk_loop
 from tflint_leaks.analysis.nodes import SCOPE_TYPES, children, dotted, header_parts
 
 
@@ -63,6 +63,23 @@ def _loop_target_names(
         yield key, path
 
 
+#: The node types the collector does more with than walk their children (a quick test before
+#: the isinstance checks, which are slow on libcst's abstract node classes).
+_COLLECTED = frozenset(
+    {
+        *SCOPE_TYPES,
+        *LOOP_NODE_TYPES,
+        cst.Assign,
+        cst.AnnAssign,
+        cst.AugAssign,
+        cst.NamedExpr,
+        cst.Del,
+        cst.WithItem,
+        cst.Call,
+    }
+)
+
+
 class _Collector:
     def __init__(self, facts: ScopeFacts) -> None:
         self.facts = facts
@@ -101,6 +118,11 @@ class _Collector:
             self.walk(node)
 
     def walk(self, node: cst.CSTNode) -> None:
+        kind = type(node)
+        if kind not in _COLLECTED:
+            for child in children(node):
+                self.walk(child)
+            return
         if isinstance(node, SCOPE_TYPES):
             self.walk_all(header_parts(node))  # the body is a scope of its own
             return

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import enum
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
 class Op(enum.Enum):
@@ -34,8 +34,10 @@ class Op(enum.Enum):
     OTHER = "other"
 
 
-@dataclass(frozen=True)
-class Expr:
+class Expr(NamedTuple):
+    """An expression (a named tuple: the index builds hundreds of thousands of them, and tuples
+    are made several times faster than frozen dataclasses)."""
+
     op: Op
     text: str = ""
     parts: tuple[Expr, ...] = ()

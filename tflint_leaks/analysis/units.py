@@ -45,10 +45,14 @@ class FileUnits:
     module: Unit
 
     @property
+    def all(self) -> list[Unit]:
+        """Every unit: the module's own code, its functions and its methods."""
+        return [self.module, *self.functions, *(m for c in self.classes for m in c.methods)]
+
+    @property
     def depth(self) -> int:
         """The deepest nesting anywhere in the file."""
-        units = [self.module, *self.functions, *(m for c in self.classes for m in c.methods)]
-        return max(unit.depth for unit in units)
+        return max(unit.depth for unit in self.all)
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:

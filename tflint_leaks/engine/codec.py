@@ -5,8 +5,8 @@ cache file can only ever produce values of the declared types, and anything else
 a missing field, an unknown enum value) raises :class:`CodecError`, so a damaged or crafted
 cache is rejected as a whole instead of being trusted.
 
-Dataclasses become lists in field order (compact, and fast to rebuild); tuples, lists and
-frozensets become lists; dicts must have string keys; enums become their values.
+Dataclasses and named tuples become lists in field order (compact, and fast to rebuild);
+tuples, lists and frozensets become lists; dicts must have string keys; enums become their values.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ def to_json(value: object) -> Json:
         return value.value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return [to_json(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init]
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple
+        return [to_json(item) for item in value]
     if isinstance(value, tuple | list | frozenset | set):
         items = sorted(value) if isinstance(value, frozenset | set) else value
         return [to_json(item) for item in items]
@@ -92,7 +94,10 @@ def _reader(kind: Any) -> Reader:
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
         return _enum(kind)
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):
-        return _dataclass(kind)
+        fields = [f for f in dataclasses.fields(kind) if f.init]
+        return _record(kind, tuple(f.name for f in fields))
+    if isinstance(kind, type) and issubclass(kind, tuple) and hasattr(kind, "_fields"):
+        return _record(kind, kind._fields)
     raise TypeError(f"cannot read {kind!r}")
 
 
@@ -162,9 +167,8 @@ def _enum(kind: type[enum.Enum]) -> Reader:
     return read
 
 
-def _dataclass(kind: type) -> Reader:
-    fields = [f for f in dataclasses.fields(kind) if f.init]
-    names = tuple(f.name for f in fields)
+def _record(kind: type, names: tuple[str, ...]) -> Reader:
+    """A reader for a dataclass or a named tuple, from the list of its fields' values."""
     # Field readers are built on first use, so that a recursive type (an expression whose
     # parts are expressions) can refer to its own reader.
     resolved: list[tuple[Reader, ...]] = []

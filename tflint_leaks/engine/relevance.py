@@ -49,7 +49,18 @@ def combine(
         if trigger.traced:
             traced = frozenset(module.traced)
     if project_names:
-        loop_names |= program_of(project).interesting_names(module)
+        units = module.units
+        looped = [
+            unit
+            for unit in (
+                units.module,
+                *units.functions,
+                *(m for c in units.classes for m in c.methods),
+            )
+            if unit.has_loop
+        ]
+        candidates = frozenset().union(*(unit.names for unit in looped))
+        loop_names |= program_of(project).interesting_names(module, candidates)
     return Needs(False, frozenset(names), frozenset(loop_names), traced)
 
 

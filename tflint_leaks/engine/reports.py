@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import CodeRange
@@ -53,6 +54,19 @@ def _edit(
     return Edit(at, at, f"{indent}{replacement.code}{module.default_newline}")
 
 
+def _shown(other: str | None, path: str) -> str:
+    """Another file named the way the finding's own file is: relative to the working directory
+    when the finding's path is relative (and the other file is below it), else as given."""
+    if other is None:
+        return path
+    if Path(path).is_absolute() or not Path(other).is_absolute():
+        return other
+    try:
+        return str(Path(other).relative_to(Path.cwd()))
+    except ValueError:
+        return other
+
+
 def diagnostic(
     path: str, module: cst.Module, report: Report, positions: Positions, text: str
 ) -> Diagnostic:
@@ -60,7 +74,7 @@ def diagnostic(
     code = BY_CODE[report.code]
     start, end = _range(report.target, positions)
     related = tuple(
-        Related(r.role, r.message, r.path or path, *_range(r.target, positions))
+        Related(r.role, r.message, _shown(r.path, path), *_range(r.target, positions))
         for r in report.related
     )
     fix = None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tflint_leaks.analysis.loops import LoopParts, loop_parts, walk_loop
+from tflint_leaks.analysis.loops import LOOP_NODE_TYPES, LoopParts, loop_parts, walk_loop
 from tflint_leaks.analysis.nodes import children, header_parts
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.diagnostics import Diagnostic, Location
@@ -101,16 +101,16 @@ class Walker:
         ancestors = self.context.ancestors
         ancestors.append(node)
         self._dispatch(self._visit, node)
-        handler = _HANDLERS.get(type(node))
+        kind = type(node)
+        handler = _HANDLERS.get(kind)
+        parts = loop_parts(node) if kind in LOOP_NODE_TYPES else None
         if handler is not None:
             handler(self, node)
+        elif parts is not None:
+            walk_loop(parts, self.walk, self._enter_loop, self._leave_loop)
         else:
-            parts = loop_parts(node)
-            if parts is not None:
-                walk_loop(parts, self.walk, self._enter_loop, self._leave_loop)
-            else:
-                for child in children(node):
-                    self.walk(child)
+            for child in children(node):
+                self.walk(child)
         self._dispatch(self._leave, node)
         ancestors.pop()
 

@@ -22,8 +22,10 @@ class PythonScalarArgument(Rule):
     ## What it does
     Flags a Python number passed to a `tf.function` when the number changes from one call to
     the next: a loop counter (`for step in range(n)`), a name reassigned or augmented in the
-    loop (`step += 1`, `lr = base * 0.9 ** epoch`), or a value derived from one (`i * 2`,
-    `float(i)`, `np.float32(step)`).
+    loop (`step += 1`, `step = step + 1`, `lr = lr * 0.95`, a walrus counter), or a value derived
+    from one (`i * 2`, `float(i)`, `np.float32(step)`) -- also when the loop passes it to
+    project code that passes it on to the `tf.function` as a Python value (`run_step(x, step)`
+    calling `train_step(x, step)`, up to four calls deep; `related` lists the calls).
 
     ## Why is this bad?
     A `tf.function` keys its traces on the *value* of every Python argument. Each new number
@@ -159,6 +161,36 @@ class PythonScalarArgument(Rule):
             log_step(tf.ones([1]), f"step-{i}")
             log_step(tf.ones([1]), i % 2 == 0)
         """),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function(input_signature=[tf.TensorSpec([None]), tf.TensorSpec([], tf.int64)])
+            def train_step(x, step):
+                return x * 2
+
+            def run_step(x, step):
+                return train_step(x, step)
+
+            for i in range(1000):
+                run_step(tf.ones([2]), i)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x, step):
+                return x * 2
+
+            def run_step(x, step):
+                return train_step(x, tf.constant(step))
+
+            for i in range(1000):
+                run_step(tf.ones([2]), i)
+            """
+        ),
     )
     INVALID = (
         Invalid(
@@ -264,6 +296,46 @@ class PythonScalarArgument(Rule):
             7,
             38,
             "Python number `float(i)` changes every iteration; each value retraces `step`",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x, step):
+                return x * 2
+
+            def run_step(x, step):
+                return train_step(x, step)
+
+            for i in range(1000):
+                run_step(tf.ones([2]), i)
+            """,
+            11,
+            28,
+            11,
+            29,
+            "Python number `i` changes every iteration; `run_step` passes it on to "
+            "`train_step`, and each value retraces it",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x, lr):
+                return x * lr
+
+            lr = 0.1
+            for epoch in range(100):
+                lr = lr * 0.95
+                train_step(tf.ones([2]), lr)
+            """,
+            10,
+            30,
+            10,
+            32,
+            "Python number `lr` changes every iteration; each value retraces `train_step`",
         ),
     )
 

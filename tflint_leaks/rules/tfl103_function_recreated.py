@@ -18,8 +18,9 @@ class FunctionRecreated(Rule):
     ## What it does
     Flags code that makes a new `tf.function` object again and again: `tf.function(...)`
     applied inside a loop, a `@tf.function` def or lambda inside a loop, and a `@tf.function`
-    nested in a function that is itself called from a loop (in the same file, or imported from
-    another module of the project) or in a Keras callback hook that runs every batch or epoch.
+    made by a function or method that a loop calls (up to four calls deep, in this file --
+    the finding is then on the inner decorator -- or in another module of the project -- then
+    on the call in the loop) or by a Keras callback hook that runs every batch or epoch.
 
     ## Why is this bad?
     Traces are cached on the `tf.function` object. A new object starts with an empty cache, so
@@ -28,9 +29,11 @@ class FunctionRecreated(Rule):
     Graphs are registered globally, so memory grows with each one.
 
     Not flagged: a `tf.function` nested inside another `tf.function` (it runs only while the
-    outer one traces), a factory that is called once, and one `tf.function` per item stored in
-    a container (`functions[device] = tf.function(impl)`, `fns.append(tf.function(f))`): each is
-    made once and kept.
+    outer one traces), a factory that is called once, one `tf.function` per item stored in a
+    container (`functions[device] = tf.function(impl)`, `fns.append(tf.function(f))`: each is
+    made once and kept), loops of a known small trip count (at most `max-python-values`,
+    default 5: one function per model of a two-model loop), and code that also builds a new
+    model every time it runs (the new function is needed then).
 
     ## Example
     ```python
@@ -50,6 +53,9 @@ class FunctionRecreated(Rule):
     for epoch in range(epochs):
         train_step(x)
     ```
+
+    ## Options
+    - `max-python-values`
 
     ## References
     - [tf.function guide: creating tf.function in a loop](https://www.tensorflow.org/guide/function#depending_on_python_global_and_free_variables)
@@ -131,6 +137,29 @@ class FunctionRecreated(Rule):
             def _step(self, x):
                 return x
         """),
+        Valid(
+            """
+            import tensorflow as tf
+
+            for name, net in [("small", small), ("large", large)]:
+                f = tf.function(net)
+                print(name, f(x))
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            def evaluate(config):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(config)])
+                predict = tf.function(model)
+                return predict(x)
+
+            for config in configs:
+                tf.keras.backend.clear_session()
+                evaluate(config)
+            """
+        ),
     )
     INVALID = (
         Invalid(
@@ -216,6 +245,31 @@ class FunctionRecreated(Rule):
             39,
             "`tf.function(...)` inside a loop makes a new function every iteration; each one "
             "traces again",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Evaluator:
+                def __init__(self, model):
+                    self.model = model
+
+                def evaluate(self, batch):
+                    @tf.function
+                    def step(x):
+                        return self.model(x, training=False)
+
+                    return step(batch)
+
+                def run(self, batches):
+                    return [self.evaluate(batch) for batch in batches]
+            """,
+            8,
+            9,
+            8,
+            21,
+            "`evaluate` makes a new `tf.function` on every call and is called in a loop; "
+            "each one traces again",
         ),
     )
 

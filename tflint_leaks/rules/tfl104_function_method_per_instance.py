@@ -21,7 +21,9 @@ class FunctionMethodPerInstance(Rule):
     instance's graphs stay alive as long as the instance (or anything it captured) does.
 
     Not flagged: an instance created once before the loop; a class without `tf.function`
-    methods; an instance created in a loop whose `tf.function` methods are not called there.
+    methods; an instance created in a loop whose `tf.function` methods are not called there; a
+    loop of a known small trip count (at most `max-python-values`, default 5: a few
+    instances, a few traces).
 
     ## Example
     ```python
@@ -38,6 +40,9 @@ class FunctionMethodPerInstance(Rule):
         trainer.train_step(x)
     ```
     or make the `tf.function` a module-level function that takes the state as arguments.
+
+    ## Options
+    - `max-python-values`
 
     ## References
     - [tf.function guide: rules of tracing](https://www.tensorflow.org/guide/function#rules_of_tracing)
@@ -116,6 +121,19 @@ class FunctionMethodPerInstance(Rule):
         for i in range(100):
             Trainer().step(tf.ones([1]))
         """),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Scorer:
+                @tf.function
+                def score(self, x):
+                    return x * 2
+
+            for seed in range(3):
+                Scorer().score(tf.ones([2]))
+            """
+        ),
     )
     INVALID = (
         Invalid(

@@ -29,8 +29,10 @@ class ModelBuiltInLoop(Rule):
     comprehension) when nothing in the loop calls `clear_session()`: a constructor
     (`Sequential(...)`, `Model(inputs, outputs)`, a project subclass of `keras.Model`), a loader
     (`load_model`, `clone_model`, `keras.applications.*`), a project factory that returns a model
-    (`model = build_model(config)`), or a project function that builds one internally
-    (`train_one(fold)`), in this file or imported from another.
+    (`model = build_model(config)`), or project code that builds one internally, up to four
+    calls deep and in any file (`train_one(fold)`, `Network(...).train()`, a class whose
+    `__init__` builds its model). The message gives the number of models when the loops' trip
+    counts are known; `related` lists the calls down to the build.
 
     ## Why is this bad?
     Keras keeps global state for every model it creates (the layer-name counters, the graph and
@@ -40,8 +42,11 @@ class ModelBuiltInLoop(Rule):
 
     Not flagged: a loop that calls `clear_session()` (directly, or through a project function such
     as `reset()`, or inside the factory itself), models kept on purpose (`models.append(...)`,
-    `models[name] = ...`, the element of a comprehension: an ensemble), and sub-models composed
-    inside a Keras layer or model class.
+    `models[name] = ...`, the element of a comprehension: an ensemble), sub-models composed
+    inside a Keras layer or model class, a function returning a model it did not build (a
+    cached global), and loops that build a known small number of models (at most
+    `max-loop-iterations`, default 10, in all: `range(3)`, a literal grid, a 5-fold split, a
+    `folds=5` parameter every call site leaves or sets small).
 
     ## Example
     ```python
@@ -65,6 +70,9 @@ class ModelBuiltInLoop(Rule):
     global state, so a model built before the loop and used inside it gets new layer names and,
     with TF1-style graphs, loses its graph; metrics and optimizers created outside the loop may
     need rebuilding.
+
+    ## Options
+    - `max-loop-iterations`
 
     ## References
     - [`tf.keras.backend.clear_session`](https://www.tensorflow.org/api_docs/python/tf/keras/backend/clear_session)
@@ -141,6 +149,43 @@ class ModelBuiltInLoop(Rule):
         for epoch in range(10):
             model.fit(x, y, epochs=1)
         """),
+        Valid(
+            """
+            import tensorflow as tf
+            from sklearn.model_selection import KFold
+
+            for train, test in KFold(n_splits=5).split(x):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.fit(x[train], y[train])
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            def cross_validate(folds=5):
+                for fold in range(folds):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.fit(x[fold], y[fold])
+
+            cross_validate()
+            cross_validate(folds=3)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            MODEL = tf.keras.models.load_model("model.keras")
+
+            def get_model():
+                return MODEL
+
+            for batch in batches:
+                model = get_model()
+                model.evaluate(batch)
+            """
+        ),
     )
     INVALID = (
         Invalid(
@@ -259,6 +304,76 @@ class ModelBuiltInLoop(Rule):
             "`tf.keras.models.clone_model` builds a Keras model every iteration (100 in all) "
             "and the loop never calls `clear_session()`; Keras' global state grows with each "
             "model (`del` and `gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def train_fold(fold):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("adam", "mse")
+                model.evaluate(x[fold], y[fold])
+
+            for experiment in range(10):
+                for fold in range(10):
+                    train_fold(fold)
+            """,
+            10,
+            9,
+            10,
+            25,
+            "`train_fold` builds a Keras model every iteration (100 in all) and the loop "
+            "never calls `clear_session()`; Keras' global state grows with each model (`del` "
+            "and `gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            from tensorflow import keras
+
+            class Agent:
+                def __init__(self, size):
+                    self.policy = keras.Sequential([keras.layers.Dense(size)])
+
+            for episode in range(episodes):
+                agent = Agent(64)
+                agent.policy.evaluate(x, y)
+            """,
+            8,
+            13,
+            8,
+            22,
+            "`Agent.__init__` builds a Keras model every iteration and the loop never calls "
+            "`clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            import keras
+
+            def compile_model(units):
+                model = keras.Sequential([keras.layers.Dense(units)])
+                model.compile("adam", "mse")
+                return model
+
+            class Network:
+                def __init__(self, units):
+                    self.units = units
+
+                def train(self):
+                    model = compile_model(self.units)
+                    return model.evaluate(x, y)
+
+            def search(generations):
+                for generation in range(generations):
+                    Network(generation % 64 + 1).train()
+            """,
+            18,
+            9,
+            18,
+            45,
+            "`Network.train` builds a Keras model every iteration and the loop never calls "
+            "`clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
         ),
     )
 

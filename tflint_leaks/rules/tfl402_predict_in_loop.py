@@ -21,9 +21,14 @@ _PREDICT = frozenset({"predict"})
 class PredictInLoop(Rule):
     """
     ## What it does
-    Flags `model.predict(...)` called on every iteration of a loop, when `model` is known to be a
-    Keras model (built or loaded in this scope, returned by a project factory, or assigned to
-    `self.model` by the class) and the same model is used across iterations.
+    Flags `model.predict(...)` run on every iteration of a loop, when `model` is known to be a
+    Keras model: built or loaded in this scope, a module global (a notebook's model), returned
+    by a project factory (in this file or another), assigned to `self.model` (or
+    `self.actor.model`, through any number of attributes) by the class, or passed in by every
+    project call site. The `predict` may sit in a method or function the loop calls (`act()`
+    in a `while not done` loop), up to four calls deep; the finding is then on the `predict`
+    when it is in the same file, else on the call in the loop, and `related` lists every call
+    between them.
 
     ## Why is this bad?
     `predict` is made for large inputs: every call wraps its input in a new `tf.data` pipeline,
@@ -32,8 +37,12 @@ class PredictInLoop(Rule):
     say `predict` is not meant for loops.
 
     Not flagged: `predict` on anything not known to be a Keras model (a scikit-learn estimator,
-    a tracker, a parameter), `predict` over a whole dataset outside a loop, and one `predict` per
-    model in a loop that builds a new model each iteration.
+    a tracker, a parameter that is a model at one call site and something else at another), a
+    project model class that overrides `predict`, `predict` over a whole dataset outside a
+    loop, loops of a known small trip count (at most `max-loop-iterations`, default 10:
+    `for horizon in range(10)`), files that turn eager execution off (graph mode: `predict`
+    reuses one function), and one `predict` per model in a loop that builds a new model each
+    iteration.
 
     ## Example
     ```python
@@ -48,6 +57,9 @@ class PredictInLoop(Rule):
         scores = model(frame[None], training=False)
     ```
     or `model.predict_on_batch(...)`, or one `model.predict(all_frames)` outside the loop.
+
+    ## Options
+    - `max-loop-iterations`
 
     ## References
     - [Keras FAQ: predict vs `__call__`](https://keras.io/getting_started/faq/#whats-the-difference-between-model-methods-predict-and-call)
@@ -106,6 +118,70 @@ class PredictInLoop(Rule):
         for detection in detections:
             tracker.predict(detection)
         """),
+        Valid(
+            """
+            import tensorflow as tf
+            from sklearn.ensemble import RandomForestClassifier
+
+            def score_all(estimator, rows):
+                for row in rows:
+                    estimator.predict(row)
+
+            score_all(tf.keras.models.load_model("model.keras"), rows)
+            score_all(RandomForestClassifier().fit(x, y), rows)
+            """
+        ),
+        Valid(
+            """
+            import numpy as np
+            from tensorflow import keras
+
+            class DQN:
+                def __init__(self):
+                    self.model = keras.Sequential([keras.layers.Dense(2)])
+
+                def act(self, state):
+                    return np.argmax(self.model.predict(state[None]))
+
+                def first_move(self, env):
+                    return self.act(env.reset())
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            tf.compat.v1.disable_eager_execution()
+            model = tf.keras.models.load_model("model.keras")
+            for frame in frames:
+                scores = model.predict(frame[None])
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("forecaster.keras")
+            for horizon in range(10):
+                forecast = model.predict(window)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Encoder(tf.keras.Model):
+                def call(self, x):
+                    return x
+
+                def predict(self, x):
+                    return self(x, training=False)
+
+            encoder = Encoder()
+            for batch in batches:
+                codes = encoder.predict(batch)
+            """
+        ),
     )
     INVALID = (
         Invalid(
@@ -178,6 +254,126 @@ class PredictInLoop(Rule):
             44,
             "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
             "`model(x, training=False)` or `predict_on_batch`",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            from tensorflow import keras
+
+            class DQN:
+                def __init__(self):
+                    self.model = self.build_model()
+
+                def build_model(self):
+                    model = keras.Sequential([keras.layers.Dense(2)])
+                    model.compile("adam", "mse")
+                    return model
+
+                def act(self, state):
+                    return np.argmax(self.model.predict(state[None]))
+
+                def run(self, env):
+                    state = env.reset()
+                    while True:
+                        state, reward, done, _ = env.step(self.act(state))
+            """,
+            14,
+            26,
+            14,
+            57,
+            "`self.model.predict` through `act` every iteration builds a new `tf.data` "
+            "pipeline each call; use `self.model(x, training=False)` or `predict_on_batch`",
+        ),
+        Invalid(
+            """
+            from tensorflow import keras
+
+            class Actor:
+                def __init__(self):
+                    self.model = self.build()
+
+                def build(self):
+                    return keras.Sequential([keras.layers.Dense(2)])
+
+            class Agent:
+                def __init__(self, env):
+                    self.env = env
+                    self.actor = Actor()
+
+                def train(self):
+                    for episode in range(1000):
+                        state, done = self.env.reset(), False
+                        while not done:
+                            probs = self.actor.model.predict(state[None])
+                            state, reward, done, _ = self.env.step(probs.argmax())
+            """,
+            19,
+            25,
+            19,
+            62,
+            "`self.actor.model.predict` every iteration builds a new `tf.data` pipeline each "
+            "call; use `self.actor.model(x, training=False)` or `predict_on_batch`",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            policy = tf.keras.models.load_model("policy.keras")
+
+            def play(env):
+                state, done = env.reset(), False
+                while not done:
+                    q = policy.predict(state[None])
+                    state, reward, done, _ = env.step(q.argmax())
+            """,
+            8,
+            13,
+            8,
+            40,
+            "`policy.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`policy(x, training=False)` or `predict_on_batch`",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def decode(model, tokens):
+                while tokens[-1] != 0:
+                    tokens.append(model.predict(tokens).argmax())
+                return tokens
+
+            translator = tf.keras.models.load_model("seq2seq.keras")
+            decode(translator, [1])
+            """,
+            5,
+            23,
+            5,
+            44,
+            "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`model(x, training=False)` or `predict_on_batch`",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Agent:
+                def __init__(self, path):
+                    self.actor = tf.keras.models.load_model(path)
+
+                def predict(self, state):
+                    return self.actor.predict(state[None])
+
+            agent = Agent("ppo.keras")
+            while not done:
+                action = agent.predict(state)
+                state, done = step(action)
+            """,
+            8,
+            16,
+            8,
+            47,
+            "`self.actor.predict` through `predict` every iteration builds a new `tf.data` "
+            "pipeline each call; use `self.actor(x, training=False)` or `predict_on_batch`",
         ),
     )
 

@@ -26,8 +26,10 @@ class FitInLoop(Rule):
     """
     ## What it does
     Flags `model.fit(...)` on a model built anew in every iteration of the same loop (a
-    hyperparameter search, cross-validation, repeated trials), directly or through a project
-    function called in the loop that builds and fits a model.
+    hyperparameter search, cross-validation, repeated trials), directly or through project code
+    called in the loop that builds and fits a model (up to four calls deep, in any file). Loops
+    with a known small trip count (at most `max-loop-iterations`, default 10, in all: a 5-fold
+    split, `range(2)`) are not flagged.
 
     ## Why is this bad?
     In TensorFlow 2.11 to 2.21 every `fit` registers gradient functions in a global registry,
@@ -59,6 +61,9 @@ class FitInLoop(Rule):
     with multiprocessing.get_context("spawn").Pool(1, maxtasksperchild=1) as pool:
         losses = pool.map(trial, [1e-2, 1e-3, 1e-4])
     ```
+
+    ## Options
+    - `max-loop-iterations`
 
     ## References
     - [tensorflow/tensorflow#61791](https://github.com/tensorflow/tensorflow/issues/61791)
@@ -115,6 +120,30 @@ class FitInLoop(Rule):
         for x_batch, y_batch in batches:
             model.train_on_batch(x_batch, y_batch)
         """),
+        Valid(
+            """
+            import tensorflow as tf
+            from sklearn.model_selection import StratifiedKFold
+
+            def train_fold(train, test):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("adam", "mse")
+                model.fit(x[train], y[train])
+
+            for train, test in StratifiedKFold(n_splits=5).split(x, y):
+                train_fold(train, test)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            for trial in range(2):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.fit(x, y)
+            tf.keras.backend.clear_session()
+            """
+        ),
     )
     INVALID = (
         Invalid(
@@ -195,6 +224,48 @@ class FitInLoop(Rule):
             "a model built every iteration is `fit` here; since TensorFlow 2.11 each `fit` "
             "registers gradient functions globally that keep its graphs alive even after "
             "`clear_session()` (tensorflow/tensorflow#61791); run each trial in a fresh process",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def train_fold(fold):
+                tf.keras.backend.clear_session()
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("adam", "mse")
+                model.fit(x[fold], y[fold])
+
+            for experiment in range(10):
+                for fold in range(10):
+                    train_fold(fold)
+            """,
+            11,
+            9,
+            11,
+            25,
+            "`train_fold` builds and fits a model and is called every iteration (100 in "
+            "all); since TensorFlow 2.11 each `fit` registers gradient functions globally "
+            "that keep its graphs alive even after `clear_session()` "
+            "(tensorflow/tensorflow#61791); run each trial in a fresh process",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            for experiment in experiments:
+                for trial in range(2):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.fit(x, y)
+                tf.keras.backend.clear_session()
+            """,
+            6,
+            9,
+            6,
+            24,
+            "a model built every iteration is `fit` here; since TensorFlow 2.11 each `fit` "
+            "registers gradient functions globally that keep its graphs alive even after "
+            "`clear_session()` (tensorflow/tensorflow#61791); run each trial in a fresh "
+            "process",
         ),
     )
 

@@ -26,8 +26,10 @@ class DatasetRebuiltInLoop(Rule):
     (tensorflow/tensorflow#35084, #37653).
 
     Not flagged: a pipeline built once before the loop, a loop that only assembles datasets
-    (one per file, then `concatenate`/`sample_from_datasets`), and a loop that builds a new
-    model each iteration (cross-validation folds need their own data; see TFL401).
+    (one per file, then `concatenate`/`sample_from_datasets`), a loop that builds a new model
+    each iteration (cross-validation folds need their own data; see TFL401), and loops of a
+    known small trip count (at most `max-loop-iterations`, default 10). A helper that builds
+    the pipeline, called in the training loop, is flagged like the pipeline itself.
 
     ## Example
     ```python
@@ -42,6 +44,9 @@ class DatasetRebuiltInLoop(Rule):
     model.fit(ds, epochs=epochs)
     ```
     (`shuffle` reshuffles every epoch by default.)
+
+    ## Options
+    - `max-loop-iterations`
 
     ## References
     - [tf.data performance guide](https://www.tensorflow.org/guide/data_performance)
@@ -96,6 +101,15 @@ class DatasetRebuiltInLoop(Rule):
             order = np.random.permutation(len(x))
             model.fit(x[order], y[order], epochs=1)
         """),
+        Valid(
+            """
+            import tensorflow as tf
+
+            for epoch in range(3):
+                ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(1024).batch(32)
+                model.fit(ds, epochs=1)
+            """
+        ),
     )
     INVALID = (
         Invalid(
@@ -182,6 +196,24 @@ class DatasetRebuiltInLoop(Rule):
             59,
             "this `tf.data` pipeline is rebuilt every iteration of a training loop; build it once "
             "before the loop",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def make_dataset(x, y):
+                return tf.data.Dataset.from_tensor_slices((x, y)).shuffle(1024).batch(32)
+
+            def train(model, epochs):
+                for epoch in range(epochs):
+                    model.fit(make_dataset(x, y), epochs=1)
+            """,
+            4,
+            12,
+            4,
+            54,
+            "`make_dataset` builds a new `tf.data` pipeline and is called every iteration of "
+            "a training loop; build the pipeline once before the loop",
         ),
     )
 

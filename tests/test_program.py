@@ -1,0 +1,155 @@
+"""Whole-program facts on small projects: types across files and classes, summaries, bounds."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tflint_leaks.analysis.index import ModuleIndex, index_source
+from tflint_leaks.analysis.program import Kind, Program, Where, join
+from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.analysis.symbolic import from_ast
+
+
+def project(tmp_path: Path, **files: str) -> dict[str, ModuleIndex]:
+    modules = {}
+    for name, source in files.items():
+        path = tmp_path / f"{name}.py"
+        text = textwrap.dedent(source)
+        path.write_text(text)
+        modules[name] = index_source(text, path)
+    return modules
+
+
+def type_in(program: Program, where: Where, expression: str) -> tuple[Kind, bool]:
+    found = program.type_of(from_ast(ast.parse(expression, mode="eval").body), where)
+    return found.kind, found.fresh
+
+
+@pytest.fixture
+def program_and_modules(tmp_path: Path) -> tuple[Program, dict[str, ModuleIndex]]:
+    modules = project(
+        tmp_path,
+        nets="""
+        import tensorflow as tf
+
+        def build(depth):
+            if depth == 0:
+                return tf.keras.Sequential([])
+            return build(depth - 1)
+
+        def actor_network():
+            model = tf.keras.Sequential([])
+            return model, model.trainable_weights, 3
+
+        MODEL = tf.keras.models.load_model("m.keras")
+
+        def cached():
+            return MODEL
+
+        class Base:
+            def __init__(self):
+                self.net = None
+                self.reset()
+
+            def reset(self):
+                self.net = build(2)
+
+        class Actor(Base):
+            def __init__(self):
+                super().__init__()
+                self.model, self.weights, self.size = actor_network()
+        """,
+        train="""
+        from sklearn.linear_model import Ridge
+        from nets import Actor, build
+
+        def score(estimator, x):
+            return estimator.predict(x)
+
+        def loop(actor: Actor):
+            score(actor.model, 1)
+            score(Ridge(), 2)
+        """,
+    )
+    return Program(ProjectIndex(modules.values())), modules
+
+
+def test_factory_types_through_recursion_tuples_and_bases(
+    program_and_modules: tuple[Program, dict[str, ModuleIndex]],
+) -> None:
+    program, modules = program_and_modules
+    nets = modules["nets"]
+    where = Where(nets)
+    assert type_in(program, where, "build(3)") == (Kind.MODEL, True)
+    assert type_in(program, where, "actor_network()[0]") == (Kind.MODEL, True)
+    assert type_in(program, where, "actor_network()[2]") == (Kind.NUMBER, False)
+    # A function returning a global model does not build one.
+    assert type_in(program, where, "cached()") == (Kind.MODEL, False)
+    # Attributes: assigned by tuple unpacking, and (None, then a model) in a project base.
+    assert type_in(program, where, "Actor().model") == (Kind.MODEL, False)
+    assert type_in(program, where, "Actor().net") == (Kind.MODEL, False)
+    assert type_in(program, where, "Actor().size") == (Kind.NUMBER, False)
+    assert type_in(program, where, "Actor()") == (Kind.INSTANCE, False)
+
+
+def test_parameters_take_the_type_every_call_site_passes(
+    program_and_modules: tuple[Program, dict[str, ModuleIndex]],
+) -> None:
+    program, modules = program_and_modules
+    train = modules["train"]
+    loop = Where(train, train.functions["loop"])
+    assert type_in(program, loop, "actor.model") == (Kind.MODEL, False)  # the annotation
+    score = Where(train, train.functions["score"])
+    # A model at one call site, a scikit-learn estimator at the other: unknown.
+    assert type_in(program, score, "estimator") == (Kind.UNKNOWN, False)
+
+
+def test_join_keeps_what_all_sides_agree_on() -> None:
+    from tflint_leaks.analysis.program import BOTTOM, UNKNOWN, Type
+
+    model, fresh = Type(Kind.MODEL), Type(Kind.MODEL, fresh=True)
+    assert join([Type(Kind.NONE), model]) == model
+    assert join([BOTTOM, fresh]) == fresh
+    assert join([model, fresh]) == model
+    assert join([model, Type(Kind.TENSOR)]) == UNKNOWN
+    assert join([]) == BOTTOM
+
+
+def test_summaries_follow_calls_and_stop_at_tf_functions(tmp_path: Path) -> None:
+    modules = project(
+        tmp_path,
+        steps="""
+        import tensorflow as tf
+
+        @tf.function
+        def traced(x):
+            return tf.keras.Sequential([])(x)
+
+        def helper(model, x):
+            tf.keras.backend.clear_session()
+            return model.fit(x)
+
+        def outer(x):
+            traced(x)
+            return helper(tf.keras.Sequential([]), x)
+        """,
+    )
+    program = Program(ProjectIndex(modules.values()))
+    steps = modules["steps"]
+    where = Where(steps)
+    callee = program.resolve(from_ast(ast.parse("outer(1)", mode="eval").body), where)
+    assert callee is not None
+    effects = program.summary(callee)
+    kinds = sorted((e.kind.value, tuple(hop.callee for hop in e.chain)) for e in effects)
+    # The tf.function's Python body runs only while it traces: no model built per call there;
+    # `x` is passed on to it as it is; the model passed to `helper` is fitted there.
+    assert kinds == [
+        ("build-model", ()),
+        ("clear-session", ("helper",)),
+        ("fit", ("helper",)),
+        ("parameter-to-tf-function", ()),
+    ]
