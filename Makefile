@@ -26,6 +26,7 @@ demo: $(VENV)/.demo-installed
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check tflint_leaks tests benchmarks
 	$(BIN)/ruff format --check tflint_leaks tests benchmarks
+	$(BIN)/lint-imports
 
 typecheck: $(VENV)/.test-installed
 	$(BIN)/mypy

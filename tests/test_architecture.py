@@ -256,3 +256,31 @@ def test_a_chain_in_one_file_is_reported_at_the_effect(
         "    agent.py:13:25: calls `act`",
         "Found 1 error.",
     ]
+
+
+def test_no_import_cycle_in_the_package() -> None:
+    """Layers point down (``lint-imports``), and within a layer no two modules import each
+    other, directly or through others (failed before: config -> rules -> engine -> config, and
+    engine.cache <-> engine.runner)."""
+    import grimp
+
+    graph = grimp.build_graph("tflint_leaks")
+    modules = sorted(graph.modules)
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(module: str) -> None:
+        state[module] = 1
+        path.append(module)
+        for imported in sorted(graph.find_modules_directly_imported_by(module)):
+            if state.get(imported) == 1:
+                cycle = path[path.index(imported) :]
+                pytest.fail(f"import cycle: {' -> '.join([*cycle, imported])}")
+            if imported not in state:
+                visit(imported)
+        path.pop()
+        state[module] = 2
+
+    for module in modules:
+        if module not in state:
+            visit(module)

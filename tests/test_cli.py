@@ -118,6 +118,10 @@ def test_unknown_code_on_the_command_line_exits_2(
             "max-python-values = 'five'",
             "`tool.tflint-leaks.max-python-values` must be a non-negative integer",
         ),
+        (
+            "max-loop-iterations = -1",
+            "`tool.tflint-leaks.max-loop-iterations` must be a non-negative integer",
+        ),
         ("per-file-ignores = ['x']", "`tool.tflint-leaks.per-file-ignores` must be a table"),
     ],
 )
@@ -160,6 +164,20 @@ def test_per_file_ignores(project: Path, capsys: pytest.CaptureFixture[str]) -> 
 def test_max_python_values_option(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "pyproject.toml").write_text("[tool.tflint-leaks]\nmax-python-values = 100\n")
     assert run(capsys, str(project))[0] == 0
+
+
+def test_max_loop_iterations_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty predicts are a finding by default (more than 10), not with a limit of 20."""
+    (tmp_path / "serve.py").write_text(
+        "import tensorflow as tf\n"
+        "model = tf.keras.models.load_model('m.keras')\n"
+        "for i in range(20):\n"
+        "    model.predict(x)\n"
+    )
+    code, out, _ = run(capsys, "--no-cache", str(tmp_path))
+    assert code == 1 and "every iteration (20 in all)" in out
+    (tmp_path / "pyproject.toml").write_text("[tool.tflint-leaks]\nmax-loop-iterations = 20\n")
+    assert run(capsys, "--no-cache", str(tmp_path))[:2] == (0, "All checks passed!\n")
 
 
 @pytest.mark.parametrize(
