@@ -337,6 +337,23 @@ class PythonScalarArgument(Rule):
             32,
             "Python number `lr` changes every iteration; each value retraces `train_step`",
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def impl(x, step):
+                return x * 2
+
+            train_step = tf.function(func=impl)
+            for step in range(1000):
+                train_step(tf.ones([2]), step)
+            """,
+            8,
+            30,
+            8,
+            34,
+            "Python number `step` changes every iteration; each value retraces `train_step`",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -125,6 +125,21 @@ class VaryingShapeArgument(Rule):
         for batch in tf.data.Dataset.range(100).batch(10):
             encode(batch)
         """),
+        Valid(
+            """
+            import functools
+            import tensorflow as tf
+
+            relaxed = functools.partial(tf.function, reduce_retracing=True)
+
+            @relaxed
+            def encode(tokens):
+                return tokens
+
+            for length in range(1, 512):
+                encode(tf.zeros([length]))
+            """
+        ),
     )
     INVALID = (
         Invalid(
@@ -282,6 +297,37 @@ class VaryingShapeArgument(Rule):
             pad = tf.function(_pad, jit_compile=False, reduce_retracing=True)
             for n in range(1, 64):
                 pad(tf.zeros([n]))
+            """,
+        ),
+        Invalid(
+            """
+            import functools
+            import tensorflow as tf
+
+            @functools.partial(tf.function, jit_compile=True)
+            def encode(tokens):
+                return tokens
+
+            for length in range(1, 512):
+                encode(tf.zeros([length]))
+            """,
+            9,
+            12,
+            9,
+            30,
+            "the shape of `tf.zeros([length])` (parameter `tokens`) changes every iteration; "
+            "each shape retraces `encode` (add an `input_signature` with `None` dimensions "
+            "or `reduce_retracing=True`)",
+            fixed="""
+            import functools
+            import tensorflow as tf
+
+            @functools.partial(tf.function, jit_compile=True, reduce_retracing=True)
+            def encode(tokens):
+                return tokens
+
+            for length in range(1, 512):
+                encode(tf.zeros([length]))
             """,
         ),
     )

@@ -375,6 +375,21 @@ class PredictInLoop(Rule):
             "`self.actor.predict` through `predict` every iteration builds a new `tf.data` "
             "pipeline each call; use `self.actor(x, training=False)` or `predict_on_batch`",
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def serve(model: tf.keras.Model, frames):
+                for frame in frames:
+                    yield model.predict(frame[None])
+            """,
+            5,
+            15,
+            5,
+            41,
+            "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`model(x, training=False)` or `predict_on_batch`",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
