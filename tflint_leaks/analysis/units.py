@@ -12,6 +12,8 @@ import ast
 from dataclasses import dataclass
 
 _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While, ast.comprehension})
+#: Nodes whose bodies are scopes of their own.
+_NESTED = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
 
 
 @dataclass(frozen=True)
@@ -75,19 +77,26 @@ ImportNode = ast.Import | ast.ImportFrom
 
 
 def _features(
-    nodes: list[ast.AST], imports: list[tuple[int, ImportNode]]
+    nodes: list[ast.AST],
+    imports: list[tuple[int, ImportNode]],
+    own: list[ast.AST] | None = None,
 ) -> tuple[frozenset[str], bool, int]:
     """The identifiers mentioned, whether there is a loop, and the deepest nesting (counted as
     libcst nests: ``a and b and c`` is one ``ast`` node but two levels in libcst); the import
-    statements met are added to ``imports`` with their depth. One walk serves all of it (this
-    is the hot loop of the index)."""
+    statements met are added to ``imports`` with their depth. With ``own`` (for one function),
+    the nodes of its body outside nested functions, lambdas and classes are added to it, so the
+    index need not walk the function again. One walk serves all of it (this is the hot loop
+    of the index)."""
     names: set[str] = set()
     has_loop = False
     deepest = 0
-    stack: list[tuple[ast.AST, int]] = [(node, 1) for node in nodes]
+    body = {s for node in nodes for s in getattr(node, "body", ())} if own is not None else set()
+    stack: list[tuple[ast.AST, int, bool]] = [(node, 1, False) for node in nodes]
     while stack:
-        node, depth = stack.pop()
+        node, depth, is_own = stack.pop()
         kind = type(node)
+        if is_own:
+            own.append(node)  # type: ignore[union-attr]
         if kind is ast.Name:
             names.add(node.id)  # type: ignore[attr-defined]
         elif kind is ast.Attribute:
@@ -101,33 +110,46 @@ def _features(
         elif kind is ast.Import or kind is ast.ImportFrom:
             imports.append((depth, node))  # type: ignore[arg-type]
         deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in child_nodes(node))
+        inner = is_own and kind not in _NESTED
+        if depth == 1 and body:
+            stack.extend((child, 2, child in body) for child in child_nodes(node))
+        else:
+            stack.extend((child, depth + 1, inner) for child in child_nodes(node))
     return frozenset(names), has_loop, deepest
 
 
 def _unit(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, imports: list[tuple[int, ImportNode]]
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    prefix: str,
+    imports: list[tuple[int, ImportNode]],
+    owns: dict[ast.AST, list[ast.AST]],
 ) -> Unit:
-    names, has_loop, depth = _features([node], imports)
+    own: list[ast.AST] = []
+    names, has_loop, depth = _features([node], imports, own)
+    owns[node] = own
     end = node.end_lineno or node.lineno
     return Unit(f"{prefix}{node.name}", _first_line(node), end, names, has_loop, depth)
 
 
-def collect_units(tree: ast.Module) -> tuple[FileUnits, list[ImportNode]]:
-    """The file's units, and every import statement in it, outermost first (as ``ast.walk``
-    would meet them: a nested import of the same name is read last and wins)."""
+def collect_units(
+    tree: ast.Module,
+) -> tuple[FileUnits, list[ImportNode], dict[ast.AST, list[ast.AST]]]:
+    """The file's units; every import statement in it, outermost first (as ``ast.walk`` would
+    meet them: a nested import of the same name is read last and wins); and for every top-level
+    function and method, the nodes of its body outside nested scopes."""
     imports: list[tuple[int, ImportNode]] = []
+    owns: dict[ast.AST, list[ast.AST]] = {}
     functions: list[Unit] = []
     classes: list[ClassUnits] = []
     rest: list[ast.AST] = []
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            functions.append(_unit(stmt, "", imports))
+            functions.append(_unit(stmt, "", imports, owns))
         elif isinstance(stmt, ast.ClassDef):
             methods = []
             for inner in stmt.body:
                 if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
-                    methods.append(_unit(inner, f"{stmt.name}.", imports))
+                    methods.append(_unit(inner, f"{stmt.name}.", imports, owns))
                 else:
                     rest.append(inner)
             rest.extend([*stmt.bases, *stmt.keywords, *stmt.decorator_list])
@@ -140,4 +162,5 @@ def collect_units(tree: ast.Module) -> tuple[FileUnits, list[ImportNode]]:
     end = max((getattr(n, "end_lineno", 0) or 0 for n in tree.body), default=0)
     module = Unit("", 1, end, names, has_loop, depth)
     imports.sort(key=lambda item: (item[0], item[1].lineno, item[1].col_offset))
-    return FileUnits(tuple(functions), tuple(classes), module), [node for _, node in imports]
+    units = FileUnits(tuple(functions), tuple(classes), module)
+    return units, [node for _, node in imports], owns
