@@ -410,10 +410,11 @@ class PredictInLoop(Rule):
         predicts = effects_through_calls(context, node, EffectKind.PREDICT)
         if not predicts or any(builds_models(context, loop) for loop in context.loops):
             return
-        effect = predicts[0]
-        callee = effect.chain[0].callee.rpartition(".")[2]
-        message = _message(effect.text, f"through `{callee}` {every_iteration(context)}")
-        report_through(self, node, effect, message, RelatedRole.MODEL, "`predict` is called here")
+        for effect in predicts:  # each `predict` the call runs (one finding per place)
+            callee = effect.chain[0].callee.rpartition(".")[2]
+            message = _message(effect.text, f"through `{callee}` {every_iteration(context)}")
+            where = "`predict` is called here"
+            report_through(self, node, effect, message, RelatedRole.MODEL, where)
 
     def _graph_mode(self) -> bool:
         """TF1-style graph mode (eager execution turned off here or in a module this file
