@@ -316,27 +316,30 @@ def confirm(
     package) a verdict: confirmed, not-reproduced, not-executed or error.
 
     Exit codes: 0 nothing confirmed, 1 a finding confirmed (or a runtime-only retrace found),
-    2 usage error or TensorFlow missing.
+    2 usage error, TensorFlow missing, or the target failed (raised, crashed, exited with an
+    error status, or pytest could not run the selection).
     """
     from tflint_leaks.config import ConfigError, resolve_settings
     from tflint_leaks.diagnostics import Verdict
     from tflint_leaks.engine.runner import lint_paths
     from tflint_leaks.runtime import INSTALL_HINT, tensorflow_available
-    from tflint_leaks.runtime.confirm import Target, run_confirm
+    from tflint_leaks.runtime.confirm import Target, find_module_path, run_confirm
 
     program_args: tuple[str, ...] = ctx.meta.get("program_args", ())
-    kinds = [
-        kind
-        for kind, given in (("script", target), ("module", module), ("pytest", pytest_args))
-        if given
-    ]
-    if len(kinds) != 1:
+    given = {"module": module is not None, "pytest": bool(pytest_args)}
+    if sum(given.values()) > 1 or not (target or any(given.values())):
         raise _fail("error: give exactly one target: a script, `-m MODULE` or `--pytest SELECTION`")
-    if module is not None and target is not None:
+    if any(given.values()) and target is not None:
+        # with -m or --pytest, every positional argument is a path to lint
         paths = (Path(target), *paths)
-    if kinds == ["pytest"]:
+    if pytest_args:
         spec = Target(kind="pytest", args=(*pytest_args, *program_args))
-    elif kinds == ["module"]:
+    elif module is not None:
+        if find_module_path(module) is None:
+            raise _fail(
+                f"error: no module named `{module}` (looked in the current directory "
+                "and on sys.path)"
+            )
         spec = Target(kind="module", module=module, args=program_args)
     else:
         if target is None or not Path(target).is_file():
@@ -352,14 +355,24 @@ def confirm(
     except ConfigError as error:
         raise _fail(f"error: {error}") from None
     static = lint_paths(static_paths, settings)
-    result = run_confirm(spec, static.diagnostics, timeout=timeout, memory_limit_mb=memory_limit)
+    result = run_confirm(
+        spec,
+        static.diagnostics,
+        timeout=timeout,
+        memory_limit_mb=memory_limit,
+        max_python_values=settings.options.max_python_values,
+        user_paths=[str(path) for path in static_paths],
+    )
     run = result.run
     click.echo(f"target {run.status}: {run.description}", err=True)
-    if run.traceback:
+    if run.traceback and run.failure and "could not import" not in run.failure:
         click.echo(run.traceback, err=True)
     for note in run.notes:
         click.echo(f"note: {note}", err=True)
-    click.echo(render(output_format, result.diagnostics), nl=False)
+    if result.diagnostics or not run.failure:
+        click.echo(render(output_format, result.diagnostics), nl=False)
+    if run.failure:
+        raise _fail(f"error: {run.failure}")
     confirmed = any(
         d.confirmation is not None and d.confirmation.verdict is Verdict.CONFIRMED
         for d in result.diagnostics

@@ -85,6 +85,26 @@ class Verdict(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class CallSite:
+    """Calls a ``tf.function`` received from one line of user code, and the traces they made."""
+
+    file: str
+    line: int
+    calls: int
+    traces: int
+    cell: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "filename": self.file,
+            "cell": self.cell,
+            "line": self.line,
+            "calls": self.calls,
+            "traces": self.traces,
+        }
+
+
+@dataclass(frozen=True)
 class Confirmation:
     """What the runtime mode measured for one finding."""
 
@@ -96,6 +116,12 @@ class Confirmation:
     iterations: int | None = None
     growth: tuple[tuple[str, float], ...] = ()
     evidence: tuple[str, ...] = ()
+    #: Retracing: whether the traces stopped (True: bounded), were still growing at the end
+    #: of the run (False), or neither was measured (None); the values the flagged argument took.
+    bounded: bool | None = None
+    values: tuple[str, ...] = ()
+    #: Retracing: every call site of the ``tf.function``, the finding's own first.
+    sites: tuple[CallSite, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -107,6 +133,9 @@ class Confirmation:
             "iterations": self.iterations,
             "growth": dict(self.growth),
             "evidence": list(self.evidence),
+            "bounded": self.bounded,
+            "values": list(self.values),
+            "sites": [site.to_json() for site in self.sites],
         }
 
 

@@ -47,6 +47,8 @@ class Judgement(str, enum.Enum):
     SIDE_EFFECT = "side-effect"
     #: Exact counters (and memory) sampled at the finding's loop grow per iteration.
     GROWTH = "growth"
+    #: Like ``GROWTH``, on live tapes and the tensors that tapes hold.
+    TAPES = "tapes"
 
 
 @dataclass(frozen=True)
@@ -221,7 +223,7 @@ CODES: tuple[Code, ...] = (
         "persistent-tape-not-released",
         "A persistent `GradientTape` created per call or iteration is never deleted",
         fix=Applicability.UNSAFE,
-        judgement=Judgement.GROWTH,
+        judgement=Judgement.TAPES,
         triggers=_TAPES,
         implementation="tfl201_persistent_tape_not_released.PersistentTapeNotReleased",
     ),
@@ -229,7 +231,7 @@ CODES: tuple[Code, ...] = (
         "TFL202",
         "gradient-inside-persistent-tape",
         "`gradient` is called inside a persistent tape's `with` block",
-        judgement=Judgement.GROWTH,
+        judgement=Judgement.TAPES,
         triggers=_TAPES,
         implementation="tfl202_gradient_inside_persistent_tape.GradientInsidePersistentTape",
     ),
@@ -237,7 +239,7 @@ CODES: tuple[Code, ...] = (
         "TFL203",
         "tape-spans-loop",
         "A gradient tape's `with` block contains a loop over a dataset",
-        judgement=Judgement.GROWTH,
+        judgement=Judgement.TAPES,
         triggers=_TAPES,
         implementation="tfl203_tape_spans_loop.TapeSpansLoop",
     ),
@@ -245,7 +247,7 @@ CODES: tuple[Code, ...] = (
         "TFL204",
         "tape-kept-across-iterations",
         "A gradient tape is stored where it outlives the loop iteration",
-        judgement=Judgement.GROWTH,
+        judgement=Judgement.TAPES,
         triggers=_TAPES,
         implementation="tfl204_tape_kept_across_iterations.TapeKeptAcrossIterations",
     ),

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tflint_leaks.config import RuleOptions
 from tflint_leaks.diagnostics import (
     Confirmation,
     Diagnostic,
@@ -81,7 +82,13 @@ def confirm(
     memory_limit_mb: int | None = None,
 ) -> ConfirmResult:
     target = Target(kind="script", path=target_path(script), args=args)
-    return run_confirm(target, findings, timeout=timeout, memory_limit_mb=memory_limit_mb)
+    return run_confirm(
+        target,
+        findings,
+        timeout=timeout,
+        memory_limit_mb=memory_limit_mb,
+        max_python_values=RuleOptions().max_python_values,
+    )
 
 
 def by_message(result: ConfirmResult) -> dict[str, Diagnostic]:

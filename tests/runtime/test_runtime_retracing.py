@@ -47,9 +47,13 @@ def test_python_int_counter_is_confirmed_and_names_the_argument(
     assert confirmation is not None
     assert confirmation.verdict is Verdict.CONFIRMED
     assert (confirmation.traces, confirmation.calls) == (10, 10)
-    assert confirmation.cause == "argument `i` took 10 distinct Python int values"
+    assert (
+        confirmation.cause == "argument `i` took 10 distinct Python int values: 0, 1, 2, 3, ..., 9"
+    )
     assert confirmation.summary == (
-        "`step` traced 10 times in 10 calls: argument `i` took 10 distinct Python int values"
+        "`step` traced 10 times in 10 calls: argument `i` took 10 distinct Python int values: "
+        "0, 1, 2, 3, ..., 9; unbounded: still tracing new graphs at the end of the run "
+        "(a new trace at call 10 of 10)"
     )
     assert any("triggered tf.function retracing" in line for line in confirmation.evidence)
 
@@ -114,11 +118,10 @@ def test_method_on_short_lived_instances_is_confirmed(recreated: ConfirmResult) 
     confirmation = confirmation_at(recreated, "TFL104", "recreated.py", "method-call")
     assert confirmation.verdict is Verdict.CONFIRMED
     assert (confirmation.traces, confirmation.calls) == (10, 10)
-    # one Function for the class attribute, then one per instance where `forward` is looked up
-    sites = [line_of("recreated.py", m) for m in ("method-def", "method-call")]
+    # one Function per instance, created where `forward` is looked up on it
+    line = line_of("recreated.py", "method-call")
     assert confirmation.cause == (
-        "9 retraces came from new tf.function objects "
-        f"(11 created at recreated.py:{sites[0]}, recreated.py:{sites[1]})"
+        f"9 retraces came from new tf.function objects (10 created at recreated.py:{line})"
     )
 
 
@@ -126,6 +129,7 @@ def test_variable_creating_function_has_a_baseline_of_one(recreated: ConfirmResu
     confirmation = confirmation_at(recreated, "TFL101", "recreated.py", "variable-call")
     assert confirmation.verdict is Verdict.NOT_REPRODUCED
     assert confirmation.summary == "`Counter.__call__` traced once in 10 calls"
+    assert confirmation.bounded is None
 
 
 def test_no_runtime_only_finding_when_the_static_pass_saw_everything(
@@ -146,7 +150,9 @@ def test_varying_shapes_are_confirmed(shapes: ConfirmResult) -> None:
     confirmation = confirmation_at(shapes, "TFL105", "shapes.py", "plain-call")
     assert confirmation.verdict is Verdict.CONFIRMED
     assert (confirmation.traces, confirmation.calls) == (10, 10)
-    assert confirmation.cause == "argument `x` took 10 distinct shapes: (1,), (2,), (3,), (4,), ..."
+    assert confirmation.cause == (
+        "argument `x` took 10 distinct shapes: (1,), (2,), (3,), (4,), ..., (10,)"
+    )
 
 
 def test_reduce_retracing_is_not_reproduced(shapes: ConfirmResult) -> None:
@@ -180,7 +186,7 @@ def test_unflagged_retracing_is_a_runtime_finding(side_effect: ConfirmResult) ->
     assert extra.start.line == line_of("side_effect.py", "unflagged-def")
     assert extra.message == (
         "`scale` retraced at run time (10 traces in 10 calls): "
-        "argument `factor` took 10 distinct Python float values"
+        "argument `factor` took 10 distinct Python float values: 0.0, 1.0, 2.0, 3.0, ..., 9.0"
     )
     assert extra.confirmation is not None
     assert extra.confirmation.verdict is Verdict.CONFIRMED

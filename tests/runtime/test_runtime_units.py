@@ -9,16 +9,26 @@ from typing import Any
 
 import pytest
 
-from tflint_leaks.diagnostics import Diagnostic, Location, Related, RelatedRole, Severity, Verdict
+from tflint_leaks.diagnostics import (
+    CallSite,
+    Diagnostic,
+    Location,
+    Related,
+    RelatedRole,
+    Severity,
+    Verdict,
+)
 from tflint_leaks.runtime import INSTALL_HINT, protocol, tensorflow_available
 from tflint_leaks.runtime.observations import (
     CodeStats,
     Observations,
+    Param,
     Sample,
     Trace,
     read_observations,
 )
-from tflint_leaks.runtime.verdicts import RunEnding, judge, measure_retracing
+from tflint_leaks.runtime.places import Place, Sources
+from tflint_leaks.runtime.verdicts import Context, Retraces, RunEnding, judge, measure_retracing
 
 FILE = "/project/train.py"
 KEY = (FILE, 10, "step")
@@ -47,29 +57,49 @@ def test_a_line_cut_short_by_a_killed_child_is_skipped() -> None:
     assert observations.end is None
 
 
-def stats(traces: int, calls: int) -> CodeStats:
-    # distinct traces: a new object each time, as for a tf.function re-created in a loop
-    made = [Trace(KEY, 12, serial, True, ()) for serial in range(traces)]
-    return CodeStats(KEY, 12, made, calls, traces)
+def context(observations: Observations, normal: bool = True) -> Context:
+    ending = RunEnding(normal, "ran to its end" if normal else "timed out after 5 s")
+    return Context(observations, ending, 5, lambda file, line: CallSite(file, line, 0, 0))
+
+
+def literal(value: int) -> Param:
+    return Param("i", "Literal", f"Literal[{value}]", type="int", value=str(value))
+
+
+def retraces(values: list[int], calls: int) -> Retraces:
+    """A call site whose ``i`` took ``values`` (one trace each, on consecutive calls), then
+    ``calls`` calls in all."""
+    made = [
+        Trace(KEY, 12, 1, True, (literal(value),), (FILE, 20), call, call)
+        for call, value in enumerate(values, 1)
+    ]
+    return Retraces(CodeStats(KEY, 12, made, calls, 1), made, calls, parameter="i")
 
 
 @pytest.mark.parametrize(
-    ("traces", "calls", "verdict"),
+    ("values", "calls", "verdict", "bounded"),
     [
-        (3, 6, Verdict.CONFIRMED),
-        (3, 7, Verdict.NOT_REPRODUCED),
-        (2, 2, Verdict.NOT_REPRODUCED),
-        (1, 100, Verdict.NOT_REPRODUCED),
+        # more distinct values than max-python-values (5): confirmed, however many calls
+        ([0, 1, 2, 3, 4, 5], 6, Verdict.CONFIRMED, False),  # the last call traced: growing
+        ([0, 1, 2, 3, 4, 5], 11, Verdict.CONFIRMED, False),  # 5 calls after: not a full cycle
+        ([0, 1, 2, 3, 4, 5], 12, Verdict.CONFIRMED, True),  # 6 calls after with no new trace
+        ([0, 1, 2, 3, 4, 5], 1_000_000, Verdict.CONFIRMED, True),
+        ([0, 1, 2, 3, 4], 5, Verdict.NOT_REPRODUCED, None),
+        ([0, 1, 2, 3, 4], 1_000_000, Verdict.NOT_REPRODUCED, None),
+        ([0], 100, Verdict.NOT_REPRODUCED, None),
     ],
 )
-def test_retracing_thresholds(traces: int, calls: int, verdict: Verdict) -> None:
-    assert measure_retracing(stats(traces, calls)).verdict is verdict
+def test_retracing_verdict_depends_on_distinct_values_not_on_calls(
+    values: list[int], calls: int, verdict: Verdict, bounded: bool | None
+) -> None:
+    confirmation = measure_retracing(retraces(values, calls), context(Observations()))
+    assert (confirmation.verdict, confirmation.bounded) == (verdict, bounded)
+    assert confirmation.traces == len(values)
 
 
 def finding(code: str, line: int, loop: int | None = None) -> Diagnostic:
-    related = (
-        (Related(RelatedRole.LOOP, "", FILE, Location(loop, 1), Location(loop, 1)),) if loop else ()
-    )
+    location = Location(loop or 1, 1)
+    related = (Related(RelatedRole.LOOP, "", FILE, location, location),) if loop else ()
     return Diagnostic(
         code,
         code,
@@ -83,22 +113,25 @@ def finding(code: str, line: int, loop: int | None = None) -> Diagnostic:
     )
 
 
+def place(diagnostic: Diagnostic) -> Place:
+    return Sources().place(diagnostic)
+
+
 def test_code_never_reached_is_not_executed_only_after_a_normal_end() -> None:
     observations = Observations()
-    normal = judge(finding("TFL101", 20, 19), observations, RunEnding(True, "ran to its end"))
-    stopped = judge(
-        finding("TFL101", 20, 19), observations, RunEnding(False, "timed out after 5 s")
-    )
+    never = finding("TFL101", 20, 19)
+    normal = judge(never, place(never), context(observations))
+    stopped = judge(never, place(never), context(observations, normal=False))
     assert normal.verdict is Verdict.NOT_EXECUTED
     assert stopped.verdict is Verdict.ERROR
     assert stopped.summary == "the run timed out after 5 s before this code ran"
 
 
-def growth_observations(values: list[int]) -> Observations:
+def growth_observations(counter: str, values: list[float]) -> Observations:
     observations = Observations()
     observations.hits = {(FILE, 19): len(values), (FILE, 20): len(values)}
     observations.samples[(FILE, 19)] = [
-        Sample(hit, {protocol.COUNTER_LIVE_TAPES: value}) for hit, value in enumerate(values, 1)
+        Sample(hit, {counter: value}) for hit, value in enumerate(values, 1)
     ]
     return observations
 
@@ -112,6 +145,35 @@ def growth_observations(values: list[int]) -> Observations:
         ([1, 2, 3, 4, 5, 6], Verdict.NOT_REPRODUCED),  # too few samples after warm-up
     ],
 )
-def test_growth_thresholds(values: list[int], verdict: Verdict) -> None:
-    ending = RunEnding(True, "ran to its end")
-    assert judge(finding("TFL201", 20, 19), growth_observations(values), ending).verdict is verdict
+def test_growth_thresholds(values: list[float], verdict: Verdict) -> None:
+    tape = finding("TFL201", 20, 19)
+    observations = growth_observations(protocol.COUNTER_LIVE_TAPES, values)
+    observations.samples[(FILE, 19)] = [
+        Sample(s.hit, {**s.counters, protocol.COUNTER_TAPE_TENSORS: 0})
+        for s in observations.samples[(FILE, 19)]
+    ]
+    assert judge(tape, place(tape), context(observations)).verdict is verdict
+
+
+STEADY = [600.0 + 2.0 * hit for hit in range(1, 13)]
+
+
+@pytest.mark.parametrize(
+    ("rss", "noise", "verdict"),
+    [
+        (STEADY, 0.3, Verdict.CONFIRMED),  # +2 MB every iteration: 18 MB over 9, noise 0.3
+        (STEADY, 2.0, Verdict.NOT_REPRODUCED),  # 18 MB is not 10 times the noise
+        ([600.0 + (5.0 if hit % 2 else 0.0) for hit in range(1, 13)], 0.3, Verdict.NOT_REPRODUCED),
+        (STEADY[:9], 0.3, Verdict.NOT_REPRODUCED),  # 7 samples after warm-up: too few for a fit
+    ],
+)
+def test_tape_findings_fall_back_to_a_memory_slope(
+    rss: list[float], noise: float, verdict: Verdict
+) -> None:
+    """Without the tensors held by tapes (a TensorFlow release without ``EagerTensor``)."""
+    tape = finding("TFL203", 20, 19)
+    observations = growth_observations(protocol.COUNTER_RSS_MB, rss)
+    observations.rss_noise_mb = noise
+    confirmation = judge(tape, place(tape), context(observations))
+    assert confirmation.verdict is verdict
+    assert confirmation.summary.startswith("memory-based: ")

@@ -34,12 +34,15 @@ from tflint_leaks.runtime import protocol
 
 #: A code object as the runtime knows it: absolute file, first line (first decorator), qualname.
 CodeKey = tuple[str, int, str]
+Site = tuple[str, int]
 TraceFunc = Callable[[types.FrameType, str, Any], Any]
 
 _INFO_ATTR = "_tflint_leaks_info"
 _FLUSH_PERIOD_S = 1.0
 _MAX_LOG_RECORDS = 50
 _MAX_REPR = 120
+_MAX_VALUE = 40
+_NOISE_ROUNDS = 5
 _LOG_MARKERS = ("retracing", "AutoGraph", "autograph")
 
 
@@ -108,6 +111,7 @@ def describe_constraint(name: str, constraint: Any) -> dict[str, Any]:
     described: dict[str, Any] = {"name": name, "kind": kind, "repr": text}
     if kind == "Literal" and hasattr(constraint, "value"):
         described["type"] = type(constraint.value).__name__
+        described["value"] = repr(constraint.value)[:_MAX_VALUE]
     elif kind == "Weakref" and " to '" in text:
         described["type"] = text.split(" to '", 1)[1].split("'", 1)[0]
     elif hasattr(constraint, "shape") and hasattr(constraint, "dtype"):
@@ -125,11 +129,14 @@ class Recorder:
         self.writer = writer
         self.user_files = user_files
         self.calls: collections.Counter[CodeKey] = collections.Counter()
+        #: Calls per code object and call site (the user line that called the ``tf.function``).
+        self.site_calls: collections.Counter[tuple[CodeKey, Site | None]] = collections.Counter()
         self.objects: collections.Counter[CodeKey] = collections.Counter()
         self.hits: collections.Counter[tuple[str, int]] = collections.Counter()
         self.live_graphs: weakref.WeakSet[Any] = weakref.WeakSet()
         self.live_tapes: weakref.WeakSet[Any] = weakref.WeakSet()
-        self.counters: dict[str, Callable[[], float | None]] = {}
+        #: Counter readers, each with the sampling level it needs (``protocol.SAMPLE_*``).
+        self.counters: list[tuple[int, Callable[[], dict[str, float | None]]]] = []
         self.eager_reported = False
         self.traces = 0
         self.logs_written = 0
@@ -169,21 +176,28 @@ class Recorder:
             frame = frame.f_back
         return None
 
-    def enter_call(self, function: Any) -> None:
+    def enter_call(self, function: Any, caller: types.FrameType | None) -> None:
+        """Count a call of ``function`` made from ``caller``, at the user line that made it."""
         serial, key = self.function_info(function)
+        found = self.user_site(caller)
+        site = (found[0], found[1]) if found else None
+        call = (serial, site, 0, 0)
         if key is not None:
             self.calls[key] += 1
+            self.site_calls[key, site] += 1
+            call = (serial, site, self.site_calls[key, site], self.calls[key])
             self._dirty = True
-        stack = self.call_stack()
-        stack.append(serial)
+        self.call_stack().append(call)
 
     def leave_call(self) -> None:
         self.call_stack().pop()
 
-    def call_stack(self) -> list[int]:
-        stack: list[int] | None = getattr(self._stack, "serials", None)
+    def call_stack(self) -> list[tuple[int, Site | None, int, int]]:
+        """The ``tf.function`` calls in progress on this thread: serial, call site, the call's
+        number at its site and for its code object."""
+        stack: list[tuple[int, Site | None, int, int]] | None = getattr(self._stack, "calls", None)
         if stack is None:
-            stack = self._stack.serials = []
+            stack = self._stack.calls = []
         return stack
 
     # -- traces --------------------------------------------------------------------------------
@@ -199,11 +213,15 @@ class Recorder:
             describe_constraint(name, getattr(parameter, "type_constraint", None))
             for name, parameter in getattr(function_type, "parameters", {}).items()
         ]
+        serial, site, site_call, call = stack[-1] if stack else (None, None, 0, 0)
         self.writer.write(
             protocol.RECORD_TRACE,
             key=key,
             last=last,
-            serial=stack[-1] if stack else None,
+            serial=serial,
+            site=site,
+            call=site_call,
+            ncall=call,
             user=key[0] in self.user_files,
             params=params,
         )
@@ -211,17 +229,21 @@ class Recorder:
 
     # -- samples at loop lines -----------------------------------------------------------------
 
-    def on_line(self, filename: str, line: int, sample: bool) -> None:
+    def on_line(self, filename: str, line: int, level: int) -> None:
+        """Count a run of a watched line; sample counters at ``level`` (``SAMPLE_*``)."""
         site = (filename, line)
         self.hits[site] += 1
         hit = self.hits[site]
         self._dirty = True
         if hit == 1:
             self.flush()
-        if sample and (hit <= protocol.SAMPLE_FIRST or hit & (hit - 1) == 0):
-            gc.collect()
-            counters = {name: read() for name, read in self.counters.items()}
-            counters[protocol.COUNTER_RSS_MB] = rss_mb()
+        if level and (hit <= protocol.SAMPLE_FIRST or hit & (hit - 1) == 0):
+            if level >= protocol.SAMPLE_FULL:
+                gc.collect()
+            counters: dict[str, float | None] = {}
+            for needs, read in self.counters:
+                if needs <= level:
+                    counters.update(read())
             self.writer.write(protocol.RECORD_SAMPLE, file=filename, line=line, hit=hit, c=counters)
 
     # -- output --------------------------------------------------------------------------------
@@ -234,8 +256,13 @@ class Recorder:
                 return
             self._dirty = False
             calls, objects, hits = dict(self.calls), dict(self.objects), dict(self.hits)
+            sites: dict[CodeKey, list[list[Any]]] = {}
+            for (key, site), count in list(self.site_calls.items()):
+                if site is not None:
+                    sites.setdefault(key, []).append([*site, count])
             counts = [
-                [*key, calls.get(key, 0), objects.get(key, 0)] for key in {**objects, **calls}
+                [*key, calls.get(key, 0), objects.get(key, 0), sites.get(key, [])]
+                for key in {**objects, **calls}
             ]
             self.writer.write(protocol.RECORD_CALLS, counts=counts)
             lines = [[file, line, count] for (file, line), count in hits.items()]
@@ -329,7 +356,7 @@ def install_function_hooks(recorder: Recorder) -> bool:
         recorder.register_function(self, python_function)
 
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
-        recorder.enter_call(self)
+        recorder.enter_call(self, sys._getframe(1))
         # TensorFlow's own Python frames need no line events: pausing the line sampler for the
         # call keeps them at full speed (the caller's frame keeps its local trace function)
         sampler = sys.gettrace()
@@ -347,7 +374,7 @@ def install_function_hooks(recorder: Recorder) -> bool:
     return True
 
 
-def track_instances(recorder: Recorder, module_name: str, class_name: str, live: Any) -> bool:
+def track_instances(module_name: str, class_name: str, live: Any) -> bool:
     """Add every new instance of ``module_name.class_name`` to the weak set ``live``."""
     cls = getattr(guarded_import(module_name), class_name, None)
     if cls is None:
@@ -384,23 +411,86 @@ def keras_name_count() -> int | None:
         return None
 
 
+def tape_holdings() -> dict[str, float | None]:
+    """The tensors that gradient tapes hold, and their size: exact, read from the heap.
+
+    A tape keeps each recorded op's inputs and outputs for the backward pass in a tuple or list
+    that only TensorFlow's C++ tape refers to. After ``gc.collect()``, a tuple or list holding
+    an ``EagerTensor`` that no Python object (nor a local variable of a running frame) refers
+    to is such a record.
+    """
+    module = sys.modules.get("tensorflow.python.framework.ops")
+    eager_tensor = getattr(module, "EagerTensor", None)
+    if eager_tensor is None:
+        return {protocol.COUNTER_TAPE_TENSORS: None, protocol.COUNTER_TAPE_MB: None}
+    records = [
+        o
+        for o in gc.get_objects()
+        if type(o) in (tuple, list) and any(type(item) is eager_tensor for item in o)
+    ]
+    referred = {id(value) for frame in running_frames() for value in frame.f_locals.values()}
+    if records:
+        ids = {id(record) for record in records}
+        first = records[0]
+        for referrer in gc.get_referrers(*records):
+            # the list above and the argument tuple of this very call hold every record
+            if referrer is records or (
+                type(referrer) is tuple and len(referrer) == len(records) and referrer[0] is first
+            ):
+                continue
+            referred.update(i for item in gc.get_referents(referrer) if (i := id(item)) in ids)
+    held = {
+        id(item): item
+        for record in records
+        if id(record) not in referred
+        for item in record
+        if type(item) is eager_tensor
+    }
+    size = sum(t.shape.num_elements() * t.dtype.size for t in held.values())
+    return {
+        protocol.COUNTER_TAPE_TENSORS: len(held),
+        protocol.COUNTER_TAPE_MB: round(size / 2**20, 3),
+    }
+
+
+def running_frames() -> list[types.FrameType]:
+    """Every frame on the stack of every thread."""
+    frames = []
+    for frame in sys._current_frames().values():
+        current: types.FrameType | None = frame
+        while current is not None:
+            frames.append(current)
+            current = current.f_back
+    return frames
+
+
 def install_counters(recorder: Recorder) -> None:
     """Register the exact counters sampled at loop lines, reporting any that are unavailable."""
-    recorder.counters[protocol.COUNTER_TRACES] = lambda: recorder.traces
-    recorder.counters[protocol.COUNTER_GRAPH_FUNCTIONS] = graph_function_count
-    recorder.counters[protocol.COUNTER_KERAS_NAMES] = keras_name_count
-    if track_instances(
-        recorder, "tensorflow.python.framework.func_graph", "FuncGraph", recorder.live_graphs
-    ):
-        recorder.counters[protocol.COUNTER_LIVE_GRAPHS] = lambda: len(recorder.live_graphs)
+
+    def counter(level: int, name: str, read: Callable[[], float | None]) -> None:
+        recorder.counters.append((level, lambda: {name: read()}))
+
+    counter(protocol.SAMPLE_LIGHT, protocol.COUNTER_TRACES, lambda: recorder.traces)
+    counter(protocol.SAMPLE_LIGHT, protocol.COUNTER_GRAPH_FUNCTIONS, graph_function_count)
+    counter(protocol.SAMPLE_LIGHT, protocol.COUNTER_RSS_MB, rss_mb)
+    counter(protocol.SAMPLE_FULL, protocol.COUNTER_KERAS_NAMES, keras_name_count)
+    live_graphs, live_tapes = recorder.live_graphs, recorder.live_tapes
+    if track_instances("tensorflow.python.framework.func_graph", "FuncGraph", live_graphs):
+        counter(protocol.SAMPLE_FULL, protocol.COUNTER_LIVE_GRAPHS, lambda: len(live_graphs))
     else:
         degraded(recorder, "func_graph.FuncGraph", "live graphs are not counted")
-    if track_instances(
-        recorder, "tensorflow.python.eager.backprop", "GradientTape", recorder.live_tapes
-    ):
-        recorder.counters[protocol.COUNTER_LIVE_TAPES] = lambda: len(recorder.live_tapes)
+    if track_instances("tensorflow.python.eager.backprop", "GradientTape", live_tapes):
+        counter(protocol.SAMPLE_FULL, protocol.COUNTER_LIVE_TAPES, lambda: len(live_tapes))
     else:
         degraded(recorder, "backprop.GradientTape", "live tapes are not counted")
+    if getattr(guarded_import("tensorflow.python.framework.ops"), "EagerTensor", None) is None:
+        degraded(
+            recorder,
+            "ops.EagerTensor",
+            "tensors held by tapes are not counted: tape findings are judged on process memory",
+        )
+    else:
+        recorder.counters.append((protocol.SAMPLE_TAPES, tape_holdings))
 
 
 def degraded(recorder: Recorder, what: str, fallback: str) -> None:
@@ -445,13 +535,13 @@ def install_hooks(recorder: Recorder) -> None:
 class LineTracer:
     """A ``sys.settrace`` hook that only traces code objects containing a watched line."""
 
-    def __init__(self, recorder: Recorder, sites: dict[str, dict[int, bool]]) -> None:
+    def __init__(self, recorder: Recorder, sites: dict[str, dict[int, int]]) -> None:
         self._recorder = recorder
         self._sites = sites
-        self._by_code: dict[types.CodeType, dict[int, bool] | None] = {}
+        self._by_code: dict[types.CodeType, dict[int, int] | None] = {}
         self._files: dict[str, str | None] = {}
 
-    def _lines_of(self, code: types.CodeType) -> dict[int, bool] | None:
+    def _lines_of(self, code: types.CodeType) -> dict[int, int] | None:
         filename = code.co_filename
         if filename not in self._files:
             path = protocol.absolute(filename)
@@ -497,6 +587,23 @@ class LineTracer:
 
 
 # -- running the target --------------------------------------------------------------------------
+
+
+def measure_rss_noise(recorder: Recorder) -> None:
+    """The spread of RSS over ``_NOISE_ROUNDS`` rounds of allocating and freeing a 1 MB tensor,
+    each followed by ``gc.collect()``: what RSS does when nothing grows, in this process."""
+    import tensorflow as tf
+
+    readings = []
+    for _ in range(_NOISE_ROUNDS):
+        _ = tf.ones([2**18]) * 2.0  # 1 MB allocated and dropped
+        del _
+        gc.collect()
+        readings.append(rss_mb())
+    if None not in readings:
+        measured = [value for value in readings if value is not None]
+        spread = round(max(measured) - min(measured), 3)
+        recorder.writer.write(protocol.RECORD_NOISE, rss_mb=spread)
 
 
 def apply_memory_limit(recorder: Recorder, limit_mb: int) -> None:
@@ -613,9 +720,11 @@ def run(config: dict[str, Any]) -> int:
     install_exit_guards(recorder)
     if config.get("memory_limit_mb"):
         apply_memory_limit(recorder, int(config["memory_limit_mb"]))
-    sites: dict[str, dict[int, bool]] = {}
-    for path, line, sample in config["sites"]:
-        sites.setdefault(path, {})[line] = sites.get(path, {}).get(line, False) or sample
+    sites: dict[str, dict[int, int]] = {}
+    for path, line, level in config["sites"]:
+        sites.setdefault(path, {})[line] = max(sites.get(path, {}).get(line, 0), level)
+    if any(level >= protocol.SAMPLE_TAPES for lines in sites.values() for level in lines.values()):
+        measure_rss_noise(recorder)
     start_flusher(recorder)
     tracer = LineTracer(recorder, sites)
     try:
@@ -634,6 +743,8 @@ def run(config: dict[str, Any]) -> int:
             protocol.STATUS_RAISED,
             1,
             exception=f"{type(error).__name__}: {error}"[:500],
+            import_error=isinstance(error, ImportError),
+            where=raised_at(recorder, error),
             traceback=user_traceback(recorder, error),
         )
         return 1

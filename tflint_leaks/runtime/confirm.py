@@ -7,21 +7,21 @@ and ``docs/runtime.md`` for what is measured and how verdicts are decided.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import signal
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from tflint_leaks.diagnostics import Diagnostic, Verdict
+from tflint_leaks.diagnostics import CallSite, Diagnostic, Verdict
 from tflint_leaks.registry import RUNTIME_RETRACING, Judgement
 from tflint_leaks.runtime import protocol, verdicts
 from tflint_leaks.runtime.launcher import ProcessOutcome, launch
 from tflint_leaks.runtime.observations import CodeStats, Observations, read_observations
+from tflint_leaks.runtime.places import Place, Site, Sources, place_name
 
 TargetKind = Literal["script", "module", "pytest"]
 
@@ -52,6 +52,8 @@ class RunSummary:
 
     status: str  # completed, raised, exited, os-exit, timeout, memory-limit, crashed, fatal
     description: str
+    #: Why the target failed, in one line (None when it ran, timed out or hit the memory limit).
+    failure: str | None
     exit_code: int | None
     duration_s: float
     pid: int
@@ -85,97 +87,124 @@ def find_module_path(module: str) -> str | None:
 _CRASH_SIGNALS = frozenset({signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS, signal.SIGKILL})
 
 
-def _where(end: dict[str, object]) -> str:
-    where = end.get("where")
-    if isinstance(where, list) and len(where) == 2:
-        return f" at {os.path.relpath(str(where[0]))}:{where[1]}"
-    return ""
+#: pytest's exit codes that mean it could not run the selection (``pytest.ExitCode``); 1 means
+#: that tests ran and some failed, which is a run like any other.
+_PYTEST_FAILURES = {
+    2: "was interrupted",
+    3: "hit an internal error",
+    4: "could not use the selection (usage error)",
+    5: "collected no tests",
+}
 
 
 def run_ending(
-    outcome: ProcessOutcome, observations: Observations, timeout: float, memory_limit: int | None
-) -> tuple[str, verdicts.RunEnding]:
-    """The run's status and how the verdicts should read its end."""
+    target: Target,
+    outcome: ProcessOutcome,
+    observations: Observations,
+    timeout: float,
+    memory_limit: int | None,
+    show: Callable[[str, int], CallSite],
+) -> tuple[str, verdicts.RunEnding, str | None]:
+    """The run's status, how the verdicts should read its end, and why the target failed (a
+    one-line message) when it did: it raised, crashed, exited with an error status, or could
+    not start. A timeout or the memory limit stops a run without failing it: the user asked."""
     end = observations.end or {}
     status = str(end.get("status", ""))
     code = end.get("exit_code")
+    where = end.get("where")
+    at = f" at {place_name(show(str(where[0]), int(where[1])))}" if isinstance(where, list) else ""
     if status == protocol.STATUS_COMPLETED:
-        return status, verdicts.RunEnding(True, "ran to its end")
+        return status, verdicts.RunEnding(True, "ran to its end"), None
     if status in (protocol.STATUS_EXITED, protocol.STATUS_OS_EXIT):
         call = "sys.exit" if status == protocol.STATUS_EXITED else "os._exit"
-        return status, verdicts.RunEnding(code == 0, f"stopped with {call}({code}){_where(end)}")
+        description = f"stopped with {call}({code}){at}"
+        if target.kind == "pytest" and status == protocol.STATUS_EXITED:
+            failure = _PYTEST_FAILURES.get(code) if isinstance(code, int) else None
+            last = outcome.stdout_tail.strip().rpartition("\n")[2]
+            message = f"pytest {failure} (exit {code}): {last}" if failure else None
+            return status, verdicts.RunEnding(code in (0, 1), description), message
+        failed = None if code == 0 else f"the target {description}"
+        return status, verdicts.RunEnding(code == 0, description), failed
     if status == protocol.STATUS_RAISED:
         exception = str(end.get("exception", ""))
         if memory_limit and exception.startswith("MemoryError"):
-            return "memory-limit", verdicts.RunEnding(
-                False, f"exceeded --memory-limit {memory_limit} MB"
-            )
-        return status, verdicts.RunEnding(False, f"raised {exception}")
+            description = f"exceeded --memory-limit {memory_limit} MB"
+            return "memory-limit", verdicts.RunEnding(False, description), None
+        failed = "could not import" if end.get("import_error") else "raised"
+        return (
+            status,
+            verdicts.RunEnding(False, f"raised {exception}"),
+            f"the target {failed}{at}: {exception}",
+        )
     if outcome.timed_out:
-        return "timeout", verdicts.RunEnding(False, f"timed out after {timeout:g} s{_where(end)}")
+        description = f"timed out after {timeout:g} s{at}"
+        return "timeout", verdicts.RunEnding(False, description), None
     if status == protocol.STATUS_FATAL:
-        return status, verdicts.RunEnding(False, f"could not start: {end.get('exception')}")
+        description = f"could not start: {end.get('exception')}"
+        return status, verdicts.RunEnding(False, description), f"the target {description}"
     signum = outcome.signal
     if memory_limit and signum in _CRASH_SIGNALS:
         name = signal.Signals(signum).name
         description = f"was killed by {name} over --memory-limit {memory_limit} MB"
-        return "memory-limit", verdicts.RunEnding(False, description)
+        return "memory-limit", verdicts.RunEnding(False, description), None
     if signum is not None:
-        return "crashed", verdicts.RunEnding(False, f"was killed by {signal.Signals(signum).name}")
-    return "crashed", verdicts.RunEnding(
-        False, f"ended with exit code {outcome.returncode} unrecorded"
-    )
+        description = f"was killed by {signal.Signals(signum).name}"
+    else:
+        description = f"ended with exit code {outcome.returncode} unrecorded"
+    return "crashed", verdicts.RunEnding(False, description), f"the target {description}"
 
 
 def child_config(
-    target: Target, diagnostics: Sequence[Diagnostic], memory_limit_mb: int | None
+    target: Target,
+    places: Sequence[tuple[Diagnostic, Place]],
+    memory_limit_mb: int | None,
+    user_paths: Sequence[str] = (),
 ) -> dict[str, object]:
     """What the child needs: the target, the lines to watch, the user's directories."""
-    sites = {
-        (file, line): sample
-        for diagnostic in diagnostics
-        for (file, line), sample in verdicts.watched_sites(diagnostic)
-    }
-    files = [d.file for d in diagnostics] + target.default_paths()
+    sites: dict[Site, int] = {}
+    for diagnostic, place in places:
+        for site, level in verdicts.watched_sites(diagnostic, place):
+            sites[site] = max(sites.get(site, protocol.SAMPLE_NONE), level)
+    files = [place.file for _, place in places] + target.default_paths()
     roots = {str(Path.cwd()), *(str(Path(protocol.absolute(file)).parent) for file in files)}
+    roots.update(protocol.absolute(path) for path in user_paths if Path(path).is_dir())
     return {
         "kind": target.kind,
         "path": target.path,
         "module": target.module,
         "args": list(target.args),
-        "sites": [[file, line, sample] for (file, line), sample in sorted(sites.items())],
+        "sites": [[file, line, level] for (file, line), level in sorted(sites.items())],
         "roots": sorted(roots),
         "memory_limit_mb": memory_limit_mb,
     }
 
 
-def _display_path(path: str) -> str:
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
-
-
-def runtime_findings(
-    observations: Observations, matched: set[tuple[str, int, str]]
-) -> list[Diagnostic]:
-    """``TFL900`` for user code that retraced on most calls and that no static finding names."""
+def runtime_findings(context: verdicts.Context, claimed: set[int]) -> list[Diagnostic]:
+    """``TFL900`` for user code that retraced more than the static rules accept, in calls that
+    no static finding was judged on (``claimed`` holds the ids of the traces judged)."""
     found: list[Diagnostic] = []
-    for stats in observations.user_code():
-        if stats.key in matched:
+    for stats in context.observations.user_code():
+        traces = [trace for trace in stats.traces if id(trace) not in claimed]
+        if not traces:
             continue
-        confirmation = verdicts.measure_retracing(stats)
+        sites = {trace.site for trace in traces}
+        calls = sum(n for site, n in stats.site_calls.items() if site in sites) or stats.calls
+        retraces = verdicts.Retraces(stats, traces, calls, by_code=True)
+        confirmation = verdicts.measure_retracing(retraces, context)
         if confirmation.verdict is not Verdict.CONFIRMED:
             continue
         file, line, name = stats.key
         cause = f": {confirmation.cause}" if confirmation.cause else ""
+        shown = context.show(file, line)
         counts = f"{confirmation.traces} traces in {confirmation.calls} calls"
         message = f"`{name}` retraced at run time ({counts}){cause}"
-        finding = RUNTIME_RETRACING.at(_display_path(file), message, line)
-        found.append(dataclasses.replace(finding, confirmation=confirmation))
+        finding = RUNTIME_RETRACING.at(shown.file, message, shown.line)
+        found.append(dataclasses.replace(finding, confirmation=confirmation, cell=shown.cell))
     return found
 
 
 def _evidence(
-    diagnostic: Diagnostic, stats: CodeStats | None, observations: Observations, partial: str | None
+    stats: CodeStats | None, observations: Observations, partial: str | None
 ) -> tuple[str, ...]:
     evidence: list[str] = []
     if stats is not None:
@@ -191,21 +220,23 @@ def _evidence(
 
 
 def confirm_all(
-    diagnostics: Sequence[Diagnostic], observations: Observations, ending: verdicts.RunEnding
+    places: Sequence[tuple[Diagnostic, Place]], context: verdicts.Context
 ) -> list[Diagnostic]:
     """Every finding with its confirmation, then the runtime-only findings."""
     confirmed: list[Diagnostic] = []
-    matched: set[tuple[str, int, str]] = set()
-    partial = None if ending.normal else ending.description
-    for diagnostic in diagnostics:
-        confirmation = verdicts.judge(diagnostic, observations, ending)
-        stats = verdicts.find_code(diagnostic, observations)
+    claimed: set[int] = set()
+    observations = context.observations
+    partial = None if context.run.normal else context.run.description
+    for diagnostic, place in places:
+        confirmation = verdicts.judge(diagnostic, place, context)
+        stats = verdicts.find_code(place, observations)
         if stats is not None and verdicts.judgement(diagnostic) is Judgement.TRACES:
-            matched.add(stats.key)
-        extra = _evidence(diagnostic, stats, observations, partial)
+            judged = verdicts.retraces_of(diagnostic, place, stats, observations)
+            claimed.update(id(trace) for trace in judged.traces)
+        extra = _evidence(stats, observations, partial)
         confirmation = dataclasses.replace(confirmation, evidence=confirmation.evidence + extra)
         confirmed.append(dataclasses.replace(diagnostic, confirmation=confirmation))
-    return confirmed + runtime_findings(observations, matched)
+    return confirmed + runtime_findings(context, claimed)
 
 
 def _notes(observations: Observations) -> tuple[str, ...]:
@@ -227,17 +258,29 @@ def run_confirm(
     diagnostics: list[Diagnostic],
     timeout: float,
     memory_limit_mb: int | None,
+    max_python_values: int,
+    user_paths: Sequence[str] = (),
 ) -> ConfirmResult:
-    """Run ``target`` in an instrumented child process and confirm each of ``diagnostics``."""
+    """Run ``target`` in an instrumented child process and confirm each of ``diagnostics``.
+
+    ``max_python_values`` is the static rules' threshold (``max-python-values``): a retracing
+    finding is confirmed when its argument made more distinct traces than that. ``user_paths``
+    (the paths linted) count as the user's code, like the target's own directory.
+    """
+    sources = Sources()
+    places = [(diagnostic, sources.place(diagnostic)) for diagnostic in diagnostics]
     with tempfile.TemporaryDirectory(prefix="tflint-leaks-") as workdir:
-        config = child_config(target, diagnostics, memory_limit_mb)
+        config = child_config(target, places, memory_limit_mb, user_paths)
         outcome = launch(config, Path(workdir), timeout)
     observations = read_observations(outcome.results)
-    status, ending = run_ending(outcome, observations, timeout, memory_limit_mb)
+    status, ending, failure = run_ending(
+        target, outcome, observations, timeout, memory_limit_mb, sources.show
+    )
     end = observations.end or {}
     summary = RunSummary(
         status=status,
         description=ending.description,
+        failure=failure,
         exit_code=outcome.returncode,
         duration_s=outcome.duration_s,
         pid=outcome.pid,
@@ -247,4 +290,5 @@ def run_confirm(
         stdout_tail=outcome.stdout_tail,
         stderr_tail=outcome.stderr_tail,
     )
-    return ConfirmResult(confirm_all(diagnostics, observations, ending), summary)
+    context = verdicts.Context(observations, ending, max_python_values, sources.show)
+    return ConfirmResult(confirm_all(places, context), summary)

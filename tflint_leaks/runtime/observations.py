@@ -24,6 +24,11 @@ class Param:
     type: str | None = None  # the Python type of a Literal value or of a Weakref target
     shape: str | None = None
     dtype: str | None = None
+    value: str | None = None  # the repr of a Literal's Python value
+
+    def shown(self) -> str:
+        """The value as a user would write it: the Python value, the shape, or the repr."""
+        return self.value or self.shape or self.repr
 
 
 @dataclass(frozen=True)
@@ -33,9 +38,17 @@ class Trace:
     serial: int | None
     user: bool
     params: tuple[Param, ...]
+    #: The user line that called the ``tf.function`` (None when no user frame made the call).
+    site: Site | None = None
+    #: The call's number at its site, and among all calls of the code object (1-based).
+    call: int = 0
+    ncall: int = 0
 
     def signature(self) -> tuple[str, ...]:
         return tuple(param.repr for param in self.params)
+
+    def param(self, name: str) -> Param | None:
+        return next((param for param in self.params if param.name == name), None)
 
 
 @dataclass
@@ -48,6 +61,8 @@ class CodeStats:
     calls: int = 0
     objects: int = 0
     creation_sites: set[Site] = field(default_factory=set)
+    #: Calls per call site (the user line that called the ``tf.function``).
+    site_calls: dict[Site, int] = field(default_factory=dict)
 
     def contains(self, file: str, line: int) -> bool:
         return self.key[0] == file and self.key[1] <= line <= max(self.last_line, self.key[1])
@@ -74,12 +89,16 @@ class Observations:
     started: bool = False
     tensorflow: str | None = None
     code: dict[CodeKey, CodeStats] = field(default_factory=dict)
+    #: The user line that created each ``tf.function`` object, by serial number.
+    created: dict[int, Site] = field(default_factory=dict)
     hits: dict[Site, int] = field(default_factory=dict)
     samples: dict[Site, list[Sample]] = field(default_factory=dict)
     degraded: list[str] = field(default_factory=list)
     logs: list[str] = field(default_factory=list)
     eager: bool = False
     memory_limit: dict[str, Any] | None = None
+    #: The spread of RSS measured in the child's warm-up, when a tape finding was watched.
+    rss_noise_mb: float | None = None
     end: dict[str, Any] | None = None
 
     def stats(self, key: CodeKey) -> CodeStats:
@@ -107,12 +126,16 @@ def _apply(observations: Observations, record: dict[str, Any]) -> None:
         observations.started = True
         observations.tensorflow = record.get("tensorflow")
     elif kind == protocol.RECORD_TRACE:
+        site = record.get("site")
         trace = Trace(
             key=_key(record["key"]),
             last_line=int(record["last"]),
             serial=record.get("serial"),
             user=bool(record.get("user")),
             params=tuple(_param(p) for p in record.get("params", ())),
+            site=(str(site[0]), int(site[1])) if site else None,
+            call=int(record.get("call", 0)),
+            ncall=int(record.get("ncall", 0)),
         )
         stats = observations.stats(trace.key)
         stats.traces.append(trace)
@@ -121,10 +144,12 @@ def _apply(observations: Observations, record: dict[str, Any]) -> None:
         if record.get("site"):
             file, line = record["site"]
             observations.stats(_key(record["key"])).creation_sites.add((file, int(line)))
+            observations.created[int(record["serial"])] = (file, int(line))
     elif kind == protocol.RECORD_CALLS:
-        for *key, calls, objects in record["counts"]:
+        for *key, calls, objects, sites in record["counts"]:
             stats = observations.stats(_key(key))
             stats.calls, stats.objects = int(calls), int(objects)
+            stats.site_calls = {(str(file), int(line)): int(n) for file, line, n in sites}
     elif kind == protocol.RECORD_HITS:
         observations.hits = {(file, int(line)): int(n) for file, line, n in record["counts"]}
     elif kind == protocol.RECORD_SAMPLE:
@@ -142,6 +167,8 @@ def _apply(observations: Observations, record: dict[str, Any]) -> None:
         observations.eager = True
     elif kind == protocol.RECORD_MEMORY_LIMIT:
         observations.memory_limit = record
+    elif kind == protocol.RECORD_NOISE:
+        observations.rss_noise_mb = float(record["rss_mb"])
     elif kind == protocol.RECORD_END:
         observations.end = record
 

@@ -24,6 +24,7 @@ RECORD_SAMPLE = "sample"  # counters sampled at a loop line: file, line, hit, co
 RECORD_LOG = "log"  # a captured TensorFlow warning: level, msg
 RECORD_EAGER = "eager"  # tf.config.run_functions_eagerly(True) was called
 RECORD_MEMORY_LIMIT = "memory-limit"  # baseline_mb, limit_mb
+RECORD_NOISE = "noise"  # rss_mb: the spread of RSS measured in the child's warm-up
 RECORD_END = "end"  # status, exit_code, exception, where
 
 #: ``end`` statuses written by the child.
@@ -40,7 +41,19 @@ COUNTER_GRAPH_FUNCTIONS = "graph_functions"
 COUNTER_LIVE_GRAPHS = "live_graphs"
 COUNTER_KERAS_NAMES = "keras_names"
 COUNTER_LIVE_TAPES = "live_tapes"
+#: Tensors held by gradient-tape records (the inputs and outputs a tape keeps for its backward
+#: pass), and their size in MB.
+COUNTER_TAPE_TENSORS = "tape_tensors"
+COUNTER_TAPE_MB = "tape_mb"
 COUNTER_RSS_MB = "rss_mb"
+
+#: How much is sampled at a watched line: hits only; counters that need no ``gc.collect()``
+#: (traces, graph functions, RSS: for the charts of retracing findings); every exact counter
+#: after a ``gc.collect()``; and the tensors held by tapes on top (another heap walk).
+SAMPLE_NONE = 0
+SAMPLE_LIGHT = 1
+SAMPLE_FULL = 2
+SAMPLE_TAPES = 3
 
 #: Full samples (each with a ``gc.collect()``, about 0.14 s with TensorFlow loaded) are taken at
 #: the first ``SAMPLE_FIRST`` hits of a loop line, then at every power of two (64, 128, ...), so

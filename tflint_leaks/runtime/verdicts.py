@@ -1,26 +1,23 @@
-"""Turn observations into a verdict per finding, with thresholds chosen to survive a rerun.
+"""Turn observations into a verdict per finding, decided by what was measured about the finding.
 
-Each rule's registry line says how its findings are judged. Retracing findings (``traces``:
-``TFL101``-``TFL105``) are judged on the traces of the code object of the ``tf.function`` they
-name:
+Never by how long the target ran: a run that lasts ten times longer must not change a verdict
+unless it measured something new about the finding. Every threshold is in ``docs/runtime.md``
+with its reason.
 
-- ``confirmed``: at least ``MIN_TRACES`` distinct traces and at least ``MIN_RETRACE_RATIO`` traces
-  per call. The cause names what changed between consecutive traces: an argument (a Python value,
-  a tensor shape or dtype, a Python object) or a new ``tf.function`` object.
-- ``not-reproduced``: called, but below those thresholds (the summary says when fewer than
-  ``MIN_CALLS`` calls make that weak evidence). A function that creates variables traces twice on
-  its first call with one signature; distinct (object, signature) pairs are counted, so its
-  baseline is 1 like any other function's.
+Retracing findings (``TFL101``-``TFL105``) are judged on the calls made at the finding's call site
+(the user line that called the ``tf.function``) and the traces those calls made: ``confirmed``
+when the flagged argument took more distinct values in traces than ``max-python-values`` (the
+static rules accept at most that many: a bounded sweep), however many calls there were. A
+re-created ``tf.function`` (``TFL103``) or a method on new instances (``TFL104``) counts the new
+``tf.function`` objects that traced. The summary says whether the traces were still growing at
+the end of the run or stopped (bounded) and the values seen.
 
 Python side effects in a ``tf.function`` (``TFL3xx``) are confirmed when the function was called
 at least twice: its Python body (and so the side effect) then ran on fewer calls than it was
 called, or ran on every call with symbolic tensors because the function retraced.
 
 Every other finding (tapes ``TFL2xx``, models, ``predict``, datasets ``TFL4xx``) is judged on
-counters sampled where its loop header (or, with no loop, its own line) runs. The first
-``WARMUP_SAMPLES`` samples are dropped; with at least ``MIN_GROWTH_STEPS`` steps left, an exact
-counter grows when it rose by ``MIN_GROWTH_PER_ITERATION`` per iteration or more, rising on at
-least ``MIN_RISE_FRACTION`` of the steps. Process memory (RSS) is only supporting evidence.
+counters sampled where its loop header (or, with no loop, its own line) runs.
 
 A finding whose code never ran is ``not-executed`` when the target finished on its own, and
 ``error`` when the run stopped early (timeout, crash, memory limit): it might have run later.
@@ -29,24 +26,40 @@ A finding whose code never ran is ``not-executed`` when the target finished on i
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
-from tflint_leaks.diagnostics import Confirmation, Diagnostic, RelatedRole, Verdict
+from tflint_leaks.diagnostics import CallSite, Confirmation, Diagnostic, Verdict
 from tflint_leaks.registry import BY_CODE, Judgement
 from tflint_leaks.runtime import protocol
-from tflint_leaks.runtime.observations import CodeStats, Observations, Param, Site
+from tflint_leaks.runtime.observations import (
+    CodeStats,
+    Observations,
+    Param,
+    Sample,
+    Site,
+    Trace,
+)
+from tflint_leaks.runtime.places import CallAt, Place, place_name
 
-MIN_TRACES = 3
-MIN_RETRACE_RATIO = 0.5
-MIN_CALLS = 3
+#: The codes whose retraces come from new ``tf.function`` objects: counted by object.
+_RECREATED = "TFL103"
+_PER_INSTANCE = "TFL104"
 MIN_SIDE_EFFECT_CALLS = 2
 WARMUP_SAMPLES = 2
 MIN_GROWTH_STEPS = 4
 MIN_GROWTH_PER_ITERATION = 0.5
 MIN_RISE_FRACTION = 0.5
-
+#: Tape findings judged on process memory (when no exact counter sees what tapes hold): at
+#: least this many samples after warm-up, a straight-line fit this tight, and growth over the
+#: sampled iterations this many times the RSS noise measured in the child's warm-up.
+MIN_MEMORY_SAMPLES = 8
+MIN_MEMORY_R2 = 0.9
+MEMORY_NOISE_FACTOR = 10
+#: RSS is read in pages; noise below this is taken as this.
+RSS_RESOLUTION_MB = 0.1
 
 _COUNTER_LABELS = {
     protocol.COUNTER_TRACES: "traces of any tf.function",
@@ -54,11 +67,14 @@ _COUNTER_LABELS = {
     protocol.COUNTER_LIVE_GRAPHS: "live FuncGraphs",
     protocol.COUNTER_KERAS_NAMES: "Keras layer/model names",
     protocol.COUNTER_LIVE_TAPES: "live GradientTapes",
+    protocol.COUNTER_TAPE_TENSORS: "tensors held by gradient tapes",
 }
 _EXACT_COUNTERS = tuple(_COUNTER_LABELS)
-_COUNTERS_BY_FAMILY = {
-    "TFL2": (protocol.COUNTER_LIVE_TAPES,),
-    "TFL4": (
+_TAPE_HOLDINGS = (protocol.COUNTER_TAPE_TENSORS, protocol.COUNTER_TAPE_MB)
+#: The counters that can confirm a finding, by its rule's judgement.
+_COUNTERS_BY_JUDGEMENT = {
+    Judgement.TAPES: (protocol.COUNTER_LIVE_TAPES, protocol.COUNTER_TAPE_TENSORS),
+    Judgement.GROWTH: (
         protocol.COUNTER_TRACES,
         protocol.COUNTER_KERAS_NAMES,
         protocol.COUNTER_GRAPH_FUNCTIONS,
@@ -76,6 +92,17 @@ class RunEnding:
     description: str
 
 
+@dataclass(frozen=True)
+class Context:
+    """What every verdict reads: the observations, how the run ended, the static threshold,
+    and how to show a line of the code the child ran (a notebook's as ``cell N:line``)."""
+
+    observations: Observations
+    run: RunEnding
+    max_python_values: int
+    show: Callable[[str, int], CallSite]
+
+
 def judgement(diagnostic: Diagnostic) -> Judgement:
     """How a finding is judged: its rule's registry line says (growth for anything else)."""
     code = BY_CODE.get(diagnostic.code)
@@ -85,38 +112,26 @@ def judgement(diagnostic: Diagnostic) -> Judgement:
 # -- matching findings to what ran ---------------------------------------------------------------
 
 
-def _abs_site(file: str, line: int) -> Site:
-    return (protocol.absolute(file), line)
+def watched_sites(diagnostic: Diagnostic, place: Place) -> list[tuple[Site, int]]:
+    """The lines the child watches for a finding, and the sampling level of each.
 
-
-def loop_site(diagnostic: Diagnostic) -> Site | None:
-    """The header of the loop that repeats the finding, if the finding names one."""
-    for related in diagnostic.related:
-        if related.role is RelatedRole.LOOP:
-            return _abs_site(related.file, related.start.line)
-    return None
-
-
-def judged_on_traces(diagnostic: Diagnostic) -> bool:
-    """Whether a finding is judged on traces and calls rather than on counters sampled in a loop."""
-    return judgement(diagnostic) in {Judgement.TRACES, Judgement.SIDE_EFFECT}
-
-
-def watched_sites(diagnostic: Diagnostic) -> list[tuple[Site, bool]]:
-    """The lines the child watches for a finding, and whether each is sampled with counters.
-
-    Counters (each sample costs a ``gc.collect()``) are sampled only for growth findings: at
-    their loop header, or at their own line when they name no loop.
+    Every exact counter (each sample costs a ``gc.collect()``) is sampled for growth findings
+    only, at their loop header or at their own line when they name no loop; tape findings add
+    the tensors tapes hold. A retracing or side-effect finding's loop header samples the
+    counters that cost nothing (traces, graph functions, RSS), for the report's charts.
     """
-    loop = loop_site(diagnostic)
-    own = _abs_site(diagnostic.file, diagnostic.start.line)
-    sample = not judged_on_traces(diagnostic)
+    loop = place.loop_site
+    level = {
+        Judgement.TRACES: protocol.SAMPLE_LIGHT,
+        Judgement.SIDE_EFFECT: protocol.SAMPLE_LIGHT,
+        Judgement.TAPES: protocol.SAMPLE_TAPES,
+    }.get(judgement(diagnostic), protocol.SAMPLE_FULL)
     if loop is None:
-        return [(own, sample)]
-    return [(own, False), (loop, sample)]
+        return [(place.site, level)]
+    return [(place.site, protocol.SAMPLE_NONE), (loop, level)]
 
 
-def find_code(diagnostic: Diagnostic, observations: Observations) -> CodeStats | None:
+def find_code(place: Place, observations: Observations) -> CodeStats | None:
     """The code object a finding is about.
 
     Tried in order: the code object whose first line is the ``tf-function`` related location (a
@@ -124,18 +139,14 @@ def find_code(diagnostic: Diagnostic, observations: Observations) -> CodeStats |
     finding's line; the innermost code object that contains the finding's line.
     """
     candidates: list[CodeStats] = []
-    for related in diagnostic.related:
-        if related.role is RelatedRole.TF_FUNCTION:
-            file, line = _abs_site(related.file, related.start.line)
-            candidates = [s for s in observations.code.values() if s.key[:2] == (file, line)]
-            candidates += [
-                s for s in observations.code.values() if (file, line) in s.creation_sites
-            ]
-    own = _abs_site(diagnostic.file, diagnostic.start.line)
+    if place.tf_function is not None:
+        site = place.tf_function
+        candidates = [s for s in observations.code.values() if s.key[:2] == site]
+        candidates += [s for s in observations.code.values() if site in s.creation_sites]
     if not candidates:
-        candidates = [s for s in observations.code.values() if own in s.creation_sites]
+        candidates = [s for s in observations.code.values() if place.site in s.creation_sites]
     if not candidates:
-        containing = [s for s in observations.code.values() if s.traces and s.contains(*own)]
+        containing = [s for s in observations.code.values() if s.traces and s.contains(*place.site)]
         innermost = max((s.key[1] for s in containing), default=None)
         candidates = [s for s in containing if s.key[1] == innermost]
     return max(candidates, key=lambda s: (len(s.traces), s.calls), default=None)
@@ -146,47 +157,56 @@ def _iterations(observations: Observations, loop: Site) -> int:
     return max(observations.hits.get(loop, 0) - 1, 0)
 
 
-def _line_hits(diagnostic: Diagnostic, observations: Observations) -> int:
-    return sum(observations.hits.get(site, 0) for site, _ in watched_sites(diagnostic))
+def _line_hits(diagnostic: Diagnostic, place: Place, observations: Observations) -> int:
+    return sum(observations.hits.get(site, 0) for site, _ in watched_sites(diagnostic, place))
 
 
 # -- causes --------------------------------------------------------------------------------------
 
 
-def _listed(values: list[str]) -> str:
-    shown = ", ".join(values[:_MAX_LISTED])
-    return shown + (", ..." if len(values) > _MAX_LISTED else "")
+def listed(values: Sequence[str]) -> str:
+    """The first few values and the last: ``0, 1, 2, 3, ..., 39``."""
+    if len(values) <= _MAX_LISTED + 1:
+        return ", ".join(values)
+    return ", ".join([*values[:_MAX_LISTED], "...", values[-1]])
 
 
 def describe_argument(name: str, params: list[Param]) -> str:
-    """``argument `step` took 12 distinct Python int values`` and the like."""
+    """``argument `step` took 12 distinct Python int values: 0, 1, ...`` and the like."""
     distinct = list(dict.fromkeys(param.repr for param in params))
     kinds = {param.kind for param in params}
     types = sorted({param.type for param in params if param.type})
     if kinds == {"Literal"}:
-        return f"argument `{name}` took {len(distinct)} distinct Python {'/'.join(types)} values"
+        values = list(dict.fromkeys(param.shown() for param in params))
+        return (
+            f"argument `{name}` took {len(distinct)} distinct Python {'/'.join(types)} values: "
+            f"{listed(values)}"
+        )
     if kinds == {"Weakref"}:
         kind = f" of type `{'/'.join(types)}`" if types else ""
         return f"argument `{name}` took {len(distinct)} distinct Python objects{kind}"
     shapes = list(dict.fromkeys(param.shape for param in params if param.shape))
     if len(shapes) > 1:
-        return f"argument `{name}` took {len(shapes)} distinct shapes: {_listed(shapes)}"
+        return f"argument `{name}` took {len(shapes)} distinct shapes: {listed(shapes)}"
     dtypes = list(dict.fromkeys(param.dtype for param in params if param.dtype))
     if len(dtypes) > 1:
-        return f"argument `{name}` took {len(dtypes)} distinct dtypes: {_listed(dtypes)}"
-    return f"argument `{name}` took {len(distinct)} distinct values ({_listed(sorted(kinds))})"
+        return f"argument `{name}` took {len(dtypes)} distinct dtypes: {listed(dtypes)}"
+    return f"argument `{name}` took {len(distinct)} distinct values ({listed(sorted(kinds))})"
 
 
-def _site_names(stats: CodeStats) -> str:
-    sites = sorted(stats.creation_sites)
-    return _listed([f"{Path(file).name}:{line}" for file, line in sites])
+def _creation_sites(observations: Observations, traces: Sequence[Trace], context: Context) -> str:
+    sites = sorted(
+        {observations.created[t.serial] for t in traces if t.serial in observations.created}
+    )
+    shown = [context.show(*site) for site in sites]
+    return listed([place_name(dataclasses.replace(s, file=Path(s.file).name)) for s in shown])
 
 
-def retrace_cause(stats: CodeStats) -> str | None:
-    """What changed between consecutive traces of one code object, most frequent first."""
+def retrace_cause(traces: Sequence[Trace], context: Context) -> str | None:
+    """What changed between consecutive traces, most frequent first."""
     changed: dict[str, int] = {}
     new_objects = 0
-    for previous, current in pairwise(stats.traces):
+    for previous, current in pairwise(traces):
         if current.serial != previous.serial:
             new_objects += 1
             continue
@@ -196,77 +216,199 @@ def retrace_cause(stats: CodeStats) -> str | None:
                 changed[param.name] = changed.get(param.name, 0) + 1
     top = max(changed.values(), default=0)
     if new_objects and new_objects >= top:
-        where = f" at {_site_names(stats)}" if stats.creation_sites else ""
-        objects = max(stats.objects, new_objects + 1)
+        objects = len({trace.serial for trace in traces})
+        sites = _creation_sites(context.observations, traces, context)
+        where = f" at {sites}" if sites else ""
         return (
             f"{new_objects} retraces came from new tf.function objects ({objects} created{where})"
         )
     if not top:
         return None
     name = next(name for name, count in changed.items() if count == top)
-    params = [param for trace in stats.traces for param in trace.params if param.name == name]
-    return describe_argument(name, params)
+    return _argument_cause(traces, name)
 
 
-# -- verdicts ------------------------------------------------------------------------------------
+def _argument_cause(traces: Sequence[Trace], name: str) -> str:
+    return describe_argument(name, [p for trace in traces if (p := trace.param(name))])
+
+
+# -- retracing -----------------------------------------------------------------------------------
 
 
 def _times(count: int) -> str:
     return "once" if count == 1 else f"{count} times"
 
 
-def _name(stats: CodeStats) -> str:
-    return stats.key[2]
+@dataclass(frozen=True)
+class Retraces:
+    """The traces a retracing finding is judged on: those its call site (or the ``tf.function``
+    objects created at its line) made, and what tells them apart."""
+
+    stats: CodeStats
+    traces: list[Trace]
+    calls: int
+    #: The flagged argument's parameter: its distinct values are counted. None: count new
+    #: ``tf.function`` objects (``by_object``) or distinct signatures.
+    parameter: str | None = None
+    by_object: bool = False
+    #: Number calls by the code object rather than by one call site (several sites).
+    by_code: bool = False
+
+    def key(self, trace: Trace) -> object:
+        if self.parameter is not None:
+            param = trace.param(self.parameter)
+            return param.repr if param else None
+        if self.by_object:
+            return trace.serial
+        return (trace.serial, trace.signature())
+
+    def distinct(self) -> list[Trace]:
+        """The first trace of each distinct value (object, signature), in order."""
+        first: dict[object, Trace] = {}
+        for trace in self.traces:
+            first.setdefault(self.key(trace), trace)
+        return list(first.values())
+
+    def values(self) -> tuple[str, ...]:
+        if self.parameter is None:
+            return ()
+        return tuple(p.shown() for t in self.distinct() if (p := t.param(self.parameter)))
 
 
-def not_run(diagnostic: Diagnostic, observations: Observations, run: RunEnding) -> Confirmation:
-    """The verdict for a finding whose code never ran."""
-    loop = loop_site(diagnostic)
-    hits = observations.hits.get(loop, 0) if loop else 0
-    evidence = (f"its loop header ran {hits} times, the flagged code never",) if hits else ()
-    if run.normal:
-        summary = "the code never ran while the target ran to its end"
-        return Confirmation(Verdict.NOT_EXECUTED, summary, evidence=evidence)
-    return Confirmation(
-        Verdict.ERROR, f"the run {run.description} before this code ran", evidence=evidence
+def _parameter(call: CallAt | None, traces: Sequence[Trace]) -> str | None:
+    """The parameter the flagged argument binds to (``self`` is not among a method's)."""
+    if call is None or not traces:
+        return None
+    names = [param.name for param in traces[0].params]
+    if call.keyword is not None:
+        return call.keyword if call.keyword in names else None
+    if call.position is not None and call.position < len(names):
+        return names[call.position]
+    return None
+
+
+def retraces_of(
+    diagnostic: Diagnostic, place: Place, stats: CodeStats, observations: Observations
+) -> Retraces:
+    """Select the traces and calls that ``diagnostic`` is judged on."""
+    if diagnostic.code == _RECREATED:
+        created = {s for s, site in observations.created.items() if site == place.site}
+        traces = [t for t in stats.traces if t.serial in created]
+        if traces:
+            return Retraces(stats, traces, stats.calls, by_object=True, by_code=True)
+    lines = place.call_lines()
+    sites = {s: n for s, n in stats.site_calls.items() if s[0] == place.file and s[1] in lines}
+    if not sites:  # no call was attributed to this call site: judge the whole code object
+        return Retraces(stats, list(stats.traces), stats.calls, by_code=True)
+    traces = [t for t in stats.traces if t.site in sites]
+    if diagnostic.code == _PER_INSTANCE:
+        return Retraces(stats, traces, sum(sites.values()), by_object=True, by_code=len(sites) > 1)
+    return Retraces(
+        stats,
+        traces,
+        sum(sites.values()),
+        parameter=_parameter(place.call, traces),
+        by_code=len(sites) > 1,
     )
 
 
-def measure_retracing(stats: CodeStats) -> Confirmation:
-    """The retracing verdict for one code object that ran."""
-    traces, calls = stats.distinct_traces(), stats.calls
-    cause = retrace_cause(stats)
-    counted = f"`{_name(stats)}` traced {_times(traces)} in {calls} calls"
-    if traces >= MIN_TRACES and traces >= MIN_RETRACE_RATIO * calls:
-        summary = f"{counted}: {cause}" if cause else counted
-        return Confirmation(Verdict.CONFIRMED, summary, traces=traces, calls=calls, cause=cause)
-    if calls < MIN_CALLS:
-        counted += f" (at least {MIN_CALLS} calls are needed to see retracing)"
-    return Confirmation(Verdict.NOT_REPRODUCED, counted, traces=traces, calls=calls, cause=cause)
+def _growth(retraces: Retraces, distinct: list[Trace]) -> tuple[bool, str]:
+    """Whether the distinct traces stopped (bounded), and how that reads.
+
+    Bounded when, after the last new trace, at least as many calls were made as there are
+    distinct traces: every value seen could have come back without making a new graph.
+    """
+    last = max(t.ncall if retraces.by_code else t.call for t in distinct)
+    after = retraces.calls - last
+    count = len(distinct)
+    if after >= count:
+        return True, f"bounded: no new trace in the last {after} calls ({count} graphs kept alive)"
+    return (
+        False,
+        f"unbounded: still tracing new graphs at the end of the run "
+        f"(a new trace at call {last} of {retraces.calls})",
+    )
 
 
-def judge_retracing(
-    diagnostic: Diagnostic, observations: Observations, run: RunEnding
-) -> Confirmation:
-    stats = find_code(diagnostic, observations)
-    own = _abs_site(diagnostic.file, diagnostic.start.line)
-    if stats is None or not (stats.traces or stats.calls) or not observations.hits.get(own):
+def measure_retracing(retraces: Retraces, context: Context) -> Confirmation:
+    """The retracing verdict for what the finding's call site (or creation site) measured."""
+    distinct = retraces.distinct()
+    count = len(distinct)
+    name, calls = retraces.stats.key[2], retraces.calls
+    signatures = len({(t.serial, t.signature()) for t in retraces.traces})
+    if retraces.parameter is not None and count > 1:
+        cause: str | None = _argument_cause(retraces.traces, retraces.parameter)
+    else:
+        cause = retrace_cause(retraces.traces, context)
+    counted = f"`{name}` traced {_times(signatures)} in {calls} calls"
+    summary = f"{counted}: {cause}" if cause else counted
+    limit = context.max_python_values
+    verdict, bounded = Verdict.NOT_REPRODUCED, None
+    if count > limit:
+        verdict, (bounded, growth) = Verdict.CONFIRMED, _growth(retraces, distinct)
+        summary += f"; {growth}"
+    elif count > 1:
+        summary += f" (the rule accepts at most {limit}: max-python-values)"
+    elif calls <= limit:
+        summary += f" (only {calls} calls: more than {limit} distinct traces need more calls)"
+    return Confirmation(
+        verdict,
+        summary,
+        traces=count,
+        calls=calls,
+        cause=cause,
+        bounded=bounded,
+        values=retraces.values(),
+        sites=_sites(retraces, context),
+    )
+
+
+def _sites(retraces: Retraces, context: Context) -> tuple[CallSite, ...]:
+    """Every call site of the code object with its calls and distinct traces, the judged first."""
+    judged = {t.site for t in retraces.traces}
+    sites = []
+    for site, calls in retraces.stats.site_calls.items():
+        traces = [t for t in retraces.stats.traces if t.site == site]
+        shown = context.show(*site)
+        distinct = len({(t.serial, t.signature()) for t in traces})
+        sites.append(
+            (site not in judged, site, dataclasses.replace(shown, calls=calls, traces=distinct))
+        )
+    return tuple(entry for _, _, entry in sorted(sites, key=lambda item: item[:2]))
+
+
+def not_run(diagnostic: Diagnostic, place: Place, context: Context) -> Confirmation:
+    """The verdict for a finding whose code never ran."""
+    loop = place.loop_site
+    hits = context.observations.hits.get(loop, 0) if loop else 0
+    evidence = (f"its loop header ran {hits} times, the flagged code never",) if hits else ()
+    if context.run.normal:
+        summary = "the code never ran while the target ran to its end"
+        return Confirmation(Verdict.NOT_EXECUTED, summary, evidence=evidence)
+    return Confirmation(
+        Verdict.ERROR, f"the run {context.run.description} before this code ran", evidence=evidence
+    )
+
+
+def judge_retracing(diagnostic: Diagnostic, place: Place, context: Context) -> Confirmation:
+    observations = context.observations
+    stats = find_code(place, observations)
+    if stats is None or not (stats.traces or stats.calls) or not observations.hits.get(place.site):
         if observations.eager:
             summary = "tf.config.run_functions_eagerly(True) disabled tracing: nothing to count"
             return Confirmation(Verdict.ERROR, summary)
-        return not_run(diagnostic, observations, run)
-    loop = loop_site(diagnostic)
+        return not_run(diagnostic, place, context)
+    loop = place.loop_site
     iterations = _iterations(observations, loop) if loop else None
-    return dataclasses.replace(measure_retracing(stats), iterations=iterations)
+    retraces = retraces_of(diagnostic, place, stats, observations)
+    return dataclasses.replace(measure_retracing(retraces, context), iterations=iterations)
 
 
-def judge_side_effect(
-    diagnostic: Diagnostic, observations: Observations, run: RunEnding
-) -> Confirmation:
-    stats = find_code(diagnostic, observations)
+def judge_side_effect(diagnostic: Diagnostic, place: Place, context: Context) -> Confirmation:
+    stats = find_code(place, context.observations)
     if stats is None or not stats.calls:
-        return not_run(diagnostic, observations, run)
-    traces, calls, name = stats.distinct_traces(), stats.calls, _name(stats)
+        return not_run(diagnostic, place, context)
+    traces, calls, name = stats.distinct_traces(), stats.calls, stats.key[2]
     if calls < MIN_SIDE_EFFECT_CALLS:
         summary = f"`{name}` was called once: its Python side effects ran as they would eagerly"
         return Confirmation(Verdict.NOT_REPRODUCED, summary, traces=traces, calls=calls)
@@ -286,68 +428,124 @@ def counter_growth(values: list[tuple[int, float]]) -> tuple[float, float]:
     return per_iteration, rises / max(len(values) - 1, 1)
 
 
-def judge_growth(
-    diagnostic: Diagnostic, observations: Observations, run: RunEnding
+def fit_line(values: list[tuple[int, float]]) -> tuple[float, float]:
+    """The least-squares slope of ``(hit, value)`` pairs and the fit's R² (1 for a flat line)."""
+    count = len(values)
+    mean_x = sum(x for x, _ in values) / count
+    mean_y = sum(y for _, y in values) / count
+    sxx = sum((x - mean_x) ** 2 for x, _ in values)
+    sxy = sum((x - mean_x) * (y - mean_y) for x, y in values)
+    syy = sum((y - mean_y) ** 2 for _, y in values)
+    slope = sxy / sxx if sxx else 0.0
+    r2 = (sxy * sxy / (sxx * syy)) if sxx and syy else 1.0
+    return slope, r2
+
+
+def _series(samples: Sequence[Sample], counter: str) -> list[tuple[int, float]]:
+    return [(s.hit, v) for s in samples if (v := s.counters.get(counter)) is not None]
+
+
+def judge_memory(
+    samples: Sequence[Sample], context: Context, iterations: int, steps: str
 ) -> Confirmation:
-    loop = loop_site(diagnostic)
-    site = loop or _abs_site(diagnostic.file, diagnostic.start.line)
+    """A tape finding judged on process memory, when no exact counter sees what tapes hold."""
+    values = _series(samples, protocol.COUNTER_RSS_MB)
+    noise = max(context.observations.rss_noise_mb or 0.0, RSS_RESOLUTION_MB)
+    if len(values) < MIN_MEMORY_SAMPLES:
+        summary = (
+            f"memory-based: only {len(values)} samples after {WARMUP_SAMPLES} warm-up "
+            f"iterations; a memory slope needs {MIN_MEMORY_SAMPLES}"
+        )
+        return Confirmation(Verdict.NOT_REPRODUCED, summary, iterations=iterations)
+    slope, r2 = fit_line(values)
+    grown = slope * (values[-1][0] - values[0][0])
+    fitted = f"{slope:+.2f} MB per iteration (R² {r2:.2f}) {steps}, warm-up noise {noise:.2f} MB"
+    growth = ((protocol.COUNTER_RSS_MB, round(slope, 3)),)
+    if r2 >= MIN_MEMORY_R2 and grown >= MEMORY_NOISE_FACTOR * noise:
+        return Confirmation(
+            Verdict.CONFIRMED,
+            f"memory-based: process memory grew steadily, {fitted}",
+            iterations=iterations,
+            cause=f"process memory grew {slope:+.2f} MB per iteration",
+            growth=growth,
+        )
+    return Confirmation(
+        Verdict.NOT_REPRODUCED,
+        f"memory-based: no steady growth of process memory, {fitted}",
+        iterations=iterations,
+        growth=growth,
+    )
+
+
+def judge_growth(diagnostic: Diagnostic, place: Place, context: Context) -> Confirmation:
+    observations = context.observations
+    loop = place.loop_site
+    site = loop or place.site
     iterations = _iterations(observations, site) if loop else observations.hits.get(site, 0)
-    if not _line_hits(diagnostic, observations):
-        return not_run(diagnostic, observations, run)
+    if not _line_hits(diagnostic, place, observations):
+        return not_run(diagnostic, place, context)
     taken = observations.samples.get(site, [])
     samples = taken[WARMUP_SAMPLES:]
+    steps = f"over {len(samples)} samples after {WARMUP_SAMPLES} warm-up iterations"
+    kind = judgement(diagnostic)
+    relevant = _COUNTERS_BY_JUDGEMENT.get(kind, _EXACT_COUNTERS)
+    if kind is Judgement.TAPES and not any(_series(taken, counter) for counter in _TAPE_HOLDINGS):
+        return judge_memory(samples, context, iterations, steps)
     if len(samples) < MIN_GROWTH_STEPS + 1:
         needed = WARMUP_SAMPLES + MIN_GROWTH_STEPS + 1
         summary = f"only {len(taken)} samples ({iterations} iterations): {needed} measure growth"
         return Confirmation(Verdict.NOT_REPRODUCED, summary, iterations=iterations)
-    growth: list[tuple[str, float]] = []
+    growth: dict[str, float] = {}
     growing: list[str] = []
-    relevant = _COUNTERS_BY_FAMILY.get(diagnostic.code[:4], _EXACT_COUNTERS)
-    for counter in (*_EXACT_COUNTERS, protocol.COUNTER_RSS_MB):
-        values = [(s.hit, v) for s in samples if (v := s.counters.get(counter)) is not None]
+    for counter in (*_EXACT_COUNTERS, protocol.COUNTER_TAPE_MB, protocol.COUNTER_RSS_MB):
+        values = _series(samples, counter)
         if len(values) < 2:
             continue
         per_iteration, rose = counter_growth(values)
-        growth.append((counter, round(per_iteration, 3)))
+        growth[counter] = round(per_iteration, 3)
         if (
             counter in relevant
             and per_iteration >= MIN_GROWTH_PER_ITERATION
             and rose >= MIN_RISE_FRACTION
         ):
             growing.append(f"+{per_iteration:g} {_COUNTER_LABELS[counter]} per iteration")
-    rss = dict(growth).get(protocol.COUNTER_RSS_MB)
+    if protocol.COUNTER_TAPE_TENSORS in growth and growing:
+        growing = [
+            f"{text} ({growth.get(protocol.COUNTER_TAPE_MB, 0.0):+g} MB)"
+            if text.endswith(f"{_COUNTER_LABELS[protocol.COUNTER_TAPE_TENSORS]} per iteration")
+            else text
+            for text in growing
+        ]
+    rss = growth.get(protocol.COUNTER_RSS_MB)
     evidence = (
         (f"process memory (RSS, supporting only): {rss:+.2f} MB per iteration",)
         if rss is not None
         else ()
     )
-    steps = f"over {len(samples)} samples after {WARMUP_SAMPLES} warm-up iterations"
     if growing:
-        summary = f"{'; '.join(growing)} {steps}"
         return Confirmation(
             Verdict.CONFIRMED,
-            summary,
+            f"{'; '.join(growing)} {steps}",
             iterations=iterations,
             cause=growing[0],
-            growth=tuple(growth),
+            growth=tuple(growth.items()),
             evidence=evidence,
         )
     watched = ", ".join(_COUNTER_LABELS[c] for c in relevant)
-    summary = f"no growth of {watched} {steps}"
     return Confirmation(
         Verdict.NOT_REPRODUCED,
-        summary,
+        f"no growth of {watched} {steps}",
         iterations=iterations,
-        growth=tuple(growth),
+        growth=tuple(growth.items()),
         evidence=evidence,
     )
 
 
-def judge(diagnostic: Diagnostic, observations: Observations, run: RunEnding) -> Confirmation:
+def judge(diagnostic: Diagnostic, place: Place, context: Context) -> Confirmation:
     """The verdict for one static finding."""
     kind = judgement(diagnostic)
     if kind is Judgement.TRACES:
-        return judge_retracing(diagnostic, observations, run)
+        return judge_retracing(diagnostic, place, context)
     if kind is Judgement.SIDE_EFFECT:
-        return judge_side_effect(diagnostic, observations, run)
-    return judge_growth(diagnostic, observations, run)
+        return judge_side_effect(diagnostic, place, context)
+    return judge_growth(diagnostic, place, context)

@@ -3,7 +3,7 @@
 import helpers
 import numpy as np
 
-helpers.retrace(4)
+helpers.retrace(6)
 kept = []
 for _ in range(100):  # marker: alloc-loop
     kept.append(np.ones(8 * 2**20))  # marker: alloc
