@@ -87,3 +87,105 @@ def test_confirm_needs_exactly_one_target(capsys: pytest.CaptureFixture[str]) ->
     assert main(["confirm"]) == 2
     assert main(["confirm", "--pytest", "tests", "-m", "pkg.mod"]) == 2
     assert "exactly one target" in capsys.readouterr().err
+
+
+def test_missing_module_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["confirm", "-m", "missing.module"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "error: no module named `missing.module` (looked in the current directory and on "
+        "sys.path)\n"
+    )
+    assert captured.out == ""
+
+
+LIBRARY = """\
+import tensorflow as tf
+
+
+@tf.function
+def step(x, i):
+    return x + 1.0
+
+
+def train(steps):
+    x = tf.zeros([1])
+    for i in range(steps):
+        x = step(x, i)
+    return x
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A library with a retracing loop, and a test that runs it."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "__init__.py").write_text("")
+    (tmp_path / "lib" / "model.py").write_text(LIBRARY)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_train.py").write_text(
+        "from lib.model import train\n\n\ndef test_train():\n    train(8)\n"
+    )
+    (tmp_path / "tests" / "test_nothing.py").write_text("VALUE = 1\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.runtime
+@pytest.mark.usefixtures("project")
+def test_pytest_selection_with_paths_judges_the_library_finding(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["confirm", "--pytest", "tests/test_train.py", "lib", "--timeout", "300"])
+    captured = capsys.readouterr()
+    assert code == 1, captured.err
+    assert captured.out.splitlines() == [
+        "lib/model.py:12:21: TFL101 Python number `i` changes every iteration; each value "
+        "retraces `step`",
+        "    runtime: confirmed: `step` traced 8 times in 8 calls: argument `i` took 8 distinct "
+        "Python int values: 0, 1, 2, 3, ..., 7; unbounded: still tracing new graphs at the end "
+        "of the run (a new trace at call 8 of 8)",
+        "Found 1 error.",
+    ]
+    assert captured.err.startswith("target exited: stopped with sys.exit(0)")
+
+
+@pytest.mark.runtime
+@pytest.mark.usefixtures("project")
+@pytest.mark.parametrize(
+    ("selection", "message"),
+    [
+        (
+            "tests/nope.py",
+            "error: pytest could not use the selection (usage error) (exit 4): "
+            "ERROR: file or directory not found: tests/nope.py",
+        ),
+        (
+            "tests/test_nothing.py",
+            "error: pytest collected no tests (exit 5): pytest tests/test_nothing.py",
+        ),
+    ],
+)
+def test_pytest_selection_that_runs_nothing_is_an_error(
+    capsys: pytest.CaptureFixture[str], selection: str, message: str
+) -> None:
+    assert main(["confirm", "--pytest", selection, "lib", "--timeout", "300"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines()[-1] == message
+    assert "All checks passed!" not in captured.out
+
+
+@pytest.mark.runtime
+def test_target_dying_on_a_missing_import_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("import tensorflow as tf\nimport not_installed_anywhere\n")
+    assert main(["confirm", str(script), "--timeout", "300"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "Traceback" not in captured.err
+    assert captured.err.splitlines()[-1] == (
+        f"error: the target could not import at {script}:2: "
+        "ModuleNotFoundError: No module named 'not_installed_anywhere'"
+    )

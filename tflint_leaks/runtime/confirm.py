@@ -120,8 +120,10 @@ def run_ending(
         description = f"stopped with {call}({code}){at}"
         if target.kind == "pytest" and status == protocol.STATUS_EXITED:
             failure = _PYTEST_FAILURES.get(code) if isinstance(code, int) else None
-            last = outcome.stdout_tail.strip().rpartition("\n")[2]
-            message = f"pytest {failure} (exit {code}): {last}" if failure else None
+            output = (outcome.stderr_tail + "\n" + outcome.stdout_tail).splitlines()
+            errors = [line for line in output if line.startswith("ERROR:")]
+            detail = errors[-1] if errors else f"pytest {' '.join(target.args)}"
+            message = f"pytest {failure} (exit {code}): {detail}" if failure else None
             return status, verdicts.RunEnding(code in (0, 1), description), message
         failed = None if code == 0 else f"the target {description}"
         return status, verdicts.RunEnding(code == 0, description), failed
