@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,9 @@ import jsonschema
 import pytest
 
 from tflint_leaks.cli import OUTPUT_FORMATS, main
-from tflint_leaks.diagnostics import Diagnostic, Location, Severity
-from tflint_leaks.registry import CODES
-from tflint_leaks.reporters import github, junit, sarif
+from tflint_leaks.diagnostics import CallSite, Confirmation, Diagnostic, Location, Severity, Verdict
+from tflint_leaks.registry import CODES, RUNTIME_RETRACING
+from tflint_leaks.reporters import github, junit, render, sarif
 
 TESTS = Path(__file__).resolve().parent
 DATA = TESTS / "data"
@@ -72,6 +73,92 @@ def test_golden(capsys: pytest.CaptureFixture[str], output_format: str) -> None:
 
 def test_every_format_has_a_golden_file() -> None:
     assert set(GOLDEN_NAMES) == set(OUTPUT_FORMATS)
+
+
+def confirmed_findings() -> list[Diagnostic]:
+    """``train.py``'s findings as ``tflint-leaks confirm`` reports them: each with a verdict,
+    then a runtime-only ``TFL900`` finding."""
+    from tflint_leaks.config import Settings
+    from tflint_leaks.engine.runner import lint_paths
+
+    step, shape, recreated = lint_paths([Path("train.py")], Settings()).diagnostics
+    site = CallSite("train.py", 17, calls=2000, traces=40)
+    verdicts = [
+        Confirmation(
+            Verdict.CONFIRMED,
+            "`train_step` traced 40 times in 2000 calls: argument `step` took 40 distinct Python "
+            "int values: 0, 1, 2, 3, ..., 39; bounded: no new trace in the last 1960 calls "
+            "(40 graphs kept alive)",
+            traces=40,
+            calls=2000,
+            cause="argument `step` took 40 distinct Python int values: 0, 1, 2, 3, ..., 39",
+            iterations=2000,
+            bounded=True,
+            values=tuple(str(value) for value in range(40)),
+            sites=(site,),
+        ),
+        Confirmation(
+            Verdict.NOT_REPRODUCED,
+            "`encode` traced 2 times in 2000 calls: argument `tokens` took 2 distinct shapes: "
+            "(1,), (None,) (the rule accepts at most 5: max-python-values)",
+            traces=2,
+            calls=2000,
+            cause="argument `tokens` took 2 distinct shapes: (1,), (None,)",
+        ),
+        Confirmation(Verdict.NOT_EXECUTED, "the code never ran while the target ran to its end"),
+    ]
+    judged = [
+        replace(finding, confirmation=confirmation)
+        for finding, confirmation in zip([step, shape, recreated], verdicts, strict=True)
+    ]
+    runtime_only = replace(
+        RUNTIME_RETRACING.at(
+            "train.py",
+            "`scale` retraced at run time (10 traces in 10 calls): argument `factor` took 10 "
+            "distinct Python float values: 0.0, 1.0, 2.0, 3.0, ..., 9.0",
+            9,
+        ),
+        confirmation=Confirmation(
+            Verdict.CONFIRMED,
+            "`scale` traced 10 times in 10 calls: argument `factor` took 10 distinct Python "
+            "float values: 0.0, 1.0, 2.0, 3.0, ..., 9.0; unbounded: still tracing new graphs at "
+            "the end of the run (a new trace at call 10 of 10)",
+            traces=10,
+            calls=10,
+            bounded=False,
+        ),
+    )
+    return [*judged, runtime_only]
+
+
+CONFIRMED_NAMES = {
+    output_format: name.replace("train.", "confirmed.", 1)
+    for output_format, name in GOLDEN_NAMES.items()
+}
+
+
+@pytest.mark.usefixtures("sample")
+@pytest.mark.parametrize("output_format", OUTPUT_FORMATS)
+def test_golden_confirmed(output_format: str) -> None:
+    """Every format shows each finding's verdict and the runtime-only finding."""
+    actual = golden_view(output_format, render(output_format, confirmed_findings()))
+    golden = GOLDEN / CONFIRMED_NAMES[output_format]
+    if os.environ.get("TFLINT_UPDATE_GOLDEN"):
+        golden.write_text(actual, encoding="utf-8")
+    assert actual == golden.read_text(encoding="utf-8")
+
+
+@pytest.mark.usefixtures("sample")
+def test_confirmed_sarif_and_json_follow_their_schemas() -> None:
+    findings = confirmed_findings()
+    log = sarif.to_sarif(findings)
+    jsonschema.validate(log, sarif_schema(), format_checker=jsonschema.FormatChecker())
+    results = log["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == ["TFL101", "TFL105", "TFL103", "TFL900"]
+    verdicts = [r["properties"]["confirmation"]["verdict"] for r in results]
+    assert verdicts == ["confirmed", "not-reproduced", "not-executed", "confirmed"]
+    schema = json.loads((ROOT / "tflint_leaks/schemas/output.schema.json").read_text())
+    jsonschema.validate(json.loads(render("json", findings)), schema)
 
 
 @pytest.mark.usefixtures("sample")

@@ -6,9 +6,12 @@ import json
 import textwrap
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 import tflint_leaks.runtime
+from tests.runtime.conftest import line_of
+from tests.test_reporters import sarif_schema
 from tflint_leaks.cli import main
 
 TARGETS = Path(__file__).parent / "targets"
@@ -189,3 +192,28 @@ def test_target_dying_on_a_missing_import_is_an_error(
         f"error: the target could not import at {script}:2: "
         "ModuleNotFoundError: No module named 'not_installed_anywhere'"
     )
+
+
+@pytest.mark.runtime
+def test_confirm_sarif_with_a_runtime_only_finding_is_valid(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(
+        ["confirm", str(TARGETS / "unflagged.py"), "--timeout", "300", "--output-format", "sarif"]
+    )
+    captured = capsys.readouterr()
+    assert code == 1, captured.err
+    log = json.loads(captured.out)
+    jsonschema.validate(log, sarif_schema(), format_checker=jsonschema.FormatChecker())
+    run = log["runs"][0]
+    (runtime_only,) = run["results"]
+    assert runtime_only["ruleId"] == "TFL900"
+    assert run["tool"]["driver"]["rules"][runtime_only["ruleIndex"]]["id"] == "TFL900"
+    assert runtime_only["properties"]["confirmation"]["verdict"] == "confirmed"
+    assert runtime_only["message"]["text"].endswith(
+        "\nruntime: confirmed: `scale` traced 10 times in 10 calls: argument `factor` took 10 "
+        "distinct Python float values: 0.0, 1.0, 2.0, 3.0, ..., 9.0; unbounded: still tracing "
+        "new graphs at the end of the run (a new trace at call 10 of 10)"
+    )
+    region = runtime_only["locations"][0]["physicalLocation"]["region"]
+    assert region["startLine"] == line_of("unflagged.py", "hidden-def")

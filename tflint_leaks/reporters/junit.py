@@ -1,4 +1,8 @@
-"""JUnit XML for CI test reports: one test suite per file, one failing test case per finding."""
+"""JUnit XML for CI test reports: one test suite per file, one failing test case per finding.
+
+A finding judged by ``tflint-leaks confirm`` has its verdict as the failure's ``type``
+(``runtime-confirmed``, ``runtime-not-reproduced``, ...) and on the last line of its text.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from collections.abc import Sequence
 from xml.etree import ElementTree as ET
 
 from tflint_leaks.diagnostics import Diagnostic
-from tflint_leaks.reporters.text import location
+from tflint_leaks.reporters.text import location, runtime
 
 
 def render(diagnostics: Sequence[Diagnostic]) -> str:
@@ -32,5 +36,8 @@ def render(diagnostics: Sequence[Diagnostic]) -> str:
             )
             failure = ET.SubElement(case, "failure", message=diagnostic.message)
             failure.text = f"{place}: {diagnostic.code} {diagnostic.message}"
+            if diagnostic.confirmation is not None:
+                failure.set("type", f"runtime-{diagnostic.confirmation.verdict.value}")
+                failure.text += f"\n{runtime(diagnostic.confirmation)}"
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"

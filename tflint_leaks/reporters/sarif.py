@@ -4,6 +4,8 @@ One run whose ``tool.driver`` describes every rule (id, name, short and full des
 text and URI); one result per finding with its region, related locations and, when the finding
 has a fix, a ``fixes`` entry whose artifact changes are the fix's edits. Paths given relative to
 the working directory stay relative to ``%SRCROOT%``, which code scanning maps to the checkout.
+A finding judged by ``tflint-leaks confirm`` has its verdict on the message's last line and the
+whole ``confirmation`` (as in JSON) in the result's ``properties``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from tflint_leaks import __version__
 from tflint_leaks.diagnostics import Diagnostic, Location
 from tflint_leaks.docs import sections
 from tflint_leaks.registry import CODES
-from tflint_leaks.reporters.text import chain
+from tflint_leaks.reporters.text import chain, runtime
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/tflint-leaks/tflint-leaks"
@@ -81,11 +83,14 @@ def _flow_location(path: str, start: Location, end: Location, message: str) -> d
 
 
 def _result(diagnostic: Diagnostic, rule_index: dict[str, int]) -> dict[str, Any]:
+    message = diagnostic.message
+    if diagnostic.confirmation is not None:
+        message += f"\n{runtime(diagnostic.confirmation)}"
     result: dict[str, Any] = {
         "ruleId": diagnostic.code,
         "ruleIndex": rule_index[diagnostic.code],
         "level": diagnostic.severity.value,
-        "message": {"text": diagnostic.message},
+        "message": {"text": message},
         "locations": [
             {"physicalLocation": _physical(diagnostic.file, diagnostic.start, diagnostic.end)}
         ],

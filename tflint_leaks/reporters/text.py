@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from tflint_leaks.diagnostics import Applicability, Diagnostic, Related, RelatedRole
+from tflint_leaks.diagnostics import Applicability, Confirmation, Diagnostic, Related, RelatedRole
 
 #: Related locations the text output shows under a finding: the calls through which a loop runs
 #: the code the finding is about (the other roles are in JSON and SARIF).
@@ -26,6 +26,11 @@ def chain(diagnostic: Diagnostic) -> list[Related]:
     return [related for related in diagnostic.related if related.role in CHAIN_ROLES]
 
 
+def runtime(confirmation: Confirmation) -> str:
+    """What ``tflint-leaks confirm`` measured, in one line: ``runtime: confirmed: ...``."""
+    return f"runtime: {confirmation.verdict.value}: {confirmation.summary}"
+
+
 def render(diagnostics: Sequence[Diagnostic]) -> str:
     lines = []
     for diagnostic in diagnostics:
@@ -35,8 +40,7 @@ def render(diagnostics: Sequence[Diagnostic]) -> str:
             line += f"\n    {related.file}:{related.start.line}:{related.start.column}: "
             line += related.message
         if diagnostic.confirmation is not None:
-            confirmation = diagnostic.confirmation
-            line += f"\n    runtime: {confirmation.verdict.value}: {confirmation.summary}"
+            line += f"\n    {runtime(diagnostic.confirmation)}"
         lines.append(line)
     count = len(diagnostics)
     if count == 0:
