@@ -321,9 +321,10 @@ def confirm(
     """
     from tflint_leaks.config import ConfigError, resolve_settings
     from tflint_leaks.diagnostics import Verdict
+    from tflint_leaks.engine.notebook import NotebookError, is_notebook, load
     from tflint_leaks.engine.runner import lint_paths
     from tflint_leaks.runtime import INSTALL_HINT, tensorflow_available
-    from tflint_leaks.runtime.confirm import Target, find_module_path, run_confirm
+    from tflint_leaks.runtime.confirm import Target, TargetKind, find_module_path, run_confirm
 
     program_args: tuple[str, ...] = ctx.meta.get("program_args", ())
     given = {"module": module is not None, "pytest": bool(pytest_args)}
@@ -344,7 +345,13 @@ def confirm(
     else:
         if target is None or not Path(target).is_file():
             raise _fail(f"error: {target}: no such script")
-        spec = Target(kind="script", path=target, args=program_args)
+        if is_notebook(target):
+            try:
+                load(Path(target).read_text(encoding="utf-8"))
+            except (NotebookError, UnicodeDecodeError) as error:
+                raise _fail(f"error: {target}: {error}") from None
+        kind: TargetKind = "notebook" if is_notebook(target) else "script"
+        spec = Target(kind=kind, path=target, args=program_args)
     if not tensorflow_available():
         raise _fail(f"error: {INSTALL_HINT}")
     static_paths = [Path(p) for p in paths] or [Path(p) for p in spec.default_paths()]

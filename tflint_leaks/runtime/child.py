@@ -10,10 +10,12 @@ inside a guard: when one is missing, a ``degraded`` record says which public sig
 
 from __future__ import annotations
 
+import builtins
 import collections
 import contextlib
 import gc
 import json
+import linecache
 import logging
 import os
 import resource
@@ -685,6 +687,22 @@ def start_flusher(recorder: Recorder) -> None:
     threading.Thread(target=loop, name="tflint-leaks-flush", daemon=True).start()
 
 
+def run_notebook(path: str, args: list[str], cells: list[list[Any]]) -> None:
+    """Run a notebook's code cells in order in one ``__main__`` namespace, as Jupyter's "Run
+    All" would. Each cell is compiled at its line in the joined code cells (so positions map
+    back to ``cell:line``) under the notebook's absolute path, which tracebacks can then show."""
+    filename = protocol.absolute(path)
+    sys.argv = [path, *args]
+    sys.path[0] = str(Path(filename).parent)
+    lines: list[str] = []
+    for _, first, source in cells:
+        lines += [""] * (first - 1 - len(lines)) + source.splitlines()
+    linecache.cache[filename] = (len(lines), None, [line + "\n" for line in lines], filename)
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    for _, first, source in cells:
+        exec(compile("\n" * (first - 1) + source, filename, "exec"), namespace)
+
+
 def run_target(config: dict[str, Any]) -> None:
     """Run the script, module or pytest selection as Python itself would."""
     kind = config["kind"]
@@ -694,6 +712,8 @@ def run_target(config: dict[str, Any]) -> None:
         sys.argv = [path, *args]
         sys.path[0] = str(Path(protocol.absolute(path)).parent)
         runpy.run_path(path, run_name="__main__")
+    elif kind == "notebook":
+        run_notebook(config["path"], args, config["cells"])
     elif kind == "module":
         sys.argv = [config["module"], *args]
         sys.path[0] = str(Path.cwd())

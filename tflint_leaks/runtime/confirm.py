@@ -17,27 +17,30 @@ from pathlib import Path
 from typing import Literal
 
 from tflint_leaks.diagnostics import CallSite, Diagnostic, Verdict
+from tflint_leaks.engine import notebook
+from tflint_leaks.engine.notebook import read_notebook
 from tflint_leaks.registry import RUNTIME_RETRACING, Judgement
 from tflint_leaks.runtime import protocol, verdicts
 from tflint_leaks.runtime.launcher import ProcessOutcome, launch
 from tflint_leaks.runtime.observations import CodeStats, Observations, read_observations
 from tflint_leaks.runtime.places import Place, Site, Sources, place_name
 
-TargetKind = Literal["script", "module", "pytest"]
+TargetKind = Literal["script", "notebook", "module", "pytest"]
 
 
 @dataclass(frozen=True)
 class Target:
-    """What to run: a script with its arguments, a module (``-m``) or a pytest selection."""
+    """What to run: a script or a notebook with its arguments, a module (``-m``) or a pytest
+    selection."""
 
     kind: TargetKind
-    path: str | None = None  # the script, for kind="script"
+    path: str | None = None  # the script or the notebook
     module: str | None = None  # the dotted module name, for kind="module"
     args: tuple[str, ...] = ()  # the script's or module's arguments, or pytest's arguments
 
     def default_paths(self) -> list[str]:
         """What the static pass covers when no PATHS are given: the target's own file or package."""
-        if self.kind == "script" and self.path:
+        if self.kind in ("script", "notebook") and self.path:
             return [self.path]
         if self.kind == "module" and self.module:
             found = find_module_path(self.module)
@@ -173,12 +176,47 @@ def child_config(
     return {
         "kind": target.kind,
         "path": target.path,
+        "cells": notebook_cells(target.path) if target.kind == "notebook" and target.path else [],
         "module": target.module,
         "args": list(target.args),
         "sites": [[file, line, level] for (file, line), level in sorted(sites.items())],
         "roots": sorted(roots),
         "memory_limit_mb": memory_limit_mb,
     }
+
+
+def notebook_cells(path: str) -> list[list[object]]:
+    """The notebook's code cells as the child runs them: ``[cell, first line, source]`` with
+    IPython syntax replaced by ``pass`` (as the static pass reads them, so lines agree)."""
+    text = Path(path).read_text(encoding="utf-8")
+    spans = {span.cell: span.first_line for span in read_notebook(Path(path), text).cells}
+    cells = notebook.load(text)["cells"]
+    return [
+        [number, spans[number], notebook.mask(notebook.cell_source(cell))]
+        for number, cell in enumerate(cells, start=1)
+        if number in spans
+    ]
+
+
+def skipped_syntax(path: str) -> list[str]:
+    """The IPython syntax that the run of a notebook skips: ``cell 2:1 `!pip install x```, or
+    a whole cell under a cell magic (``%%bash``)."""
+    skipped = []
+    cells = notebook.load(Path(path).read_text(encoding="utf-8"))["cells"]
+    for number, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        lines = notebook.cell_source(cell).splitlines()
+        masked = notebook.mask(notebook.cell_source(cell)).splitlines()
+        if lines and lines[0].startswith("%%") and not any(masked):
+            skipped.append(f"cell {number} `{lines[0].strip()}` (the whole cell)")
+            continue
+        skipped += [
+            f"cell {number}:{line} `{original.strip()}`"
+            for line, (original, kept) in enumerate(zip(lines, masked, strict=False), start=1)
+            if original != kept
+        ]
+    return skipped
 
 
 def runtime_findings(context: verdicts.Context, claimed: set[int]) -> list[Diagnostic]:
@@ -241,8 +279,12 @@ def confirm_all(
     return confirmed + runtime_findings(context, claimed)
 
 
-def _notes(observations: Observations) -> tuple[str, ...]:
+def _notes(target: Target, observations: Observations) -> tuple[str, ...]:
     notes = [f"degraded: {note}" for note in observations.degraded]
+    if target.kind == "notebook" and target.path:
+        skipped = skipped_syntax(target.path)
+        if skipped:
+            notes.append(f"skipped IPython syntax: {', '.join(skipped)}")
     if observations.eager:
         notes.append("tf.config.run_functions_eagerly(True) was on: tf.functions did not trace")
     if observations.memory_limit:
@@ -288,7 +330,7 @@ def run_confirm(
         pid=outcome.pid,
         tensorflow=observations.tensorflow,
         traceback=str(end["traceback"]) if end.get("traceback") else None,
-        notes=_notes(observations),
+        notes=_notes(target, observations),
         stdout_tail=outcome.stdout_tail,
         stderr_tail=outcome.stderr_tail,
     )
