@@ -369,6 +369,8 @@ def confirm(
         memory_limit_mb=memory_limit,
         max_python_values=settings.options.max_python_values,
         user_paths=[str(path) for path in static_paths],
+        # what the run is doing, on a terminal and beside the text format only
+        progress=sys.stderr if output_format == "text" and sys.stderr.isatty() else None,
     )
     run = result.run
     click.echo(f"target {run.status}: {run.description}", err=True)

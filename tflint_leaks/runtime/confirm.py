@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TextIO
 
 from tflint_leaks.diagnostics import CallSite, Diagnostic, Verdict
 from tflint_leaks.engine import notebook
@@ -24,6 +24,7 @@ from tflint_leaks.runtime import protocol, verdicts
 from tflint_leaks.runtime.launcher import ProcessOutcome, launch
 from tflint_leaks.runtime.observations import CodeStats, Observations, read_observations
 from tflint_leaks.runtime.places import Place, Site, Sources, place_name
+from tflint_leaks.runtime.progress import Progress
 
 TargetKind = Literal["script", "notebook", "module", "pytest"]
 
@@ -37,6 +38,15 @@ class Target:
     path: str | None = None  # the script or the notebook
     module: str | None = None  # the dotted module name, for kind="module"
     args: tuple[str, ...] = ()  # the script's or module's arguments, or pytest's arguments
+
+    @property
+    def name(self) -> str:
+        """The target as the user named it."""
+        if self.kind == "module":
+            return f"-m {self.module}"
+        if self.kind == "pytest":
+            return f"pytest {' '.join(self.args)}"
+        return self.path or ""
 
     def default_paths(self) -> list[str]:
         """What the static pass covers when no PATHS are given: the target's own file or package."""
@@ -304,18 +314,26 @@ def run_confirm(
     memory_limit_mb: int | None,
     max_python_values: int,
     user_paths: Sequence[str] = (),
+    progress: TextIO | None = None,
 ) -> ConfirmResult:
     """Run ``target`` in an instrumented child process and confirm each of ``diagnostics``.
 
     ``max_python_values`` is the static rules' threshold (``max-python-values``): a retracing
     finding is confirmed when its argument made more distinct traces than that. ``user_paths``
-    (the paths linted) count as the user's code, like the target's own directory.
+    (the paths linted) count as the user's code, like the target's own directory. On
+    ``progress`` (a terminal), a status line says what the run is doing while it runs.
     """
     sources = Sources()
     places = [(diagnostic, sources.place(diagnostic)) for diagnostic in diagnostics]
     with tempfile.TemporaryDirectory(prefix="tflint-leaks-") as workdir:
         config = child_config(target, places, memory_limit_mb, user_paths)
-        outcome = launch(config, Path(workdir), timeout)
+        loops = {place.loop_site for _, place in places if place.loop_site}
+        shown = None if progress is None else Progress(progress, target.name, timeout, loops)
+        try:
+            outcome = launch(config, Path(workdir), timeout, shown)
+        finally:
+            if shown is not None:
+                shown.close()
     observations = read_observations(outcome.results)
     status, ending, failure = run_ending(
         target, outcome, observations, timeout, memory_limit_mb, sources.show

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,9 @@ from tflint_leaks.runtime import protocol
 
 #: Seconds the child gets after SIGTERM to write its last results before the group is killed.
 GRACE_S = 5.0
+#: Seconds between two calls of a launch's ``watch`` (progress on a terminal).
+WATCH_PERIOD_S = 0.25
+Watch = Callable[[float], None]
 _TAIL_LINES = 20
 #: The directory holding the ``tflint_leaks`` package, so the child finds it even when it is not
 #: installed; the child then points ``sys.path[0]`` at the target as Python would.
@@ -74,12 +79,31 @@ def tail(path: Path) -> str:
     return "\n".join(lines[-_TAIL_LINES:])
 
 
+def wait(process: subprocess.Popen[bytes], timeout: float, watch: Watch | None) -> int:
+    """``process.wait(timeout)``, calling ``watch(elapsed)`` every ``WATCH_PERIOD_S`` meanwhile."""
+    if watch is None:
+        return process.wait(timeout)
+    started = time.monotonic()
+    while True:
+        elapsed = time.monotonic() - started
+        try:
+            return process.wait(min(WATCH_PERIOD_S, max(timeout - elapsed, 0.0)))
+        except subprocess.TimeoutExpired:
+            if time.monotonic() - started >= timeout:
+                raise
+            watch(time.monotonic() - started)
+
+
 def launch(
     config: dict[str, Any],
     workdir: Path,
     timeout: float,
+    watch: Callable[[Path, float], None] | None = None,
 ) -> ProcessOutcome:
     """Run the child bootstrap on ``config`` and wait for it, at most ``timeout`` seconds.
+
+    While it runs, ``watch`` (if given) is called every ``WATCH_PERIOD_S`` with the results file
+    and the seconds elapsed (for progress on a terminal).
 
     The child's stdout and stderr go to files in ``workdir`` (never to a pipe, so a chatty target
     cannot block on a full pipe). On timeout the whole process group gets SIGTERM, then SIGKILL
@@ -104,7 +128,8 @@ def launch(
         )
         try:
             try:
-                returncode = process.wait(timeout)
+                seen = None if watch is None else functools.partial(watch, results)
+                returncode = wait(process, timeout, seen)
             except subprocess.TimeoutExpired:
                 timed_out = True
                 kill_group(process.pid, signal.SIGTERM)

@@ -173,9 +173,14 @@ def _apply(observations: Observations, record: dict[str, Any]) -> None:
         observations.end = record
 
 
+def apply_lines(observations: Observations, text: str) -> None:
+    """Add the records in ``text`` (whole lines of the results file) to ``observations``."""
+    for record in protocol.decode_lines(text):
+        _apply(observations, record)
+
+
 def read_observations(text: str) -> Observations:
     """Rebuild the observations from the results file's text (possibly cut short)."""
     observations = Observations()
-    for record in protocol.decode_lines(text):
-        _apply(observations, record)
+    apply_lines(observations, text)
     return observations
