@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest clean sarif-multitool neovim
+.PHONY: demo test lint typecheck pytest clean sarif-multitool neovim chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,7 +48,16 @@ neovim:
 		|| echo "notice: apt-get could not install neovim: the Neovim test will be skipped"; \
 	else echo "notice: nvim not found and apt-get unavailable (or not root): the Neovim test will be skipped"; fi
 
-pytest: $(VENV)/.test-installed sarif-multitool neovim
+# Chromium (Debian's package) for the HTML report test in tests/runtime/test_runtime_report.py;
+# the test is skipped, with this notice, where it cannot be installed.
+chromium:
+	@if command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+		|| echo "notice: apt-get could not install chromium: the HTML report test will be skipped"; \
+	else echo "notice: chromium not found and apt-get unavailable (or not root): the HTML report test will be skipped"; fi
+
+pytest: $(VENV)/.test-installed sarif-multitool neovim chromium
 	$(BIN)/python -m pytest
 
 test: lint typecheck pytest

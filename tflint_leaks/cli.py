@@ -23,6 +23,7 @@ from tflint_leaks.reporters import FORMATS, render
 if TYPE_CHECKING:
     from tflint_leaks.engine import fixes
     from tflint_leaks.engine.runner import RunResult
+    from tflint_leaks.runtime.confirm import ConfirmResult, Target
 
 # The linter itself (libcst, the rules) is imported inside the commands, so that `--version`
 # and `--help` start at once.
@@ -273,60 +274,17 @@ class SplitArgsCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
-@cli.command(cls=SplitArgsCommand)
-@click.argument("target", required=False)
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("-m", "--module", help="Run this module as `python -m MODULE` would.")
-@click.option(
-    "--pytest", "pytest_args", multiple=True, help="Run pytest with this selection (repeatable)."
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=1),
-    default=600.0,
-    show_default=True,
-    help="Seconds before the target is stopped; what was measured until then still counts.",
-)
-@click.option(
-    "--memory-limit",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Megabytes the target may allocate on top of TensorFlow's own (RLIMIT_AS).",
-)
-@click.option("--select", multiple=True, help="Rule codes or prefixes of the static pass.")
-@click.option("--ignore", multiple=True, help="Rule codes or prefixes to leave out.")
-@config_option
-@output_format_option
-@click.pass_context
-def confirm(
-    ctx: click.Context,
+def _confirm_target(
     target: str | None,
     paths: tuple[Path, ...],
     module: str | None,
     pytest_args: tuple[str, ...],
-    timeout: float,
-    memory_limit: int | None,
-    select: tuple[str, ...],
-    ignore: tuple[str, ...],
-    config_path: Path | None,
-    output_format: str,
-) -> None:
-    """Run TARGET (`train.py -- ARGS`, `-m package.module -- ARGS`, or `--pytest SELECTION`)
-    with TensorFlow and give each static finding in PATHS (default: the target's own file or
-    package) a verdict: confirmed, not-reproduced, not-executed or error.
-
-    Exit codes: 0 nothing confirmed, 1 a finding confirmed (or a runtime-only retrace found),
-    2 usage error, TensorFlow missing, or the target failed (raised, crashed, exited with an
-    error status, or pytest could not run the selection).
-    """
-    from tflint_leaks.config import ConfigError, resolve_settings
-    from tflint_leaks.diagnostics import Verdict
+    program_args: tuple[str, ...],
+) -> tuple[Target, tuple[Path, ...]]:
+    """What ``confirm`` runs, and the paths it lints; exits 2 on a target it cannot run."""
     from tflint_leaks.engine.notebook import NotebookError, is_notebook, load
-    from tflint_leaks.engine.runner import lint_paths
-    from tflint_leaks.runtime import INSTALL_HINT, tensorflow_available
-    from tflint_leaks.runtime.confirm import Target, TargetKind, find_module_path, run_confirm
+    from tflint_leaks.runtime.confirm import Target, TargetKind, find_module_path
 
-    program_args: tuple[str, ...] = ctx.meta.get("program_args", ())
     given = {"module": module is not None, "pytest": bool(pytest_args)}
     if sum(given.values()) > 1 or not (target or any(given.values())):
         raise _fail("error: give exactly one target: a script, `-m MODULE` or `--pytest SELECTION`")
@@ -352,6 +310,79 @@ def confirm(
                 raise _fail(f"error: {target}: {error}") from None
         kind: TargetKind = "notebook" if is_notebook(target) else "script"
         spec = Target(kind=kind, path=target, args=program_args)
+    return spec, paths
+
+
+def _write_report(path: Path, result: ConfirmResult, target: str) -> None:
+    from tflint_leaks.runtime.report import render as render_report
+
+    try:
+        path.write_text(render_report(result, target), encoding="utf-8")
+    except OSError as error:
+        raise _fail(f"error: cannot write the report: {error}") from None
+
+
+@cli.command(cls=SplitArgsCommand)
+@click.argument("target", required=False)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("-m", "--module", help="Run this module as `python -m MODULE` would.")
+@click.option(
+    "--pytest", "pytest_args", multiple=True, help="Run pytest with this selection (repeatable)."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=600.0,
+    show_default=True,
+    help="Seconds before the target is stopped; what was measured until then still counts.",
+)
+@click.option(
+    "--memory-limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Megabytes the target may allocate on top of TensorFlow's own (RLIMIT_AS).",
+)
+@click.option("--select", multiple=True, help="Rule codes or prefixes of the static pass.")
+@click.option("--ignore", multiple=True, help="Rule codes or prefixes to leave out.")
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write an HTML report: per finding, its verdict and charts of what was measured.",
+)
+@config_option
+@output_format_option
+@click.pass_context
+def confirm(
+    ctx: click.Context,
+    target: str | None,
+    paths: tuple[Path, ...],
+    module: str | None,
+    pytest_args: tuple[str, ...],
+    timeout: float,
+    memory_limit: int | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    report_path: Path | None,
+    config_path: Path | None,
+    output_format: str,
+) -> None:
+    """Run TARGET (`train.py -- ARGS`, `-m package.module -- ARGS`, or `--pytest SELECTION`)
+    with TensorFlow and give each static finding in PATHS (default: the target's own file or
+    package) a verdict: confirmed, not-reproduced, not-executed or error.
+
+    Exit codes: 0 nothing confirmed, 1 a finding confirmed (or a runtime-only retrace found),
+    2 usage error, TensorFlow missing, or the target failed (raised, crashed, exited with an
+    error status, or pytest could not run the selection).
+    """
+    from tflint_leaks.config import ConfigError, resolve_settings
+    from tflint_leaks.diagnostics import Verdict
+    from tflint_leaks.engine.runner import lint_paths
+    from tflint_leaks.runtime import INSTALL_HINT, tensorflow_available
+    from tflint_leaks.runtime.confirm import run_confirm
+
+    program_args: tuple[str, ...] = ctx.meta.get("program_args", ())
+    spec, paths = _confirm_target(target, paths, module, pytest_args, program_args)
     if not tensorflow_available():
         raise _fail(f"error: {INSTALL_HINT}")
     static_paths = [Path(p) for p in paths] or [Path(p) for p in spec.default_paths()]
@@ -373,6 +404,8 @@ def confirm(
         progress=sys.stderr if output_format == "text" and sys.stderr.isatty() else None,
     )
     run = result.run
+    if report_path is not None:
+        _write_report(report_path, result, spec.name)
     click.echo(f"target {run.status}: {run.description}", err=True)
     if run.traceback and run.failure and "could not import" not in run.failure:
         click.echo(run.traceback, err=True)

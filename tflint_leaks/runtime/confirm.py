@@ -20,11 +20,12 @@ from tflint_leaks.diagnostics import CallSite, Diagnostic, Verdict
 from tflint_leaks.engine import notebook
 from tflint_leaks.engine.notebook import read_notebook
 from tflint_leaks.registry import RUNTIME_RETRACING, Judgement
-from tflint_leaks.runtime import protocol, verdicts
+from tflint_leaks.runtime import protocol, series, verdicts
 from tflint_leaks.runtime.launcher import ProcessOutcome, launch
 from tflint_leaks.runtime.observations import CodeStats, Observations, read_observations
 from tflint_leaks.runtime.places import Place, Site, Sources, place_name
 from tflint_leaks.runtime.progress import Progress
+from tflint_leaks.runtime.series import Series
 
 TargetKind = Literal["script", "notebook", "module", "pytest"]
 
@@ -79,10 +80,12 @@ class RunSummary:
 
 @dataclass(frozen=True)
 class ConfirmResult:
-    """Every static finding with its confirmation, plus runtime-only findings (``TFL900``)."""
+    """Every static finding with its confirmation, plus runtime-only findings (``TFL900``),
+    and for each what the report charts."""
 
     diagnostics: list[Diagnostic]
     run: RunSummary
+    charts: list[tuple[Series, ...]]
 
 
 def find_module_path(module: str) -> str | None:
@@ -229,10 +232,12 @@ def skipped_syntax(path: str) -> list[str]:
     return skipped
 
 
-def runtime_findings(context: verdicts.Context, claimed: set[int]) -> list[Diagnostic]:
+def runtime_findings(
+    context: verdicts.Context, claimed: set[int]
+) -> list[tuple[Diagnostic, tuple[Series, ...]]]:
     """``TFL900`` for user code that retraced more than the static rules accept, in calls that
     no static finding was judged on (``claimed`` holds the ids of the traces judged)."""
-    found: list[Diagnostic] = []
+    found: list[tuple[Diagnostic, tuple[Series, ...]]] = []
     for stats in context.observations.user_code():
         traces = [trace for trace in stats.traces if id(trace) not in claimed]
         if not traces:
@@ -249,7 +254,8 @@ def runtime_findings(context: verdicts.Context, claimed: set[int]) -> list[Diagn
         counts = f"{confirmation.traces} traces in {confirmation.calls} calls"
         message = f"`{name}` retraced at run time ({counts}){cause}"
         finding = RUNTIME_RETRACING.at(shown.file, message, shown.line)
-        found.append(dataclasses.replace(finding, confirmation=confirmation, cell=shown.cell))
+        finding = dataclasses.replace(finding, confirmation=confirmation, cell=shown.cell)
+        found.append((finding, (series.traced(retraces),)))
     return found
 
 
@@ -271,21 +277,26 @@ def _evidence(
 
 def confirm_all(
     places: Sequence[tuple[Diagnostic, Place]], context: verdicts.Context
-) -> list[Diagnostic]:
-    """Every finding with its confirmation, then the runtime-only findings."""
-    confirmed: list[Diagnostic] = []
+) -> list[tuple[Diagnostic, tuple[Series, ...]]]:
+    """Every finding with its confirmation and charts, then the runtime-only findings."""
+    confirmed: list[tuple[Diagnostic, tuple[Series, ...]]] = []
     claimed: set[int] = set()
     observations = context.observations
     partial = None if context.run.normal else context.run.description
     for diagnostic, place in places:
         confirmation = verdicts.judge(diagnostic, place, context)
         stats = verdicts.find_code(place, observations)
+        charts = series.sampled(observations, place.loop_site or place.site)
         if stats is not None and verdicts.judgement(diagnostic) is Judgement.TRACES:
             judged = verdicts.retraces_of(diagnostic, place, stats, observations)
             claimed.update(id(trace) for trace in judged.traces)
+            if judged.traces:
+                charts.insert(0, series.traced(judged))
         extra = _evidence(stats, observations, partial)
         confirmation = dataclasses.replace(confirmation, evidence=confirmation.evidence + extra)
-        confirmed.append(dataclasses.replace(diagnostic, confirmation=confirmation))
+        confirmed.append(
+            (dataclasses.replace(diagnostic, confirmation=confirmation), tuple(charts))
+        )
     return confirmed + runtime_findings(context, claimed)
 
 
@@ -353,4 +364,5 @@ def run_confirm(
         stderr_tail=outcome.stderr_tail,
     )
     context = verdicts.Context(observations, ending, max_python_values, sources.show)
-    return ConfirmResult(confirm_all(places, context), summary)
+    found = confirm_all(places, context)
+    return ConfirmResult([d for d, _ in found], summary, [charts for _, charts in found])

@@ -61,7 +61,7 @@ MEMORY_NOISE_FACTOR = 10
 #: RSS is read in pages; noise below this is taken as this.
 RSS_RESOLUTION_MB = 0.1
 
-_COUNTER_LABELS = {
+COUNTER_LABELS = {
     protocol.COUNTER_TRACES: "traces of any tf.function",
     protocol.COUNTER_GRAPH_FUNCTIONS: "graph functions registered",
     protocol.COUNTER_LIVE_GRAPHS: "live FuncGraphs",
@@ -69,7 +69,7 @@ _COUNTER_LABELS = {
     protocol.COUNTER_LIVE_TAPES: "live GradientTapes",
     protocol.COUNTER_TAPE_TENSORS: "tensors held by gradient tapes",
 }
-_EXACT_COUNTERS = tuple(_COUNTER_LABELS)
+_EXACT_COUNTERS = tuple(COUNTER_LABELS)
 _TAPE_HOLDINGS = (protocol.COUNTER_TAPE_TENSORS, protocol.COUNTER_TAPE_MB)
 #: The counters that can confirm a finding, by its rule's judgement.
 _COUNTERS_BY_JUDGEMENT = {
@@ -508,11 +508,11 @@ def judge_growth(diagnostic: Diagnostic, place: Place, context: Context) -> Conf
             and per_iteration >= MIN_GROWTH_PER_ITERATION
             and rose >= MIN_RISE_FRACTION
         ):
-            growing.append(f"+{per_iteration:g} {_COUNTER_LABELS[counter]} per iteration")
+            growing.append(f"+{per_iteration:g} {COUNTER_LABELS[counter]} per iteration")
     if protocol.COUNTER_TAPE_TENSORS in growth and growing:
         growing = [
             f"{text} ({growth.get(protocol.COUNTER_TAPE_MB, 0.0):+g} MB)"
-            if text.endswith(f"{_COUNTER_LABELS[protocol.COUNTER_TAPE_TENSORS]} per iteration")
+            if text.endswith(f"{COUNTER_LABELS[protocol.COUNTER_TAPE_TENSORS]} per iteration")
             else text
             for text in growing
         ]
@@ -531,7 +531,7 @@ def judge_growth(diagnostic: Diagnostic, place: Place, context: Context) -> Conf
             growth=tuple(growth.items()),
             evidence=evidence,
         )
-    watched = ", ".join(_COUNTER_LABELS[c] for c in relevant)
+    watched = ", ".join(COUNTER_LABELS[c] for c in relevant)
     return Confirmation(
         Verdict.NOT_REPRODUCED,
         f"no growth of {watched} {steps}",
