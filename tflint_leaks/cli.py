@@ -350,6 +350,11 @@ def _write_report(path: Path, result: ConfirmResult, target: str) -> None:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write an HTML report: per finding, its verdict and charts of what was measured.",
 )
+@click.option(
+    "--profile-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Record a TensorFlow Profiler trace of the measured loop iterations here (TensorBoard).",
+)
 @config_option
 @output_format_option
 @click.pass_context
@@ -364,6 +369,7 @@ def confirm(
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     report_path: Path | None,
+    profile_dir: Path | None,
     config_path: Path | None,
     output_format: str,
 ) -> None:
@@ -402,6 +408,7 @@ def confirm(
         user_paths=[str(path) for path in static_paths],
         # what the run is doing, on a terminal and beside the text format only
         progress=sys.stderr if output_format == "text" and sys.stderr.isatty() else None,
+        profile_dir=str(profile_dir) if profile_dir else None,
     )
     run = result.run
     if report_path is not None:

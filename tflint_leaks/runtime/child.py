@@ -140,6 +140,7 @@ class Recorder:
         #: Counter readers, each with the sampling level it needs (``protocol.SAMPLE_*``).
         self.counters: list[tuple[int, Callable[[], dict[str, float | None]]]] = []
         self.eager_reported = False
+        self.profiler: Profiler | None = None
         self.traces = 0
         self.logs_written = 0
         self._serials = 0
@@ -239,6 +240,8 @@ class Recorder:
         self._dirty = True
         if hit == 1:
             self.flush()
+        if level and self.profiler is not None:
+            self.profiler.on_loop(site, hit)
         if level and (hit <= protocol.SAMPLE_FIRST or hit & (hit - 1) == 0):
             if level >= protocol.SAMPLE_FULL:
                 gc.collect()
@@ -531,6 +534,66 @@ def install_hooks(recorder: Recorder) -> None:
     logging.getLogger("tensorflow").addFilter(LogCapture(recorder))
 
 
+# -- the TensorFlow Profiler ----------------------------------------------------------------------
+
+
+class Profiler:
+    """Records a TensorFlow Profiler trace of the measured iterations into ``logdir``.
+
+    It starts when a sampled loop header first runs and stops once that loop has run its first
+    ``protocol.SAMPLE_FIRST`` iterations (the ones sampled one by one), or when the run ends.
+    Each run of the header opens a step (``iteration``, with its number), which TensorBoard's
+    profile plugin shows as steps; the parent sets ``TF_CPU_ALLOCATOR_USE_BFC`` so that CPU
+    allocations appear in its memory profile.
+    """
+
+    def __init__(self, recorder: Recorder, logdir: str) -> None:
+        self._recorder = recorder
+        self._logdir = logdir
+        self._site: tuple[str, int] | None = None
+        self._step: Any = None
+        self._steps = 0
+        self._done = False
+
+    def on_loop(self, site: tuple[str, int], hit: int) -> None:
+        if self._done or (self._site is not None and site != self._site):
+            return
+        import tensorflow as tf
+        from tensorflow.python.profiler.trace import Trace
+
+        if self._site is None:
+            self._site = site
+            tf.profiler.experimental.start(self._logdir)
+        self._close_step()
+        if hit > protocol.SAMPLE_FIRST + 1:  # the header's run after the last measured one
+            self.stop()
+            return
+        self._step = Trace("iteration", step_num=hit, _r=1)
+        self._step.__enter__()
+        self._steps = hit
+
+    def _close_step(self) -> None:
+        if self._step is not None:
+            self._step.__exit__(None, None, None)
+            self._step = None
+
+    def stop(self) -> None:
+        if self._done or self._site is None:
+            return
+        import tensorflow as tf
+
+        self._done = True
+        self._close_step()
+        try:
+            tf.profiler.experimental.stop()
+        except Exception as error:  # a profiler failure must not change how the run ended
+            degraded(self._recorder, f"TensorFlow Profiler ({error!r})", "no profile written")
+            return
+        self._recorder.writer.write(
+            protocol.RECORD_PROFILE, logdir=self._logdir, site=list(self._site), steps=self._steps
+        )
+
+
 # -- line sampling -------------------------------------------------------------------------------
 
 
@@ -651,6 +714,8 @@ def user_traceback(recorder: Recorder, error: BaseException) -> str:
 
 
 def finish(recorder: Recorder, status: str, exit_code: int | None, **fields: Any) -> None:
+    if recorder.profiler is not None:
+        recorder.profiler.stop()
     recorder.flush()
     recorder.writer.write(protocol.RECORD_END, status=status, exit_code=exit_code, **fields)
 
@@ -745,6 +810,8 @@ def run(config: dict[str, Any]) -> int:
         sites.setdefault(path, {})[line] = max(sites.get(path, {}).get(line, 0), level)
     if any(level >= protocol.SAMPLE_TAPES for lines in sites.values() for level in lines.values()):
         measure_rss_noise(recorder)
+    if config.get("profile_dir"):
+        recorder.profiler = Profiler(recorder, config["profile_dir"])
     start_flusher(recorder)
     tracer = LineTracer(recorder, sites)
     try:

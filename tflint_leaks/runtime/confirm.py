@@ -23,7 +23,7 @@ from tflint_leaks.registry import RUNTIME_RETRACING, Judgement
 from tflint_leaks.runtime import protocol, series, verdicts
 from tflint_leaks.runtime.launcher import ProcessOutcome, launch
 from tflint_leaks.runtime.observations import CodeStats, Observations, read_observations
-from tflint_leaks.runtime.places import Place, Site, Sources, place_name
+from tflint_leaks.runtime.places import Place, Site, Sources, display_path, place_name
 from tflint_leaks.runtime.progress import Progress
 from tflint_leaks.runtime.series import Series
 
@@ -177,6 +177,7 @@ def child_config(
     places: Sequence[tuple[Diagnostic, Place]],
     memory_limit_mb: int | None,
     user_paths: Sequence[str] = (),
+    profile_dir: str | None = None,
 ) -> dict[str, object]:
     """What the child needs: the target, the lines to watch, the user's directories."""
     sites: dict[Site, int] = {}
@@ -195,6 +196,7 @@ def child_config(
         "sites": [[file, line, level] for (file, line), level in sorted(sites.items())],
         "roots": sorted(roots),
         "memory_limit_mb": memory_limit_mb,
+        "profile_dir": protocol.absolute(profile_dir) if profile_dir else None,
     }
 
 
@@ -300,8 +302,16 @@ def confirm_all(
     return confirmed + runtime_findings(context, claimed)
 
 
-def _notes(target: Target, observations: Observations) -> tuple[str, ...]:
+def _notes(target: Target, observations: Observations, sources: Sources) -> tuple[str, ...]:
     notes = [f"degraded: {note}" for note in observations.degraded]
+    profile = observations.profile
+    if profile:
+        loop = place_name(sources.show(*profile["site"]))
+        logdir = display_path(profile["logdir"])
+        notes.append(
+            f"TensorFlow Profiler trace of {profile['steps']} runs of the loop at {loop} in "
+            f"{logdir} (tensorboard --logdir {logdir})"
+        )
     if target.kind == "notebook" and target.path:
         skipped = skipped_syntax(target.path)
         if skipped:
@@ -326,18 +336,21 @@ def run_confirm(
     max_python_values: int,
     user_paths: Sequence[str] = (),
     progress: TextIO | None = None,
+    profile_dir: str | None = None,
 ) -> ConfirmResult:
     """Run ``target`` in an instrumented child process and confirm each of ``diagnostics``.
 
     ``max_python_values`` is the static rules' threshold (``max-python-values``): a retracing
     finding is confirmed when its argument made more distinct traces than that. ``user_paths``
     (the paths linted) count as the user's code, like the target's own directory. On
-    ``progress`` (a terminal), a status line says what the run is doing while it runs.
+    ``progress`` (a terminal), a status line says what the run is doing while it runs. With
+    ``profile_dir``, a TensorFlow Profiler trace of the first measured loop's sampled iterations
+    is written there (for TensorBoard).
     """
     sources = Sources()
     places = [(diagnostic, sources.place(diagnostic)) for diagnostic in diagnostics]
     with tempfile.TemporaryDirectory(prefix="tflint-leaks-") as workdir:
-        config = child_config(target, places, memory_limit_mb, user_paths)
+        config = child_config(target, places, memory_limit_mb, user_paths, profile_dir)
         loops = {place.loop_site for _, place in places if place.loop_site}
         shown = None if progress is None else Progress(progress, target.name, timeout, loops)
         try:
@@ -359,7 +372,7 @@ def run_confirm(
         pid=outcome.pid,
         tensorflow=observations.tensorflow,
         traceback=str(end["traceback"]) if end.get("traceback") else None,
-        notes=_notes(target, observations),
+        notes=_notes(target, observations, sources),
         stdout_tail=outcome.stdout_tail,
         stderr_tail=outcome.stderr_tail,
     )

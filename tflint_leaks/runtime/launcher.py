@@ -50,9 +50,11 @@ class ProcessOutcome:
         return -self.returncode if self.returncode < 0 else None
 
 
-def child_environment() -> dict[str, str]:
-    """The parent's environment with TensorFlow's C++ logs silenced."""
-    return {**os.environ, **protocol.QUIET_ENV}
+def child_environment(config: dict[str, Any]) -> dict[str, str]:
+    """The parent's environment with TensorFlow's C++ logs silenced (and, for a profile, CPU
+    allocations recorded)."""
+    profile = protocol.PROFILE_ENV if config.get("profile_dir") else {}
+    return {**os.environ, **protocol.QUIET_ENV, **profile}
 
 
 def kill_group(pgid: int, signum: int) -> None:
@@ -123,7 +125,7 @@ def launch(
             stdin=subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,
-            env=child_environment(),
+            env=child_environment(config),
             start_new_session=True,
         )
         try:

@@ -99,6 +99,8 @@ class Observations:
     memory_limit: dict[str, Any] | None = None
     #: The spread of RSS measured in the child's warm-up, when a tape finding was watched.
     rss_noise_mb: float | None = None
+    #: Where the TensorFlow Profiler trace went (``logdir``), the loop it covers and its steps.
+    profile: dict[str, Any] | None = None
     end: dict[str, Any] | None = None
 
     def stats(self, key: CodeKey) -> CodeStats:
@@ -167,6 +169,8 @@ def _apply(observations: Observations, record: dict[str, Any]) -> None:
         observations.eager = True
     elif kind == protocol.RECORD_MEMORY_LIMIT:
         observations.memory_limit = record
+    elif kind == protocol.RECORD_PROFILE:
+        observations.profile = record
     elif kind == protocol.RECORD_NOISE:
         observations.rss_noise_mb = float(record["rss_mb"])
     elif kind == protocol.RECORD_END:

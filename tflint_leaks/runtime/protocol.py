@@ -24,6 +24,7 @@ RECORD_SAMPLE = "sample"  # counters sampled at a loop line: file, line, hit, co
 RECORD_LOG = "log"  # a captured TensorFlow warning: level, msg
 RECORD_EAGER = "eager"  # tf.config.run_functions_eagerly(True) was called
 RECORD_MEMORY_LIMIT = "memory-limit"  # baseline_mb, limit_mb
+RECORD_PROFILE = "profile"  # logdir, site, steps: a TensorFlow Profiler trace was written
 RECORD_NOISE = "noise"  # rss_mb: the spread of RSS measured in the child's warm-up
 RECORD_END = "end"  # status, exit_code, exception, where
 
@@ -62,6 +63,9 @@ SAMPLE_FIRST = 12
 
 #: Environment given to the child so that TensorFlow's C++ logs stay quiet.
 QUIET_ENV = {"TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0"}
+#: Added with ``--profile-dir``: TensorFlow's CPU allocator then records each allocation in
+#: the profile (its default allocator does not), which TensorBoard's memory profile shows.
+PROFILE_ENV = {"TF_CPU_ALLOCATOR_USE_BFC": "true"}
 
 
 def absolute(path: str) -> str:
