@@ -143,6 +143,9 @@ def growth_observations(counter: str, values: list[float]) -> Observations:
         ([1, 1, 1, 1, 1, 1, 1, 1], Verdict.NOT_REPRODUCED),
         ([1, 2, 1, 2, 1, 2, 1, 2], Verdict.NOT_REPRODUCED),
         ([1, 2, 3, 4, 5, 6], Verdict.NOT_REPRODUCED),  # too few samples after warm-up
+        # grew for 5 steps, then stopped: a longer run adds flat samples, not another verdict
+        ([1, 2, 3, 4, 5, 6, 7, 8, *[8] * 40], Verdict.CONFIRMED),
+        ([1, 2, 3, 4, 5, 6, *[6] * 40], Verdict.NOT_REPRODUCED),  # 3 steps of growth only
     ],
 )
 def test_growth_thresholds(values: list[float], verdict: Verdict) -> None:
@@ -152,7 +155,10 @@ def test_growth_thresholds(values: list[float], verdict: Verdict) -> None:
         Sample(s.hit, {**s.counters, protocol.COUNTER_TAPE_TENSORS: 0})
         for s in observations.samples[(FILE, 19)]
     ]
-    assert judge(tape, place(tape), context(observations)).verdict is verdict
+    confirmation = judge(tape, place(tape), context(observations))
+    assert confirmation.verdict is verdict
+    if verdict is Verdict.CONFIRMED:
+        assert confirmation.bounded is (values[-1] == values[-2])
 
 
 STEADY = [600.0 + 2.0 * hit for hit in range(1, 13)]

@@ -420,6 +420,13 @@ def judge_side_effect(diagnostic: Diagnostic, place: Place, context: Context) ->
     return Confirmation(Verdict.CONFIRMED, summary, traces=traces, calls=calls, cause=cause)
 
 
+def growth_window(values: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """The samples up to the last one at which the counter rose: how long it grew is decided
+    by the samples, so a counter that grew and then stopped is not diluted by a long run."""
+    rises = [index for index in range(1, len(values)) if values[index][1] > values[index - 1][1]]
+    return values[: max(rises, default=len(values) - 1) + 1]
+
+
 def counter_growth(values: list[tuple[int, float]]) -> tuple[float, float]:
     """Per-iteration growth and the fraction of steps that rose, for ``(hit, value)`` pairs."""
     (first_hit, first), (last_hit, last) = values[0], values[-1]
@@ -497,18 +504,23 @@ def judge_growth(diagnostic: Diagnostic, place: Place, context: Context) -> Conf
         return Confirmation(Verdict.NOT_REPRODUCED, summary, iterations=iterations)
     growth: dict[str, float] = {}
     growing: list[str] = []
+    stopped: list[int] = []  # the last iteration at which a confirming counter rose, if it stopped
     for counter in (*_EXACT_COUNTERS, protocol.COUNTER_TAPE_MB, protocol.COUNTER_RSS_MB):
         values = _series(samples, counter)
-        if len(values) < 2:
+        window = growth_window(values) if counter != protocol.COUNTER_RSS_MB else values
+        if len(window) < 2:
             continue
-        per_iteration, rose = counter_growth(values)
+        per_iteration, rose = counter_growth(window)
         growth[counter] = round(per_iteration, 3)
         if (
             counter in relevant
+            and len(window) > MIN_GROWTH_STEPS
             and per_iteration >= MIN_GROWTH_PER_ITERATION
             and rose >= MIN_RISE_FRACTION
         ):
             growing.append(f"+{per_iteration:g} {COUNTER_LABELS[counter]} per iteration")
+            if len(window) < len(values):
+                stopped.append(window[-1][0])
     if protocol.COUNTER_TAPE_TENSORS in growth and growing:
         growing = [
             f"{text} ({growth.get(protocol.COUNTER_TAPE_MB, 0.0):+g} MB)"
@@ -523,13 +535,16 @@ def judge_growth(diagnostic: Diagnostic, place: Place, context: Context) -> Conf
         else ()
     )
     if growing:
+        bounded = len(stopped) == len(growing)
+        until = f"; bounded: stopped growing at iteration {max(stopped)}" if bounded else ""
         return Confirmation(
             Verdict.CONFIRMED,
-            f"{'; '.join(growing)} {steps}",
+            f"{'; '.join(growing)} {steps}{until}",
             iterations=iterations,
             cause=growing[0],
             growth=tuple(growth.items()),
             evidence=evidence,
+            bounded=bounded,
         )
     watched = ", ".join(COUNTER_LABELS[c] for c in relevant)
     return Confirmation(
