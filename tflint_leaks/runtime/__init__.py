@@ -9,16 +9,28 @@ How the CLI calls it (the parent never imports TensorFlow)::
         click.echo(INSTALL_HINT, err=True)
         raise SystemExit(2)
     target = Target(kind="script", path="train.py", args=("--epochs", "3"))
+    # or Target(kind="notebook", path="train.ipynb")
     # or Target(kind="module", module="pkg.train", args=(...))
     # or Target(kind="pytest", args=("tests/test_train.py", "-k", "fit"))
     paths = user_paths or target.default_paths()
     diagnostics = lint_paths(paths, settings).diagnostics
-    result = run_confirm(target, diagnostics, timeout=600.0, memory_limit_mb=None)
+    result = run_confirm(
+        target,
+        diagnostics,
+        timeout=600.0,
+        memory_limit_mb=None,
+        max_python_values=settings.options.max_python_values,
+        user_paths=paths,  # linted code counts as the user's
+        progress=None,  # or a terminal stream: one status line while the run goes
+        profile_dir=None,  # or a directory for a TensorFlow Profiler trace
+    )
     # result.diagnostics: every finding with .confirmation set, then runtime-only TFL900
-    # findings; report them like any others. result.run: status ("completed", "raised",
-    # "exited", "os-exit", "timeout", "memory-limit", "crashed", "fatal"), description,
-    # traceback (of the user's exception), notes (degraded private APIs, captured warnings),
-    # stdout_tail / stderr_tail of the target.
+    # findings; report them like any others. result.charts: what the HTML report draws for
+    # each (runtime.report.render(result, target.name)). result.run: status ("completed",
+    # "raised", "exited", "os-exit", "timeout", "memory-limit", "crashed", "fatal"),
+    # description, failure (one line when the target failed), traceback (of the user's
+    # exception), notes (degraded private APIs, captured warnings, skipped notebook syntax,
+    # the profile written), stdout_tail / stderr_tail of the target.
 
 The target runs in a child process (``tflint_leaks.runtime.child``) started in the current
 directory with the same interpreter; its stdout and stderr go to temporary files (their tails are
