@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -95,6 +96,27 @@ def test_retracing_verdict_depends_on_distinct_values_not_on_calls(
     confirmation = measure_retracing(retraces(values, calls), context(Observations()))
     assert (confirmation.verdict, confirmation.bounded) == (verdict, bounded)
     assert confirmation.traces == len(values)
+
+
+def test_a_finding_whose_line_made_no_call_is_judged_on_every_call() -> None:
+    """Calls seen from no user line (a site the child could not attribute) still count."""
+    values = list(range(6))
+    made = [
+        Trace(KEY, 12, 1, True, (literal(value),), None, 0, call)
+        for call, value in enumerate(values, 1)
+    ]
+    observations = Observations()
+    observations.code[KEY] = CodeStats(KEY, 12, made, 6, 1)
+    observations.hits = {(FILE, 20): 6}
+    definition = Location(KEY[1], 1)
+    related = Related(RelatedRole.TF_FUNCTION, "", FILE, definition, definition)
+    call = replace(finding("TFL101", 20), related=(related,))
+    confirmation = judge(call, place(call), context(observations))
+    assert confirmation.verdict is Verdict.CONFIRMED
+    assert confirmation.summary.startswith(
+        "`step` traced 6 times in 6 calls (no call came from the finding's line: every call "
+        "site counted): "
+    )
 
 
 def finding(code: str, line: int, loop: int | None = None) -> Diagnostic:

@@ -253,6 +253,8 @@ class Retraces:
     by_object: bool = False
     #: Number calls by the code object rather than by one call site (several sites).
     by_code: bool = False
+    #: No call came from the finding's lines: every call of the function is judged.
+    every_site: bool = False
 
     def key(self, trace: Trace) -> object:
         if self.parameter is not None:
@@ -298,8 +300,8 @@ def retraces_of(
             return Retraces(stats, traces, stats.calls, by_object=True, by_code=True)
     lines = place.call_lines()
     sites = {s: n for s, n in stats.site_calls.items() if s[0] == place.file and s[1] in lines}
-    if not sites:  # no call was attributed to this call site: judge the whole code object
-        return Retraces(stats, list(stats.traces), stats.calls, by_code=True)
+    if not sites:
+        return Retraces(stats, list(stats.traces), stats.calls, by_code=True, every_site=True)
     traces = [t for t in stats.traces if t.site in sites]
     if diagnostic.code == _PER_INSTANCE:
         return Retraces(stats, traces, sum(sites.values()), by_object=True, by_code=len(sites) > 1)
@@ -341,6 +343,8 @@ def measure_retracing(retraces: Retraces, context: Context) -> Confirmation:
     else:
         cause = retrace_cause(retraces.traces, context)
     counted = f"`{name}` traced {_times(signatures)} in {calls} calls"
+    if retraces.every_site:
+        counted += " (no call came from the finding's line: every call site counted)"
     summary = f"{counted}: {cause}" if cause else counted
     limit = context.max_python_values
     verdict, bounded = Verdict.NOT_REPRODUCED, None
