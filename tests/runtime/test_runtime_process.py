@@ -120,3 +120,57 @@ def test_memory_limit_stops_the_target() -> None:
     assert_measured_before_the_end(result)
     assert confirmation_of(result, "more-call").verdict is Verdict.ERROR
     assert any(note.startswith("memory limit counted above") for note in result.run.notes)
+
+
+def test_the_child_dies_with_the_confirm_process(tmp_path: Path) -> None:
+    """SIGKILL on ``tflint-leaks confirm`` (a CI job cancelled, an OOM kill) skips its clean-up;
+    the TensorFlow child must not be left running (it was: orphans kept a core busy). The test
+    waits for states, not for time: the child's start record, then the child's exit."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    target = Path(__file__).parent / "targets" / "hangs.py"
+    parent = subprocess.Popen(
+        [sys.executable, "-m", "tflint_leaks", "confirm", str(target), "--timeout", "600"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    child_pid = None
+    deadline = time.monotonic() + 300  # a bound for a broken run, not a timing assumption
+    while child_pid is None and time.monotonic() < deadline and parent.poll() is None:
+        for results in Path(tempfile.gettempdir()).glob("tflint-leaks-*/results.jsonl"):
+            for line in results.read_text(encoding="utf-8").splitlines():
+                record = json.loads(line)
+                if record.get("k") == "start" and record.get("pid"):
+                    pid = int(record["pid"])
+                    if _parent_of(pid) == parent.pid:
+                        child_pid = pid
+        time.sleep(0.05)
+    assert child_pid is not None, "the child never started"
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    while time.monotonic() < deadline and _alive(child_pid):
+        time.sleep(0.05)
+    assert not _alive(child_pid)
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import collections
 import contextlib
+import ctypes
 import gc
 import json
 import linecache
@@ -840,7 +841,26 @@ def run(config: dict[str, Any]) -> int:
     return 0
 
 
+def die_with_parent() -> None:
+    """On Linux, ask for SIGTERM when the ``confirm`` process that started this child dies,
+    even by SIGKILL (the parent's own clean-up then never runs): no orphaned TensorFlow
+    process keeps a core busy. The SIGTERM handler still writes what was measured."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the request took effect
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
 def main(argv: list[str]) -> int:
+    die_with_parent()
     config = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     for name, value in protocol.QUIET_ENV.items():
         os.environ.setdefault(name, value)
