@@ -41,8 +41,17 @@ class Kind(str, enum.Enum):
 class Judgement(str, enum.Enum):
     """How ``tflint-leaks confirm`` judges a rule's findings (see ``docs/runtime.md``)."""
 
+    @property
+    def retracing(self) -> bool:
+        """Judged on traces (rather than on sampled counters)."""
+        return self in {Judgement.TRACES, Judgement.NEW_FUNCTIONS, Judgement.NEW_INSTANCES}
+
     #: Distinct traces of the ``tf.function`` the finding names, and what changed between them.
     TRACES = "traces"
+    #: Traces of the ``tf.function`` objects created at the finding (a function re-created).
+    NEW_FUNCTIONS = "new-functions"
+    #: Traces counted per ``tf.function`` object at the finding's calls (new instances).
+    NEW_INSTANCES = "new-instances"
     #: The Python body ran on fewer calls than the function was called (it only ran tracing).
     SIDE_EFFECT = "side-effect"
     #: Exact counters (and memory) sampled at the finding's loop grow per iteration.
@@ -197,7 +206,7 @@ CODES: tuple[Code, ...] = (
         "TFL103",
         "function-recreated",
         "A new `tf.function` is created every iteration or every call",
-        judgement=Judgement.TRACES,
+        judgement=Judgement.NEW_FUNCTIONS,
         triggers=Triggers(names=frozenset({"function"}), project_loop_names=True),
         implementation="tfl103_function_recreated.FunctionRecreated",
     ),
@@ -205,7 +214,7 @@ CODES: tuple[Code, ...] = (
         "TFL104",
         "function-method-per-instance",
         "A class with `tf.function` methods is instantiated and used in every iteration",
-        judgement=Judgement.TRACES,
+        judgement=Judgement.NEW_INSTANCES,
         triggers=Triggers(project_loop_names=True),
         implementation="tfl104_function_method_per_instance.FunctionMethodPerInstance",
     ),

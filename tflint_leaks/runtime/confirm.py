@@ -19,7 +19,7 @@ from typing import Literal, TextIO
 from tflint_leaks.diagnostics import CallSite, Diagnostic, Verdict
 from tflint_leaks.engine import notebook
 from tflint_leaks.engine.notebook import read_notebook
-from tflint_leaks.registry import RUNTIME_RETRACING, Judgement
+from tflint_leaks.registry import RUNTIME_RETRACING
 from tflint_leaks.runtime import protocol, series, verdicts
 from tflint_leaks.runtime.launcher import ProcessOutcome, launch
 from tflint_leaks.runtime.observations import CodeStats, Observations, read_observations
@@ -289,7 +289,7 @@ def confirm_all(
         confirmation = verdicts.judge(diagnostic, place, context)
         stats = verdicts.find_code(place, observations)
         charts = series.sampled(observations, place.loop_site or place.site)
-        if stats is not None and verdicts.judgement(diagnostic) is Judgement.TRACES:
+        if stats is not None and verdicts.judgement(diagnostic).retracing:
             judged = verdicts.retraces_of(diagnostic, place, stats, observations)
             claimed.update(id(trace) for trace in judged.traces)
             if judged.traces:

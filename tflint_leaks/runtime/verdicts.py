@@ -8,9 +8,10 @@ Retracing findings (``TFL101``-``TFL105``) are judged on the calls made at the f
 (the user line that called the ``tf.function``) and the traces those calls made: ``confirmed``
 when the flagged argument took more distinct values in traces than ``max-python-values`` (the
 static rules accept at most that many: a bounded sweep), however many calls there were. A
-re-created ``tf.function`` (``TFL103``) or a method on new instances (``TFL104``) counts the new
-``tf.function`` objects that traced. The summary says whether the traces were still growing at
-the end of the run or stopped (bounded) and the values seen.
+re-created ``tf.function`` (judgement ``new-functions``: ``TFL103``) or a method on new instances
+(``new-instances``: ``TFL104``) counts the new ``tf.function`` objects that traced. The summary
+says whether the traces were still growing at the end of the run or stopped (bounded) and the
+values seen.
 
 Python side effects in a ``tf.function`` (``TFL3xx``) are confirmed when the function was called
 at least twice: its Python body (and so the side effect) then ran on fewer calls than it was
@@ -44,9 +45,6 @@ from tflint_leaks.runtime.observations import (
 )
 from tflint_leaks.runtime.places import CallAt, Place, place_name
 
-#: The codes whose retraces come from new ``tf.function`` objects: counted by object.
-_RECREATED = "TFL103"
-_PER_INSTANCE = "TFL104"
 MIN_SIDE_EFFECT_CALLS = 2
 WARMUP_SAMPLES = 2
 MIN_GROWTH_STEPS = 4
@@ -123,6 +121,8 @@ def watched_sites(diagnostic: Diagnostic, place: Place) -> list[tuple[Site, int]
     loop = place.loop_site
     level = {
         Judgement.TRACES: protocol.SAMPLE_LIGHT,
+        Judgement.NEW_FUNCTIONS: protocol.SAMPLE_LIGHT,
+        Judgement.NEW_INSTANCES: protocol.SAMPLE_LIGHT,
         Judgement.SIDE_EFFECT: protocol.SAMPLE_LIGHT,
         Judgement.TAPES: protocol.SAMPLE_TAPES,
     }.get(judgement(diagnostic), protocol.SAMPLE_FULL)
@@ -293,7 +293,8 @@ def retraces_of(
     diagnostic: Diagnostic, place: Place, stats: CodeStats, observations: Observations
 ) -> Retraces:
     """Select the traces and calls that ``diagnostic`` is judged on."""
-    if diagnostic.code == _RECREATED:
+    kind = judgement(diagnostic)
+    if kind is Judgement.NEW_FUNCTIONS:
         created = {s for s, site in observations.created.items() if site == place.site}
         traces = [t for t in stats.traces if t.serial in created]
         if traces:
@@ -303,7 +304,7 @@ def retraces_of(
     if not sites:
         return Retraces(stats, list(stats.traces), stats.calls, by_code=True, every_site=True)
     traces = [t for t in stats.traces if t.site in sites]
-    if diagnostic.code == _PER_INSTANCE:
+    if kind is Judgement.NEW_INSTANCES:
         return Retraces(stats, traces, sum(sites.values()), by_object=True, by_code=len(sites) > 1)
     return Retraces(
         stats,
@@ -563,7 +564,7 @@ def judge_growth(diagnostic: Diagnostic, place: Place, context: Context) -> Conf
 def judge(diagnostic: Diagnostic, place: Place, context: Context) -> Confirmation:
     """The verdict for one static finding."""
     kind = judgement(diagnostic)
-    if kind is Judgement.TRACES:
+    if kind.retracing:
         return judge_retracing(diagnostic, place, context)
     if kind is Judgement.SIDE_EFFECT:
         return judge_side_effect(diagnostic, place, context)
