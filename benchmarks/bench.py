@@ -256,6 +256,50 @@ def bench_tflint(setting: Setting) -> list[Row]:
     return rows
 
 
+#: The small files of the start-up rows: a training script (it needs the libcst pass) and a
+#: module that does not use TensorFlow (it needs neither libcst nor the rules).
+SMALL_FILES = {
+    "train.py": (
+        "import tensorflow as tf\n\n\n@tf.function\ndef step(x, i):\n    return x * 2\n\n\n"
+        "for i in range(1000):\n    step(tf.ones([2]), i)\n"
+    ),
+    "util.py": "import os\n\n\ndef here():\n    return os.getcwd()\n",
+}
+STARTUP_REPEATS = 7
+
+
+def bench_startup(setting: Setting, peers: bool) -> list[Row]:
+    """One small file, the pre-commit case: the median of several runs of each command."""
+    directory = setting.scratch / "small"
+    directory.mkdir()
+    for name, text in SMALL_FILES.items():
+        (directory / name).write_text(text, encoding="utf-8")
+    cache_dir = setting.scratch / "small-cache"
+    commands = [
+        (f"tflint-leaks, one small {name}", tflint_command("--no-cache", str(directory / name)))
+        for name in SMALL_FILES
+    ]
+    commands.append(
+        (
+            "tflint-leaks, one small train.py, warm cache",
+            tflint_command("--cache-dir", str(cache_dir), str(directory / "train.py")),
+        )
+    )
+    if peers:
+        for peer in PEERS:
+            if peer.tool.startswith(("Ruff", "flake8")) and not _install(peer):
+                argv = peer.command(peer.venv / "bin", directory / "train.py")
+                commands.append((f"{peer.tool}, one small train.py", argv))
+    rows = []
+    for tool, argv in commands:
+        print(f"measuring {tool} ({STARTUP_REPEATS} runs) ...", file=sys.stderr, flush=True)
+        runs = [measure(argv, setting, tflint_env()) for _ in range(STARTUP_REPEATS)]
+        runs.sort(key=lambda run: run.wall)
+        median = runs[len(runs) // 2]
+        rows.append(to_row(tool, argv, median, frozenset({0, 1})))
+    return rows
+
+
 def bench_parsers(setting: Setting) -> list[Row]:
     rows = []
     for tool, module, function in (
@@ -414,6 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = bench_parsers(setting) + bench_tflint(setting)
         if not args.no_peers:
             rows += [bench_peer(peer, setting) for peer in PEERS]
+        startup = bench_startup(setting, peers=not args.no_peers)
     add_ratios(rows)
     counts = {row.findings for row in rows if row.findings is not None}
     if len(counts) > 1:
@@ -438,11 +483,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "floor": FLOOR,
         "rows": [asdict(row) for row in rows],
+        "startup_rows": [asdict(row) for row in startup],
     }
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"{now.strftime('%Y%m%dT%H%M%SZ')}.json"
     out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     print(render(rows))
+    print(f"\nOne small file (median of {STARTUP_REPEATS} runs):\n")
+    print(render(startup))
     before, after = (" ".join(f"{x:.2f}" for x in load) for load in (load_before, os.getloadavg()))
     print(f"load average (1, 5, 15 min): {before} before, {after} after")
     print(f"record: {out.relative_to(REPO)}")
