@@ -14,7 +14,6 @@ command line imports this module only for ``tflint-leaks server``.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,12 +34,11 @@ from tflint_leaks.engine.notebook import is_notebook
 from tflint_leaks.engine.runner import lint_source
 from tflint_leaks.engine.suppression import add_noqa
 from tflint_leaks.registry import BY_CODE, ENGINE_CODES
-from tflint_leaks.source import SourceError, read_source
+from tflint_leaks.source import SourceError, read_source, split_lines
 
 SOURCE = "tflint-leaks"
 #: Seconds of quiet after a change before the document is linted again.
 DEBOUNCE = 0.3
-_LINE_BREAK = re.compile(r"\r\n?|\n")
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
     Severity.WARNING: types.DiagnosticSeverity.Warning,
@@ -52,7 +50,7 @@ class Lines:
     in the code units the client negotiated, UTF-16 by default)."""
 
     def __init__(self, text: str, codec: PositionCodec) -> None:
-        self.lines = _LINE_BREAK.split(text)
+        self.lines = split_lines(text)
         self.codec = codec
 
     def position(self, location: Location) -> types.Position:

@@ -18,13 +18,18 @@ class SourceError(Exception):
         self.column = column
 
 
+#: Line breaks as the tokenizer sees them, in text and in bytes.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_BYTE_LINES = re.compile(rb"\r\n|\r|\n")
+
+
 def decode_source(data: bytes) -> str:
     """Decode ``data`` as Python does (a BOM or an encoding declaration, else UTF-8)."""
     nul = data.find(b"\0")
     if nul >= 0:
-        line = data.count(b"\n", 0, nul) + 1
-        column = nul - (data.rfind(b"\n", 0, nul) + 1) + 1
-        raise SourceError("source contains a NUL byte", line, column)
+        before = _BYTE_LINES.split(data[:nul])
+        column = len(before[-1].decode("utf-8", "replace")) + 1
+        raise SourceError("source contains a NUL byte", len(before), column)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
@@ -32,7 +37,7 @@ def decode_source(data: bytes) -> str:
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
+        line = len(_BYTE_LINES.split(data[: error.start]))
         raise SourceError(
             f"not valid {encoding}: byte 0x{data[error.start]:02x} cannot be decoded "
             "(declare the encoding with a `# -*- coding: ... -*-` line)",
@@ -49,9 +54,6 @@ def read_source(path: Path) -> str:
     except OSError as error:
         raise SourceError(f"cannot read file: {error.strerror or error}") from None
     return decode_source(data)
-
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def split_lines(text: str, *, keepends: bool = False) -> list[str]:

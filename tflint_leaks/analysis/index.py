@@ -28,6 +28,7 @@ from tflint_leaks.analysis.names import (
 )
 from tflint_leaks.analysis.symbolic import Expr, Op
 from tflint_leaks.analysis.units import FileUnits, ImportNode, child_nodes, collect_units
+from tflint_leaks.source import split_lines
 
 #: Keras callback hooks, run in Python once per batch or per epoch: a ``tf.function`` created
 #: inside one is created again every time.
@@ -489,7 +490,7 @@ def index_source(source: str, path: Path, tree: ast.Module | None = None) -> Mod
     module, is_package, root = module_name_for(path)
     if tree is None:
         tree = ast.parse(source, filename=str(path))
-    builder = IndexBuilder(source.splitlines(), module, is_package)
+    builder = IndexBuilder(split_lines(source), module, is_package)
     units, import_nodes, owns = collect_units(tree)
     builder.own.update(owns)
     builder.collect_imports(tree, import_nodes)

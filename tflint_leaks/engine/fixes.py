@@ -19,7 +19,7 @@ from pathlib import Path
 from tflint_leaks.diagnostics import Applicability, Diagnostic, Location
 from tflint_leaks.engine import notebook
 from tflint_leaks.engine.suppression import add_noqa
-from tflint_leaks.source import SourceError, decode_source
+from tflint_leaks.source import SourceError, decode_source, split_lines
 
 OVERLAPS = "overlaps another fix; it is applied on the next round"
 DOES_NOT_PARSE = "fix dropped: the fixed code would not parse"
@@ -56,7 +56,7 @@ class _Offsets:
 
     def __init__(self, text: str) -> None:
         self._starts = [0]
-        for line in text.splitlines(keepends=True):
+        for line in split_lines(text, keepends=True):
             self._starts.append(self._starts[-1] + len(line))
         self._length = len(text)
 
@@ -192,13 +192,14 @@ def _fix_notebook(
 
 def unified_diff(file_fix: FileFix) -> str:
     lines = difflib.unified_diff(
-        file_fix.original.splitlines(keepends=True),
-        file_fix.fixed.splitlines(keepends=True),
+        split_lines(file_fix.original, keepends=True),
+        split_lines(file_fix.fixed, keepends=True),
         fromfile=file_fix.path,
         tofile=file_fix.path,
     )
     return "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+        line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
+        for line in lines
     )
 
 

@@ -16,6 +16,7 @@ from tflint_leaks.analysis.program import program_of
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.triggers import Triggers
 from tflint_leaks.analysis.units import Unit
+from tflint_leaks.source import split_lines
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def blanked_source(text: str, module: ModuleIndex, needs: Needs) -> str | None:
         return None
     if not drop:
         return text
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     for start, end in drop:
         for index in range(start - 1, min(end, len(lines))):
             lines[index] = "\n"

@@ -18,6 +18,7 @@ from tflint_leaks.config import Settings, expand_selectors
 from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.discovery import matches
 from tflint_leaks.registry import BY_CODE, ENGINE_CODES
+from tflint_leaks.source import split_lines
 
 _CODES = r"(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)"
 _FILE = re.compile(r"#\s*tflint-leaks\s*:\s*noqa\b(?:\s*:\s*" + _CODES + ")?", re.IGNORECASE)
@@ -58,7 +59,7 @@ def parse_suppressions(text: str, known: frozenset[str]) -> Suppressions:
     if "noqa" not in text.lower():
         return found
     file_codes: set[str] = set()
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):
         if "#" not in line or "noqa" not in line.lower():
             continue
         match = _FILE.search(line)
@@ -81,7 +82,7 @@ def add_noqa(text: str, codes_by_line: Mapping[int, Iterable[str]]) -> tuple[str
     """``text`` with ``# noqa: CODES`` on each given 1-based line, merged into a ``# noqa``
     comment already there (a bare ``# noqa`` already covers everything); and how many lines
     changed. Line endings are kept."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     changed = 0
     for number, codes in codes_by_line.items():
         if not 0 < number <= len(lines):
