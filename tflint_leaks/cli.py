@@ -9,9 +9,13 @@ exit code, so tests call it directly.
 from __future__ import annotations
 
 import json
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -28,7 +32,7 @@ if TYPE_CHECKING:
 # The linter itself (libcst, the rules) is imported inside the commands, so that `--version`
 # and `--help` start at once.
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 OUTPUT_FORMATS = FORMATS
 #: ``--fix`` lints again after fixing while fixes were left over (overlapping ones).
 MAX_FIX_ROUNDS = 10
@@ -49,6 +53,45 @@ config_option = click.option(
     type=click.Path(path_type=Path, dir_okay=False),
     help="Use this pyproject.toml instead of the nearest one.",
 )
+
+
+class _Interrupts:
+    """Ctrl-C (SIGINT) and SIGTERM stop a run alike: the workers are stopped, the findings of
+    the files finished are printed, and the exit code is 128 + the signal's number (130, 143).
+    Workers reset both (``engine/parallel.py``), so only this process handles them."""
+
+    def __init__(self) -> None:
+        self.signal = signal.SIGINT
+
+    def _handle(self, number: int, frame: FrameType | None) -> None:
+        self.signal = signal.Signals(number)
+        raise KeyboardInterrupt
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        self.signal = signal.SIGINT
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+        for number in previous:
+            signal.signal(number, self._handle)
+        try:
+            yield
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signal
+
+    @property
+    def what(self) -> str:
+        return "interrupted" if self.signal == signal.SIGINT else "terminated"
+
+
+_INTERRUPTS = _Interrupts()
 
 
 class DefaultCommandGroup(click.Group):
@@ -160,9 +203,11 @@ def check(
 
     result = lint()
     if result.interrupted:
-        click.echo(render(output_format, result.diagnostics), nl=False)
-        click.echo("error: interrupted; the findings above are from the files finished", err=True)
-        raise SystemExit(EXIT_INTERRUPTED)
+        _report(output_format, result, complete=False)
+        click.echo(
+            f"error: {_INTERRUPTS.what}; the findings above are from the files finished", err=True
+        )
+        raise SystemExit(_INTERRUPTS.exit_code)
     if add_noqa:
         _add_noqa(result)
     if diff:
@@ -177,7 +222,7 @@ def check(
     if statistics:
         click.echo(text_reporter.statistics(result.diagnostics), nl=False)
     else:
-        click.echo(render(output_format, result.diagnostics), nl=False)
+        _report(output_format, result, complete=not result.errors)
     for problem in result.errors:
         click.echo(f"error: {problem}", err=True)
     if result.files == 0 and not result.errors:
@@ -186,6 +231,13 @@ def check(
     if result.errors or internal:
         raise SystemExit(EXIT_ERROR)
     raise SystemExit(EXIT_FINDINGS if result.diagnostics and not exit_zero else EXIT_CLEAN)
+
+
+def _report(output_format: str, result: RunResult, *, complete: bool) -> None:
+    """Print the findings. The text format's "All checks passed!" is not printed for a run that
+    did not complete (interrupted, or a path that does not exist): nothing passed."""
+    if result.diagnostics or complete or output_format != "text":
+        click.echo(render(output_format, result.diagnostics), nl=False)
 
 
 def _report_skipped(plans: list[fixes.FileFix]) -> None:
@@ -488,20 +540,22 @@ def server() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv``; return the exit code (never raises SystemExit)."""
-    try:
-        cli.main(
-            args=list(argv) if argv is not None else None,
-            prog_name="tflint-leaks",
-            standalone_mode=False,
-        )
-    except SystemExit as exit_:
-        return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
-        return 130
-    except click.ClickException as error:
-        error.show()
-        return EXIT_ERROR
+    with _INTERRUPTS.installed():
+        try:
+            cli.main(
+                args=list(argv) if argv is not None else None,
+                prog_name="tflint-leaks",
+                standalone_mode=False,
+            )
+        except SystemExit as exit_:
+            return exit_.code if isinstance(exit_.code, int) else EXIT_ERROR
+        except click.exceptions.Abort:
+            # A signal before or after the linting (which reports what it finished).
+            click.echo("Aborted.", err=True)
+            return _INTERRUPTS.exit_code
+        except click.ClickException as error:
+            error.show()
+            return EXIT_ERROR
     return EXIT_CLEAN
 
 

@@ -2,8 +2,9 @@
 
 Each phase forks its workers once the data they share exists (the project index for the check
 phase), hands it to them once through the pool initializer instead of with every task, and
-yields results in order as they are finished. Workers ignore SIGINT: on Ctrl-C the parent gets
-the ``KeyboardInterrupt``, keeps what was finished and terminates the workers.
+yields results in order as they are finished. Workers ignore SIGINT: on Ctrl-C (or SIGTERM, which
+the command line turns into the same interrupt) the parent gets the ``KeyboardInterrupt``, keeps
+what was finished and terminates the workers.
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ _shared: Any = None
 
 def _start_worker(task: Callable[[Any, Any], Any], shared: Any) -> None:
     global _task, _shared
+    # The parent handles Ctrl-C and SIGTERM and stops the workers with SIGTERM (terminate):
+    # a worker ignores the one and dies of the other without a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _task, _shared = task, shared
 
 
