@@ -244,9 +244,12 @@ def test_directory_without_python_files(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def test_missing_path_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, str(tmp_path / "nope.py"))
-    assert code == 2
-    assert err.endswith(f"error: {tmp_path / 'nope.py'}: no such file or directory\n")
+    """Failed before: "All checks passed!" was printed above the error."""
+    assert run(capsys, str(tmp_path / "nope.py")) == (
+        2,
+        "",
+        f"error: {tmp_path / 'nope.py'}: no such file or directory\n",
+    )
 
 
 def test_excludes_and_force_exclude(
