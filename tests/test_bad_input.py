@@ -347,6 +347,37 @@ ROWS = [
         2,
     ),
     Row(
+        # Failed before: AttributeError traceback, exit 1.
+        "pyproject-tool-is-a-number",
+        write("pyproject.toml", "tool = 5\n"),
+        [],
+        ["error: {root}/pyproject.toml: `tool` must be a table"],
+        2,
+    ),
+    Row(
+        # Failed before: AttributeError traceback, exit 1.
+        "pyproject-tool-is-a-string",
+        write("pyproject.toml", 'tool = "x"\n'),
+        [],
+        ["error: {root}/pyproject.toml: `tool` must be a table"],
+        2,
+    ),
+    Row(
+        "pyproject-not-utf8",
+        write("pyproject.toml", b"[tool.tflint-leaks]\n# caf\xe9\n"),
+        [],
+        ["error: {root}/pyproject.toml: invalid TOML: not UTF-8"],
+        2,
+    ),
+    Row(
+        # Failed before: the finding was reported three times.
+        "one-file-three-spellings",
+        lambda root: ["good.py", "./good.py", str(root / "good.py")],
+        [GOOD_FINDING, found(1)],
+        [],
+        1,
+    ),
+    Row(
         "noqa-unknown-code",
         write("noqa.py", "x = 1  # noqa: TFL999\n"),
         [GOOD_FINDING, found(1)],

@@ -18,7 +18,7 @@ from typing import IO, Any
 import pytest
 
 from tflint_leaks.cli import main
-from tflint_leaks.config import resolve_settings
+from tflint_leaks.config import Configuration
 from tflint_leaks.engine.runner import lint_paths, lint_source
 
 LEAKY = textwrap.dedent(
@@ -44,7 +44,7 @@ TIMEOUT = 30.0
 def test_lint_source_lints_the_buffer_not_the_file(tmp_path: Path) -> None:
     path = tmp_path / "train.py"
     path.write_text(CLEAN)
-    settings = resolve_settings([tmp_path], None)
+    settings = Configuration().for_path(tmp_path / "train.py")
     from_buffer = lint_source(LEAKY, path, settings).diagnostics
     path.write_text(LEAKY)
     assert from_buffer == lint_paths([path], settings).diagnostics
@@ -55,7 +55,7 @@ def test_lint_source_lints_the_buffer_not_the_file(tmp_path: Path) -> None:
 
 def test_lint_source_suppressions_and_syntax_errors(tmp_path: Path) -> None:
     path = tmp_path / "train.py"
-    settings = resolve_settings([tmp_path], None)
+    settings = Configuration().for_path(tmp_path / "train.py")
     suppressed = LEAKY.replace(CALL, "    train_step(x, step)  # noqa: TFL101\n")
     assert lint_source(suppressed, path, settings).diagnostics == []
     broken = lint_source("def f(:\n", path, settings).diagnostics
@@ -149,7 +149,7 @@ class Client:
                 result: list[dict[str, Any]] = params["diagnostics"]
                 return result
 
-    def initialize(self, root: Path) -> dict[str, Any]:
+    def initialize(self, root: Path, options: dict[str, Any] | None = None) -> dict[str, Any]:
         result: dict[str, Any] = self.request(
             "initialize",
             {
@@ -157,6 +157,7 @@ class Client:
                 "rootUri": root.as_uri(),
                 "capabilities": {},
                 "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+                "initializationOptions": options,
             },
         )
         self.notify("initialized", {})
@@ -371,7 +372,10 @@ def test_a_safe_fix_is_the_preferred_action(client: Client, tmp_path: Path) -> N
 
 
 def test_changes_are_debounced(client: Client, tmp_path: Path) -> None:
-    client.initialize(tmp_path)
+    """Failed before on a loaded machine: the changes were sent 0.3 s apart at most only by
+    luck. Now the debounce is an hour (an initialization option), so no change is linted on its
+    own, and the save lints the last version at once."""
+    client.initialize(tmp_path, {"debounce": 3600})
     uri = client.open(tmp_path / "train.py", CLEAN)
     assert client.diagnostics(uri) == []
     for version in range(2, 12):
@@ -380,6 +384,7 @@ def test_changes_are_debounced(client: Client, tmp_path: Path) -> None:
             "textDocument/didChange",
             {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]},
         )
+    client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
     assert [d["code"] for d in client.diagnostics(uri)] == ["TFL101"]
     client.request("shutdown", {})
     published = [n for n in client.notifications if n["method"].endswith("publishDiagnostics")]
@@ -406,6 +411,33 @@ def test_cross_file_tf_function_from_disk_and_from_open_buffers(
     assert client.diagnostics(steps_uri) == []
     client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
     assert client.diagnostics(uri) == []
+    assert client.close() == 0
+
+
+def test_each_document_uses_its_nearest_configuration_and_excludes(
+    client: Client, tmp_path: Path
+) -> None:
+    """A monorepo: ``sub`` ignores TFL101 and excludes ``generated/``. The editor agrees with
+    ``tflint-leaks .`` (one finding, in ``src/b.py``). Failed before: the command line used the
+    settings found from the first path (none at the root) for every file and reported all
+    three, while the editor reported one."""
+    (tmp_path / "sub" / "generated").mkdir(parents=True)
+    (tmp_path / "sub" / "pyproject.toml").write_text(
+        '[tool.tflint-leaks]\nignore = ["TFL101"]\nextend-exclude = ["generated/"]\n'
+    )
+    (tmp_path / "src").mkdir()
+    for name in ("sub/a.py", "sub/generated/g.py", "src/b.py"):
+        (tmp_path / name).write_text(LEAKY)
+    client.initialize(tmp_path)
+    found = {}
+    for name in ("sub/a.py", "sub/generated/g.py", "src/b.py"):
+        uri = client.open(tmp_path / name, LEAKY)
+        found[name] = [d["code"] for d in client.diagnostics(uri)]
+    assert found == {"sub/a.py": [], "sub/generated/g.py": [], "src/b.py": ["TFL101"]}
+    from_cli = lint_paths([tmp_path], Configuration()).diagnostics
+    assert [(Path(d.file).relative_to(tmp_path).as_posix(), d.code) for d in from_cli] == [
+        ("src/b.py", "TFL101")
+    ]
     assert client.close() == 0
 
 

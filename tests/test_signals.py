@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_cache_and_jobs import _generated_tree
-from tflint_leaks.config import Settings
+from tflint_leaks.config import Configuration
 from tflint_leaks.engine.discovery import discover
 from tflint_leaks.engine.runner import lint_paths
 from tflint_leaks.reporters import render
@@ -96,8 +96,8 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _finished_output(tree: Path, count: int) -> str:
     """The text output of the findings of the first ``count`` files checked (in the order the
     files are found, which is the order they are checked in)."""
-    first = {str(path) for path in discover([tree], Settings()).files[:count]}
-    every = lint_paths([tree], Settings()).diagnostics
+    first = {str(path) for path in discover([tree], Configuration()).files[:count]}
+    every = lint_paths([tree], Configuration()).diagnostics
     found = [d for d in every if d.file in first]
     assert 0 < len(found) < len(every)  # some findings are printed, not all
     return render("text", found)

@@ -177,29 +177,33 @@ def check(
     add_noqa: bool,
 ) -> None:
     """Lint PATHS (default: the current directory)."""
-    from tflint_leaks.config import CACHE_DIRECTORY, ConfigError, resolve_settings
+    from tflint_leaks.config import CACHE_DIRECTORY, ConfigError, Configuration, Overrides
     from tflint_leaks.engine.runner import lint_paths
     from tflint_leaks.registry import INTERNAL_ERROR
     from tflint_leaks.reporters import text as text_reporter
 
     targets = list(paths) or [Path.cwd()]
+    overrides = Overrides(
+        select=tuple(_split(select)) or None,
+        extend_select=tuple(_split(extend_select)),
+        ignore=tuple(_split(ignore)),
+        exclude=tuple(_split(exclude)) if exclude else None,
+        extend_exclude=tuple(_split(extend_exclude)),
+        force_exclude=force_exclude,
+    )
     try:
-        settings = resolve_settings(
-            targets,
-            config_path,
-            select=_split(select) or None,
-            extend_select=_split(extend_select),
-            ignore=_split(ignore),
-            exclude=_split(exclude) if exclude else None,
-            extend_exclude=_split(extend_exclude),
-            force_exclude=force_exclude,
+        configuration = Configuration(overrides, config_path)
+        cache = (
+            None if no_cache else cache_dir or configuration.common(targets).root / CACHE_DIRECTORY
         )
     except ConfigError as error:
         raise _fail(f"error: {error}") from None
-    cache = None if no_cache else cache_dir or settings.root / CACHE_DIRECTORY
 
     def lint() -> RunResult:
-        return lint_paths(targets, settings, jobs=jobs or default_jobs(), cache_dir=cache)
+        try:
+            return lint_paths(targets, configuration, jobs=jobs or default_jobs(), cache_dir=cache)
+        except ConfigError as error:
+            raise _fail(f"error: {error}") from None
 
     result = lint()
     if result.interrupted:
@@ -433,7 +437,7 @@ def confirm(
     2 usage error, TensorFlow missing, or the target failed (raised, crashed, exited with an
     error status, or pytest could not run the selection).
     """
-    from tflint_leaks.config import ConfigError, resolve_settings
+    from tflint_leaks.config import ConfigError, Configuration, Overrides
     from tflint_leaks.diagnostics import Verdict
     from tflint_leaks.engine.runner import lint_paths
     from tflint_leaks.runtime import INSTALL_HINT, tensorflow_available
@@ -444,13 +448,13 @@ def confirm(
     if not tensorflow_available():
         raise _fail(f"error: {INSTALL_HINT}")
     static_paths = [Path(p) for p in paths] or [Path(p) for p in spec.default_paths()]
+    overrides = Overrides(select=tuple(_split(select)) or None, ignore=tuple(_split(ignore)))
     try:
-        settings = resolve_settings(
-            static_paths, config_path, select=_split(select) or None, ignore=_split(ignore)
-        )
+        configuration = Configuration(overrides, config_path)
+        static = lint_paths(static_paths, configuration)
+        settings = configuration.common(static_paths)
     except ConfigError as error:
         raise _fail(f"error: {error}") from None
-    static = lint_paths(static_paths, settings)
     result = run_confirm(
         spec,
         static.diagnostics,

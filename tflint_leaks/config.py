@@ -6,6 +6,9 @@ Every key is validated: an unknown key, a value of the wrong type or an unknown 
 
 from __future__ import annotations
 
+import functools
+import os
+import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -82,6 +85,93 @@ class Settings:
             (sorted(self.enabled_codes()), self.per_file_ignores, self.options, str(self.root))
         )
 
+    def excluded(self, path: Path | str) -> bool:
+        """Whether ``exclude``/``extend-exclude`` leave ``path`` (a file or a directory, or a
+        directory containing it below :attr:`root`) out."""
+        return _globs((*self.exclude, *self.extend_exclude), str(self.root)).match(path)
+
+    def ignored_codes(self, path: Path | str) -> frozenset[str]:
+        """The codes ``per-file-ignores`` turns off for ``path``."""
+        codes: set[str] = set()
+        for pattern, selectors in self.per_file_ignores:
+            if _globs((pattern,), str(self.root)).match(path):
+                codes.update(expand_selectors(selectors, include_opt_in=True))
+        return frozenset(codes)
+
+
+def glob_to_regex(pattern: str) -> str:
+    """A gitignore-style glob as a regular expression over a ``/``-separated path relative to
+    the root, as Ruff and git read them: a pattern without ``/`` (``.venv``, ``*_pb2.py``)
+    matches a name at any depth; one with ``/`` is relative to the root (a leading ``./`` or
+    ``/`` changes nothing); ``*`` and ``?`` stay within a name; ``**/`` is any number of
+    directories (none too: ``tests/**/*.py`` matches ``tests/test_x.py``), ``/**`` everything
+    inside. A match on a directory covers everything in it."""
+    body = pattern.rstrip("/")
+    while body.startswith("./"):
+        body = body[2:]
+    anchored = "/" in body
+    body = body.lstrip("/")
+    out: list[str] = []
+    index = 0
+    while index < len(body):
+        char = body[index]
+        if body.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+            continue
+        if body.startswith("**", index):
+            out.append(".*")
+            index += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[" and "]" in body[index + 2 :]:
+            end = body.index("]", index + 2)
+            inner = body[index + 1 : end]
+            if inner.startswith("!"):
+                inner = "^" + inner[1:]
+            out.append("[" + inner.replace("\\", "\\\\") + "]")
+            index = end
+        else:
+            out.append(re.escape(char))
+        index += 1
+    prefix = "" if anchored else "(?:.*/)?"
+    return f"{prefix}{''.join(out)}(?:/.*)?"
+
+
+class _Globs:
+    """Several gitignore-style globs relative to ``root``, compiled once. A path outside the
+    root is matched by its name only."""
+
+    def __init__(self, patterns: Sequence[str], root: str) -> None:
+        self._root = root
+        self._anchored = _compile([p for p in patterns if "/" in p.rstrip("/")])
+        self._names = _compile([p for p in patterns if "/" not in p.rstrip("/")])
+
+    def match(self, path: Path | str) -> bool:
+        # String operations, not pathlib: this runs for every file and directory walked.
+        absolute = os.path.abspath(path)  # noqa: PTH100 - symlinks are kept, as given
+        if absolute.startswith(self._root.rstrip(os.sep) + os.sep):
+            relative = absolute[len(self._root.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
+            return any(
+                p is not None and p.fullmatch(relative) for p in (self._anchored, self._names)
+            )
+        name = os.path.basename(absolute)  # noqa: PTH119
+        return self._names is not None and self._names.fullmatch(name) is not None
+
+
+def _compile(patterns: Sequence[str]) -> re.Pattern[str] | None:
+    if not patterns:
+        return None
+    return re.compile("|".join(f"(?:{glob_to_regex(p)})" for p in patterns), re.DOTALL)
+
+
+@functools.lru_cache(maxsize=256)
+def _globs(patterns: tuple[str, ...], root: str) -> _Globs:
+    return _Globs(patterns, root)
+
 
 def expand_selectors(selectors: Iterable[str], *, include_opt_in: bool) -> list[str]:
     """Codes matched by each selector: a code, a prefix (``TFL1``) or ``ALL``."""
@@ -103,14 +193,25 @@ def expand_selectors(selectors: Iterable[str], *, include_opt_in: bool) -> list[
 def find_config(start: Path) -> Path | None:
     """The nearest ``pyproject.toml`` at or above ``start`` with a ``[tool.tflint-leaks]``
     table."""
-    directory = start.resolve()
+    directory = Path(os.path.abspath(start))  # noqa: PTH100 - symlinks are kept, as given
     if not directory.is_dir():
         directory = directory.parent
     for candidate in (directory, *directory.parents):
         path = candidate / "pyproject.toml"
-        if path.is_file() and TABLE in _read_toml(path).get("tool", {}):
+        if _has_table(path):
             return path
     return None
+
+
+def _has_table(path: Path) -> bool:
+    return path.is_file() and TABLE in _tool_table(_read_toml(path), path)
+
+
+def _tool_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: `tool` must be a table")
+    return tool
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -121,6 +222,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8") from None
 
 
 def _string_list(table: Mapping[str, Any], key: str, path: Path) -> tuple[str, ...]:
@@ -141,10 +244,11 @@ def _codes(table: Mapping[str, Any], key: str, path: Path) -> tuple[str, ...]:
 
 def load_settings(path: Path) -> Settings:
     """Settings from the ``[tool.tflint-leaks]`` table of ``path``."""
-    data = _read_toml(path).get("tool", {}).get(TABLE, {})
+    data = _tool_table(_read_toml(path), path).get(TABLE, {})
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: `tool.{TABLE}` must be a table")
-    settings = Settings(root=path.parent.resolve(), source=path)
+    root = Path(os.path.abspath(path.parent))  # noqa: PTH100 - symlinks are kept, as given
+    settings = Settings(root=root, source=path)
     changes: dict[str, Any] = {}
     options: dict[str, Any] = {}
     for key in data:
@@ -184,32 +288,95 @@ def _per_file_ignores(value: Any, path: Path) -> tuple[tuple[str, tuple[str, ...
     return tuple(entries)
 
 
-def resolve_settings(
-    paths: Sequence[Path],
-    config: Path | None,
-    *,
-    select: Sequence[str] | None = None,
-    extend_select: Sequence[str] = (),
-    ignore: Sequence[str] = (),
-    exclude: Sequence[str] | None = None,
-    extend_exclude: Sequence[str] = (),
-    force_exclude: bool | None = None,
-) -> Settings:
-    """The file's settings (``config`` or the nearest one) overridden by the command line."""
-    if config is None:
-        config = find_config(paths[0] if paths else Path.cwd())
-    settings = load_settings(config) if config is not None else Settings()
-    try:
-        for group in (select or (), extend_select, ignore):
-            expand_selectors(group, include_opt_in=True)
-    except ConfigError as error:
-        raise ConfigError(f"{error} on the command line") from None
-    return replace(
-        settings,
-        select=tuple(select) if select else settings.select,
-        extend_select=settings.extend_select + tuple(extend_select),
-        ignore=settings.ignore + tuple(ignore),
-        exclude=tuple(exclude) if exclude is not None else settings.exclude,
-        extend_exclude=settings.extend_exclude + tuple(extend_exclude),
-        force_exclude=settings.force_exclude if force_exclude is None else force_exclude,
-    )
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line says, on top of every file's settings: ``--select`` replaces
+    ``select``; ``--extend-select``, ``--ignore`` and ``--extend-exclude`` add to the lists;
+    ``--exclude`` replaces ``exclude``."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] = ()
+    force_exclude: bool | None = None
+
+    def check(self) -> None:
+        """Raise :class:`ConfigError` for an unknown rule selector."""
+        try:
+            for group in (self.select or (), self.extend_select, self.ignore):
+                expand_selectors(group, include_opt_in=True)
+        except ConfigError as error:
+            raise ConfigError(f"{error} on the command line") from None
+
+    def apply(self, settings: Settings) -> Settings:
+        return replace(
+            settings,
+            select=self.select or settings.select,
+            extend_select=settings.extend_select + self.extend_select,
+            ignore=settings.ignore + self.ignore,
+            exclude=self.exclude if self.exclude is not None else settings.exclude,
+            extend_exclude=settings.extend_exclude + self.extend_exclude,
+            force_exclude=settings.force_exclude
+            if self.force_exclude is None
+            else self.force_exclude,
+        )
+
+
+class Configuration:
+    """The settings of each file, as Ruff finds them: the nearest ``pyproject.toml`` at or above
+    the file with a ``[tool.tflint-leaks]`` table (so the order of the paths given does not
+    matter, and a file in a sub-project uses the sub-project's settings), with the command
+    line's :class:`Overrides` on top. ``config`` (``--config``) gives one file for every path;
+    ``fixed`` gives the same settings to every path (the library's callers and the tests).
+
+    A broken ``pyproject.toml`` raises :class:`ConfigError` when a path below it is asked for.
+    """
+
+    def __init__(
+        self,
+        overrides: Overrides | None = None,
+        config: Path | None = None,
+        *,
+        fixed: Settings | None = None,
+    ) -> None:
+        self._overrides = overrides or Overrides()
+        self._overrides.check()
+        self._fixed = fixed
+        if config is not None:
+            self._fixed = self._overrides.apply(load_settings(config))
+        self._default: Settings | None = None
+        self._directories: dict[str, Settings] = {}
+
+    def for_path(self, path: Path | str) -> Settings:
+        """The settings of a file or directory."""
+        if self._fixed is not None:
+            return self._fixed
+        absolute = os.path.abspath(path)  # noqa: PTH100 - symlinks are kept, as given
+        if not os.path.isdir(absolute):  # noqa: PTH112 - a string: this runs per file
+            absolute = os.path.dirname(absolute)  # noqa: PTH120
+        return self._directory(absolute)
+
+    def _directory(self, directory: str) -> Settings:
+        found = self._directories.get(directory)
+        if found is not None:
+            return found
+        candidate = Path(directory) / "pyproject.toml"
+        parent = os.path.dirname(directory)  # noqa: PTH120
+        if _has_table(candidate):
+            found = self._overrides.apply(load_settings(candidate))
+        elif parent == directory:
+            if self._default is None:
+                self._default = self._overrides.apply(Settings())
+            found = self._default
+        else:
+            found = self._directory(parent)
+        self._directories[directory] = found
+        return found
+
+    def common(self, paths: Sequence[Path]) -> Settings:
+        """The settings of the deepest directory containing every path (the current directory
+        when none is given), whatever their order: where the cache lives by default, and the
+        runtime mode's options."""
+        absolute = [os.path.abspath(path) for path in paths] or [os.getcwd()]  # noqa: PTH100, PTH109
+        return self.for_path(os.path.commonpath(absolute))

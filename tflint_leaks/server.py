@@ -26,10 +26,10 @@ from pygls.workspace import PositionCodec, TextDocument
 from tflint_leaks import __version__
 from tflint_leaks.analysis.index import ModuleIndex
 from tflint_leaks.analysis.project import ProjectIndex
-from tflint_leaks.config import ConfigError, Settings, resolve_settings
+from tflint_leaks.config import ConfigError, Configuration
 from tflint_leaks.diagnostics import Applicability, Diagnostic, Edit, Location, Severity
-from tflint_leaks.engine.discovery import EXTENSIONS, discover, matches
-from tflint_leaks.engine.indexing import index_file
+from tflint_leaks.engine.discovery import EXTENSIONS, discover, skipped
+from tflint_leaks.engine.indexing import Indexes
 from tflint_leaks.engine.notebook import is_notebook
 from tflint_leaks.engine.runner import lint_source
 from tflint_leaks.engine.suppression import add_noqa
@@ -37,7 +37,8 @@ from tflint_leaks.registry import BY_CODE, ENGINE_CODES
 from tflint_leaks.source import SourceError, read_source, split_lines
 
 SOURCE = "tflint-leaks"
-#: Seconds of quiet after a change before the document is linted again.
+#: Seconds of quiet after a change before the document is linted again; a client may set
+#: another with the ``debounce`` initialization option.
 DEBOUNCE = 0.3
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -89,64 +90,58 @@ def lintable(path: Path) -> bool:
 
 
 class ProjectFiles:
-    """The workspace folders' files, indexed with ``ast`` once and again when they change on
-    disk; open documents are indexed from the editor's text instead."""
+    """The workspace folders' files, found as the command line finds them (each file's
+    configuration, its excludes) and indexed by the engine, one index per file kept while its
+    text is unchanged. A file is read again when its size or time changes; open documents are
+    indexed from the editor's text instead."""
 
     def __init__(self) -> None:
         self._files: list[Path] | None = None
-        self._disk: dict[Path, tuple[tuple[int, int], ModuleIndex | None]] = {}
-        self._buffers: dict[str, tuple[int | None, ModuleIndex | None]] = {}
+        self._stamps: dict[Path, tuple[int, int]] = {}
+        self._indexes = Indexes()
 
     def scan(self, roots: Iterable[Path]) -> None:
-        """List the workspace's files (minus each folder's excludes), once."""
+        """List the workspace's files (minus their excludes), once."""
         if self._files is not None:
             return
         self._files = []
         for root in roots:
             try:
-                settings = resolve_settings([root], None)
+                self._files.extend(discover([root], Configuration()).files)
             except ConfigError:
                 continue  # Reported on the documents that use this configuration.
-            self._files.extend(p for p in discover([root], settings).files if p.suffix == ".py")
 
     def add(self, path: Path) -> None:
         """A file saved from the editor: indexed from disk from now on."""
-        if self._files is not None and path not in self._files and path.suffix == ".py":
+        if self._files is not None and path not in self._files:
             self._files.append(path)
 
     def _from_disk(self, path: Path) -> ModuleIndex | None:
         try:
             stat = path.stat()
-        except OSError:
-            self._disk.pop(path, None)
-            return None
-        stamp = (stat.st_mtime_ns, stat.st_size)
-        cached = self._disk.get(path)
-        if cached is None or cached[0] != stamp:
-            parsed = index_file(path)
-            cached = (stamp, None if isinstance(parsed, Diagnostic) else parsed.index)
-            self._disk[path] = cached
-        return cached[1]
+            stamp = (stat.st_mtime_ns, stat.st_size)
+            if self._stamps.get(path) != stamp:
+                self._indexes.index(path, read_source(path))
+                self._stamps[path] = stamp
+        except (OSError, SourceError):
+            self._stamps.pop(path, None)
+            self._indexes.forget(path)
+        return self._indexes.known(path)
 
-    def _from_buffer(self, document: TextDocument, path: Path) -> ModuleIndex | None:
-        cached = self._buffers.get(document.uri)
-        if cached is None or cached[0] != document.version:
-            parsed = index_file(path, document.source)
-            cached = (document.version, None if isinstance(parsed, Diagnostic) else parsed.index)
-            self._buffers[document.uri] = cached
-        return cached[1]
-
-    def forget(self, uri: str) -> None:
-        self._buffers.pop(uri, None)
+    def forget(self, path: Path) -> None:
+        """A document closed: its file is read from disk again."""
+        self._stamps.pop(path, None)
 
     def project(self, documents: Iterable[TextDocument]) -> ProjectIndex:
         """Every indexed file, open documents as the editor has them."""
-        modules: dict[Path, ModuleIndex | None] = {p: self._from_disk(p) for p in self._files or ()}
-        for document in documents:
-            path = document_path(document)
-            if path is not None and lintable(path):
-                modules[path] = self._from_buffer(document, path)
-        return ProjectIndex(m for m in modules.values() if m is not None)
+        buffers = {
+            path: document
+            for document in documents
+            if (path := document_path(document)) is not None and lintable(path)
+        }
+        modules = [self._from_disk(p) for p in self._files or () if p not in buffers]
+        modules += [self._indexes.index(p, d.source) for p, d in buffers.items()]
+        return ProjectIndex(m for m in modules if m is not None)
 
 
 def document_path(document: TextDocument) -> Path | None:
@@ -164,6 +159,20 @@ class Session:
         self.open: set[str] = set()
         self.linted: dict[str, Linted] = {}
         self._pending: dict[str, asyncio.TimerHandle] = {}
+        self.debounce = DEBOUNCE
+
+    def configure(self, options: object) -> None:
+        """The client's initialization options: ``{"debounce": seconds}``."""
+        value = options.get("debounce", DEBOUNCE) if isinstance(options, dict) else DEBOUNCE
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            self.log(f"initialization option `debounce` must be a number of seconds: {value!r}")
+            return
+        self.debounce = float(value)
+
+    def log(self, message: str) -> None:
+        self.server.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Warning, message=message)
+        )
 
     def roots(self) -> list[Path]:
         workspace = self.server.workspace
@@ -175,10 +184,10 @@ class Session:
         return PositionCodec(self.server.workspace.position_encoding)
 
     def schedule(self, uri: str) -> None:
-        """Lint ``uri`` once the user has stopped typing for :data:`DEBOUNCE` seconds."""
+        """Lint ``uri`` once the user has stopped typing for :attr:`debounce` seconds."""
         self.cancel(uri)
         loop = asyncio.get_running_loop()
-        self._pending[uri] = loop.call_later(DEBOUNCE, self.publish, uri)
+        self._pending[uri] = loop.call_later(self.debounce, self.publish, uri)
 
     def cancel(self, uri: str) -> None:
         pending = self._pending.pop(uri, None)
@@ -203,7 +212,9 @@ class Session:
         self.cancel(uri)
         self.open.discard(uri)
         self.linted.pop(uri, None)
-        self.files.forget(uri)
+        path = document_path(self.server.workspace.get_text_document(uri))
+        if path is not None:
+            self.files.forget(path)
         self.server.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
@@ -213,8 +224,10 @@ class Session:
         path = document_path(document)
         if path is None or not lintable(path):
             return Linted(document.version, lines)
+        configuration = Configuration()
         try:
-            settings = resolve_settings([path.parent], None)
+            settings = configuration.for_path(path)
+            excluded = skipped(path, configuration)
         except ConfigError as error:
             problem = types.Diagnostic(
                 range=types.Range(start=types.Position(0, 0), end=types.Position(0, 0)),
@@ -223,7 +236,7 @@ class Session:
                 source=SOURCE,
             )
             return Linted(document.version, lines, problems=(problem,))
-        if _excluded(path, settings):
+        if excluded:
             return Linted(document.version, lines)
         self.files.scan(self.roots())
         others = (
@@ -231,9 +244,7 @@ class Session:
         )
         result = lint_source(document.source, path, settings, self.files.project(others))
         for message in [*result.warnings, *result.tracebacks]:
-            self.server.window_log_message(
-                types.LogMessageParams(type=types.MessageType.Warning, message=message)
-            )
+            self.log(message)
         findings = tuple(
             Finding(d, self._to_lsp(d, path, lines)) for d in result.diagnostics if d.cell is None
         )
@@ -342,11 +353,6 @@ class Session:
         )
 
 
-def _excluded(path: Path, settings: Settings) -> bool:
-    patterns = (*settings.exclude, *settings.extend_exclude)
-    return any(matches(path, pattern, settings.root.resolve()) for pattern in patterns)
-
-
 def _text_edit(edit: Edit, lines: Lines) -> types.TextEdit:
     return types.TextEdit(range=lines.range(edit.start, edit.end), new_text=edit.content)
 
@@ -367,6 +373,10 @@ def _noqa_edit(lines: Lines, line: int, code: str) -> types.TextEdit | None:
 def create_server() -> LanguageServer:
     server = LanguageServer(SOURCE, __version__)
     session = Session(server)
+
+    @server.feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams) -> None:
+        session.configure(params.initialization_options)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:

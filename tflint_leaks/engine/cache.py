@@ -30,7 +30,6 @@ from typing import Any
 
 from tflint_leaks import __version__
 from tflint_leaks.analysis.index import ModuleIndex, text_digest
-from tflint_leaks.config import Settings
 from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.atomic import write_bytes_atomic
 from tflint_leaks.engine.codec import CodecError, from_json, to_json
@@ -101,10 +100,12 @@ def _secret(warnings: list[str]) -> bytes | None:
 
 class Cache:
     def __init__(
-        self, directory: Path, settings: Settings, paths: list[str], warnings: list[str]
+        self, directory: Path, settings_key: str, paths: list[str], warnings: list[str]
     ) -> None:
+        """``settings_key``: the :meth:`~tflint_leaks.config.Settings.cache_key` of every
+        settings the files are linted with."""
         self.directory = directory
-        key = text_digest("\0".join([_tool_fingerprint(), settings.cache_key(), *sorted(paths)]))
+        key = text_digest("\0".join([_tool_fingerprint(), settings_key, *sorted(paths)]))
         self._results_path = directory / f"results-{key}.json"
         self._index_path = directory / f"index-{key}.json"
         self._warnings = warnings

@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from tflint_leaks.analysis.index import ModuleIndex, index_source
+from tflint_leaks.analysis.index import ModuleIndex, index_source, text_digest
 from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.notebook import Notebook, NotebookError, is_notebook, read_notebook
 from tflint_leaks.registry import SYNTAX_ERROR
@@ -49,3 +49,31 @@ def index_file(path: Path, text: str | None = None) -> ParsedFile | Diagnostic:
     except (RecursionError, MemoryError):
         return SYNTAX_ERROR.at(shown, "too deeply nested to parse")
     return ParsedFile(shown, text, index_source(text, path, tree), cells)
+
+
+class Indexes:
+    """One ``ast`` index per file, kept while its text is unchanged: a caller that asks again
+    and again (the editor server, on every lint) parses a file only when its text changed,
+    whether the text comes from the disk or from an editor's buffer."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[str, ModuleIndex | None]] = {}
+
+    def index(self, path: Path, text: str) -> ModuleIndex | None:
+        """The index of ``path`` with content ``text``; None when it cannot be indexed (it
+        does not parse: linting it says why)."""
+        digest = text_digest(text)
+        known = self._known.get(str(path))
+        if known is None or known[0] != digest:
+            parsed = index_file(path, text)
+            known = (digest, None if isinstance(parsed, Diagnostic) else parsed.index)
+            self._known[str(path)] = known
+        return known[1]
+
+    def forget(self, path: Path) -> None:
+        self._known.pop(str(path), None)
+
+    def known(self, path: Path) -> ModuleIndex | None:
+        """The index of ``path``'s text as last given."""
+        known = self._known.get(str(path))
+        return known[1] if known is not None else None

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tflint_leaks.analysis.index import ModuleIndex, text_digest
 from tflint_leaks.analysis.project import ProjectIndex
-from tflint_leaks.config import Settings
+from tflint_leaks.config import Configuration, Settings
 from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.check import check_file
 from tflint_leaks.engine.discovery import discover
@@ -47,13 +47,17 @@ class RunResult:
 
 def lint_paths(
     paths: Sequence[Path | str],
-    settings: Settings,
+    settings: Settings | Configuration,
     *,
     prefilter: bool = True,
     jobs: int = 1,
     cache_dir: Path | None = None,
 ) -> RunResult:
-    """Lint files and directories; never raises for a problem with the user's files.
+    """Lint files and directories; never raises for a problem with the user's files (a broken
+    configuration raises :class:`~tflint_leaks.config.ConfigError` before any file is read).
+
+    ``settings`` applies to every file; a :class:`~tflint_leaks.config.Configuration` gives
+    each file the settings of its nearest ``pyproject.toml`` (the command line, the editor).
 
     ``jobs`` worker processes index and check files in parallel (one process when there are few
     files). With ``cache_dir``, files whose findings are cached (their text and the modules they
@@ -62,20 +66,25 @@ def lint_paths(
     marked ``interrupted``.
     """
     result = RunResult()
-    found = discover([Path(p) for p in paths], settings)
+    configuration = (
+        settings if isinstance(settings, Configuration) else Configuration(fixed=settings)
+    )
+    found = discover([Path(p) for p in paths], configuration)
     result.errors.extend(found.errors)
     result.warnings.extend(found.warnings)
     result.files = len(found.files)
+    per_file = {str(path): configuration.for_path(path) for path in found.files}
     jobs = jobs if len(found.files) >= _PARALLEL_MIN_FILES else 1
     phases: list[Phase[Any, Any, Any]] = []
     try:
         if cache_dir is None:
-            _lint(found.files, {}, None, settings, prefilter, jobs, phases, result)
+            _lint(found.files, {}, None, per_file, prefilter, jobs, phases, result)
         else:
             from tflint_leaks.engine.cache import Cache  # hashing and JSON, only when caching
 
             names = [str(path) for path in found.files]
-            cache = Cache(cache_dir, settings, names, result.warnings)
+            keys = sorted({settings.cache_key() for settings in per_file.values()})
+            cache = Cache(cache_dir, "\0".join(keys), names, result.warnings)
             texts = _read_all(found.files, result)
             digests = {path: digest for path, (_, digest) in texts.items()}
             todo = []
@@ -87,7 +96,7 @@ def lint_paths(
                 elif known is not None:
                     todo.append(path)
             if todo:
-                _lint(todo, texts, cache, settings, prefilter, jobs, phases, result)
+                _lint(todo, texts, cache, per_file, prefilter, jobs, phases, result)
             cache.save(set(names))
     except KeyboardInterrupt:
         result.interrupted = True
@@ -102,14 +111,15 @@ def _lint(
     todo: list[Path],
     texts: dict[str, tuple[str, str]],
     cache: Cache | None,
-    settings: Settings,
+    per_file: dict[str, Settings],
     prefilter: bool,
     jobs: int,
     phases: list[Phase[Any, Any, Any]],
     result: RunResult,
 ) -> None:
     """Index every file (``texts``: those read already; from the cache when unchanged), then
-    check the files in ``todo`` against the whole project."""
+    check the files in ``todo`` against the whole project, each with its ``per_file``
+    settings."""
     indexed: dict[str, ParsedFile] = {}
     to_index: list[Path] = []
     for path, (text, digest) in texts.items():
@@ -132,11 +142,10 @@ def _lint(
             indexed[outcome.path] = outcome
     project = ProjectIndex(parsed.index for parsed in indexed.values())
     work = [indexed[str(path)] for path in todo if str(path) in indexed]
-    shared = (project, settings, settings.enabled_codes(), prefilter)
-    phases.append(Phase(_check, shared, jobs))
+    phases.append(Phase(_check, (project, per_file, prefilter), jobs))
     for parsed, (diagnostics, tracebacks) in zip(work, phases[-1].run(work), strict=True):
         warnings: list[str] = []
-        kept = _kept(parsed, diagnostics, settings, warnings)
+        kept = _kept(parsed, diagnostics, per_file[parsed.path], warnings)
         result.diagnostics.extend(kept)
         result.warnings.extend(warnings)
         result.tracebacks.extend(tracebacks)
@@ -202,10 +211,13 @@ def _index_path(path: Path, _: None) -> ParsedFile | Diagnostic:
 
 
 def _check(
-    parsed: ParsedFile, shared: tuple[ProjectIndex, Settings, frozenset[str], bool]
+    parsed: ParsedFile, shared: tuple[ProjectIndex, dict[str, Settings], bool]
 ) -> tuple[list[Diagnostic], list[str]]:
-    project, settings, codes, prefilter = shared
-    return check_file(parsed, project, settings.options, codes, prefilter=prefilter)
+    project, per_file, prefilter = shared
+    settings = per_file[parsed.path]
+    return check_file(
+        parsed, project, settings.options, settings.enabled_codes(), prefilter=prefilter
+    )
 
 
 def _kept(

@@ -12,11 +12,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from tflint_leaks.config import Settings, expand_selectors
+from tflint_leaks.config import Settings
 from tflint_leaks.diagnostics import Diagnostic
-from tflint_leaks.engine.discovery import matches
 from tflint_leaks.registry import BY_CODE, ENGINE_CODES
 from tflint_leaks.source import split_lines
 
@@ -114,19 +112,10 @@ def unsuppressed(
     suppressions = parse_suppressions(text, frozenset(BY_CODE))
     for line, code in suppressions.unknown:
         warnings.append(f"{path}:{line}: unknown rule code `{code}` in a noqa comment")
-    ignored = per_file_ignored(path, settings)
+    ignored = settings.ignored_codes(path)
     return [
         d
         for d in diagnostics
         if d.code in ENGINE_CODES
         or not (d.code in ignored or suppressions.suppresses(d.code, d.start.line))
     ]
-
-
-def per_file_ignored(path: str, settings: Settings) -> frozenset[str]:
-    """Codes that ``per-file-ignores`` turns off for ``path``."""
-    codes: set[str] = set()
-    for pattern, selectors in settings.per_file_ignores:
-        if matches(Path(path), pattern, settings.root):
-            codes.update(expand_selectors(selectors, include_opt_in=True))
-    return frozenset(codes)
