@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from tflint_leaks.cli import main
-from tflint_leaks.engine.notebook import mask
+from tflint_leaks.engine.ipython import python_of_cell
 
 SETUP = "%pip install tensorflow\nimport tensorflow as tf\n!nvidia-smi"
 DEFINITIONS = (
@@ -110,14 +110,46 @@ def test_a_file_that_is_not_a_notebook(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 @pytest.mark.parametrize(
-    ("source", "masked"),
+    ("source", "python"),
     [
-        ("%time f()\nx = 1\n", "pass\nx = 1\n"),
-        ("if a:\n    !ls\n    y = 2", "if a:\n    pass\n    y = 2"),
-        ("%%bash\necho 1\n", "\n\n"),
-        ("%%time\nf(1)\n", "pass\nf(1)\n"),
-        ("?tf.function\n", "pass\n"),
+        ("%time f()\nx = 1\n", "...\nx = 1\n"),
+        ("if a:\n    !ls\n    y = 2", "if a:\n    ...\n    y = 2\n"),
+        ("%%bash\necho 1\n", ""),
+        ("%%time\nf(1)\n", "f(1)\n"),
+        ("?tf.function\n", "...\n"),
     ],
 )
-def test_mask_keeps_lines_and_python_columns(source: str, masked: str) -> None:
-    assert mask(source) == masked
+def test_ipython_syntax_becomes_an_ellipsis(source: str, python: str) -> None:
+    assert python_of_cell(source).text == python
+
+
+def test_fix_keeps_the_files_own_formatting(tmp_path: Path) -> None:
+    """Failed before: ``--fix`` re-serialised the whole notebook (sorted keys, one-space indent,
+    lists of lines) for a one-token change. Now the changed line is the only change: two-space
+    indent, key order, a source written as one string, escaped non-ASCII text and the missing
+    final newline all stay."""
+    cells = [
+        {
+            "cell_type": "code",
+            "source": "import tensorflow as tf\n# caf\u00e9\n@tf.function\ndef step(x, i):\n"
+            "    return x\n",
+            "metadata": {},
+            "outputs": [],
+            "execution_count": None,
+        },
+        {
+            "source": ["for i in range(100):\n", "    step(tf.ones([1]), i)\n", "print('done')"],
+            "cell_type": "code",
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": ["done\n"]}],
+            "execution_count": 2,
+            "metadata": {"tags": ["\u00e9t\u00e9"]},
+        },
+    ]
+    document = {"nbformat_minor": 5, "cells": cells, "metadata": {}, "nbformat": 4}
+    path = tmp_path / "train.ipynb"
+    original = json.dumps(document, indent=2, ensure_ascii=True)
+    path.write_text(original, encoding="utf-8")
+    assert main(["--fix", "--unsafe-fixes", "--no-cache", str(path)]) == 0
+    assert path.read_text(encoding="utf-8") == original.replace(
+        '"    step(tf.ones([1]), i)\\n"', '"    step(tf.ones([1]), tf.constant(i))\\n"'
+    )

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tflint_leaks.diagnostics import Applicability, Diagnostic, Location
 from tflint_leaks.engine import notebook
+from tflint_leaks.engine.ipython import python_of_cell
 from tflint_leaks.engine.suppression import add_noqa
 from tflint_leaks.source import SourceError, decode_source, split_lines
 
@@ -169,7 +170,8 @@ def plan(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[FileFix]:
 def _fix_notebook(
     text: str, diagnostics: list[Diagnostic]
 ) -> tuple[str, list[Diagnostic], list[tuple[Diagnostic, str]]]:
-    """Apply cell-relative fixes to each code cell's source; outputs and metadata are kept."""
+    """Apply cell-relative fixes to each code cell's source; the rest of the file (outputs,
+    metadata, its formatting) is kept byte for byte."""
     document = notebook.load(text)
     by_cell: dict[int, list[Diagnostic]] = {}
     for diagnostic in diagnostics:
@@ -177,17 +179,23 @@ def _fix_notebook(
             by_cell.setdefault(diagnostic.cell, []).append(diagnostic)
     applied: list[Diagnostic] = []
     skipped: list[tuple[Diagnostic, str]] = []
+    sources: dict[int, str] = {}
     for number, found in sorted(by_cell.items()):
-        cell = document["cells"][number - 1]
-        source = notebook.cell_source(cell)
-        fixed, cell_applied, cell_skipped = fix_text(
-            source, found, lambda code: parses(notebook.mask(code))
-        )
+        source = notebook.cell_source(document["cells"][number - 1])
+        fixed, cell_applied, cell_skipped = fix_text(source, found, _cell_parses)
         applied += cell_applied
         skipped += cell_skipped
         if fixed != source:
-            cell["source"] = fixed.splitlines(keepends=True)
-    return (notebook.dump(document) if applied else text), applied, skipped
+            sources[number] = fixed
+    return (notebook.replace_sources(text, sources) if sources else text), applied, skipped
+
+
+def _cell_parses(source: str) -> bool:
+    """Whether a fixed cell still runs in IPython and parses with libcst."""
+    try:
+        return parses(python_of_cell(source).text)
+    except SyntaxError:
+        return False
 
 
 def unified_diff(file_fix: FileFix) -> str:

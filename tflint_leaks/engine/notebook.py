@@ -1,31 +1,37 @@
 """Jupyter notebooks: linted as the Python of their code cells, reported per cell.
 
-:func:`read_notebook` joins the code cells in order into one text. IPython syntax at the start
-of a line (line magics ``%time``, shell escapes ``!pip``, help ``?``) becomes ``pass`` at the same
-indentation, so no other position moves; a cell magic (``%%bash``) hides its whole cell unless
-its body is Python (``%%time``). A cell that does not parse even so is reported (``TFL001`` with
-the cell) and left out as blank lines. :meth:`Notebook.to_cells` maps a finding's lines back to
-its cell; ``--fix`` edits the cells' sources in the notebook's JSON and nothing else.
+:func:`read_notebook` reads each code cell as IPython runs it (:mod:`.ipython`: magics, shell
+escapes and help become ``...``, a ``%%time`` cell is its body, a ``%%bash`` cell is nothing,
+the common indentation is removed) and joins the cells in order into one text. A cell IPython
+would not run is reported (``TFL001`` with the cell) and left out. :meth:`Notebook.to_cells`
+maps a finding back to where it is in its cell. A notebook whose kernel runs another language
+(``metadata.language_info.name`` or ``metadata.kernelspec.language``: R, Julia) is not linted;
+the run says so.
+
+The notebook's own JSON is never re-serialised: ``--fix`` replaces the ``source`` of the cells it
+changes and nothing else, in the file's own style (:func:`replace_sources`), and
+:class:`RawNotebook` maps a cell position to the line and column of the ``.ipynb`` file (for
+SARIF, whose readers show the file as it is).
 """
 
 from __future__ import annotations
 
-import ast
+import bisect
 import json
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from tflint_leaks.diagnostics import Diagnostic, Edit, Fix, Location, Related
+from tflint_leaks.engine.ipython import Mapped, python_of_cell
 from tflint_leaks.registry import SYNTAX_ERROR
+from tflint_leaks.source import split_lines
 
 SUFFIX = ".ipynb"
-#: The notebook format version read and written (Jupyter's since 2015).
+#: The notebook format version read (Jupyter's since 2015).
 NBFORMAT = 4
-_MAGIC = re.compile(r"^(?P<indent>[ \t]*)(?:%|!|\?)")
-#: Cell magics whose body is Python.
-_PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 
 
 class NotebookError(Exception):
@@ -36,26 +42,7 @@ def is_notebook(path: Path | str) -> bool:
     return str(path).endswith(SUFFIX)
 
 
-def mask(source: str) -> str:
-    """``source`` (one cell) with IPython syntax replaced by ``pass``; same lines, and the same
-    columns on every line that is Python."""
-    lines = source.splitlines(keepends=True)
-    if lines and lines[0].startswith("%%"):
-        name = lines[0][2:].split(maxsplit=1)[0] if lines[0][2:].strip() else ""
-        if name not in _PYTHON_CELL_MAGICS:
-            return "".join("\n" if line.endswith("\n") else "" for line in lines)
-    masked = []
-    for line in lines:
-        match = _MAGIC.match(line)
-        if match is None:
-            masked.append(line)
-        else:
-            ending = line[len(line.rstrip("\r\n")) :]
-            masked.append(f"{match.group('indent')}pass{ending}")
-    return "".join(masked)
-
-
-def cell_source(cell: dict[str, Any]) -> str:
+def cell_source(cell: Mapping[str, Any]) -> str:
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
 
@@ -76,106 +63,161 @@ def load(text: str) -> dict[str, Any]:
     return notebook
 
 
-def dump(notebook: dict[str, Any]) -> str:
-    """As nbformat writes a notebook (sorted keys, one-space indent, a final newline)."""
-    return json.dumps(notebook, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+def kernel_language(notebook: Mapping[str, Any]) -> str | None:
+    """The language the notebook's kernel runs, if its metadata says."""
+    metadata = notebook.get("metadata")
+    if not isinstance(metadata, dict):
+        return None
+    for section, key in (("language_info", "name"), ("kernelspec", "language")):
+        value = metadata.get(section)
+        if isinstance(value, dict) and isinstance(value.get(key), str):
+            return str(value[key])
+    return None
 
 
 @dataclass(frozen=True)
-class CellSpan:
+class CellCode:
+    """One code cell as linted: where its Python starts in the joined text, the Python
+    (mapped to the cell's source) and the source."""
+
     cell: int
-    #: The cell's first line in the joined text (1-based) and its number of lines.
     first_line: int
-    lines: int
+    code: Mapped
+    source: str
+
+    @property
+    def lines(self) -> int:
+        return len(split_lines(self.code.text, keepends=True))
+
+    def _offset(self, text: str, location: Location, first_line: int) -> int:
+        lines = split_lines(text, keepends=True)
+        line = location.line - first_line
+        if not 0 <= line < len(lines):
+            return len(text) if line >= 0 else 0
+        before = sum(len(piece) for piece in lines[:line])
+        return min(before + max(location.column - 1, 0), len(text))
+
+    def _location(self, origin: int) -> Location:
+        before = split_lines(self.source[:origin])
+        return Location(len(before), len(before[-1]) + 1)
+
+    def start(self, location: Location) -> Location:
+        """Where a start position (in the joined text) is in the cell."""
+        return self._location(
+            self.code.origin(self._offset(self.code.text, location, self.first_line))
+        )
+
+    def end(self, location: Location) -> Location:
+        """Where an end position (exclusive) is in the cell."""
+        offset = self._offset(self.code.text, location, self.first_line)
+        if offset > 0 and self.code.copied(offset - 1, offset):
+            return self._location(self.code.origin(offset - 1) + 1)
+        return self._location(self.code.origin(offset))
+
+    def edit(self, edit: Edit) -> Edit | None:
+        """The edit in the cell's coordinates; None when it touches text IPython syntax
+        became (it has no place in the cell)."""
+        start = self._offset(self.code.text, edit.start, self.first_line)
+        end = self._offset(self.code.text, edit.end, self.first_line)
+        if not self.code.copied(start, max(end, start + 1) if start < len(self.code.text) else end):
+            return None
+        begin = self.code.origin(start)
+        return Edit(self._location(begin), self._location(begin + end - start), edit.content)
 
 
 @dataclass
 class Notebook:
-    """The joined code of a notebook, where each cell sits in it, and cells that do not parse."""
+    """The joined code of a notebook, where each cell sits in it, and cells that do not run."""
 
     path: str
     text: str
-    cells: list[CellSpan]
-    #: (cell number, its syntax error) for each cell that does not parse and is left out.
+    cells: list[CellCode]
+    #: (cell number, its syntax error in the cell) for each cell that is left out.
     bad_cells: list[tuple[int, SyntaxError]] = field(default_factory=list)
+    #: Why the notebook is not linted at all (another kernel's language).
+    note: str | None = None
 
-    def _cell_at(self, line: int) -> CellSpan | None:
-        for span in self.cells:
-            if span.first_line <= line < span.first_line + span.lines:
-                return span
-        return None
+    def _cell_at(self, line: int) -> CellCode | None:
+        index = bisect.bisect_right([c.first_line for c in self.cells], line) - 1
+        if index < 0:
+            return None
+        cell = self.cells[index]
+        return cell if line < cell.first_line + cell.lines else None
 
     def to_cells(self, diagnostic: Diagnostic) -> Diagnostic:
-        """The finding with cell-relative lines. A fix with an edit in another cell is dropped
-        (``--fix`` edits one cell per finding); related locations in other cells say which."""
-        span = self._cell_at(diagnostic.start.line)
-        if span is None:
+        """The finding with cell-relative positions. A fix with an edit in another cell, or in
+        text that IPython syntax became, is dropped (``--fix`` edits one cell per finding);
+        related locations in other cells say which."""
+        cell = self._cell_at(diagnostic.start.line)
+        if cell is None:
             return diagnostic
-
-        def local(location: Location) -> Location:
-            return Location(location.line - span.first_line + 1, location.column)
-
         fix = diagnostic.fix
         if fix is not None:
-            inside = all(self._cell_at(e.start.line) == span for e in fix.edits)
-            fix = (
-                Fix(
-                    fix.message,
-                    fix.applicability,
-                    tuple(Edit(local(e.start), local(e.end), e.content) for e in fix.edits),
-                )
-                if inside
-                else None
-            )
+            edits = [
+                cell.edit(e) if self._cell_at(e.start.line) is cell else None for e in fix.edits
+            ]
+            fix = Fix(fix.message, fix.applicability, tuple(e for e in edits if e is not None))
+            fix = fix if len(fix.edits) == len(edits) else None
         related = []
         for item in diagnostic.related:
             other = self._cell_at(item.start.line) if item.file == self.path else None
             if other is None:
                 related.append(item)
                 continue
-            start = Location(item.start.line - other.first_line + 1, item.start.column)
-            end = Location(item.end.line - other.first_line + 1, item.end.column)
             related.append(
-                Related(item.role, f"cell {other.cell}: {item.message}", item.file, start, end)
+                Related(
+                    item.role,
+                    f"cell {other.cell}: {item.message}",
+                    item.file,
+                    other.start(item.start),
+                    other.end(item.end),
+                )
             )
         return replace(
             diagnostic,
-            start=local(diagnostic.start),
-            end=local(diagnostic.end),
+            start=cell.start(diagnostic.start),
+            end=cell.end(diagnostic.end),
             fix=fix,
             related=tuple(related),
-            cell=span.cell,
+            cell=cell.cell,
         )
 
 
 def read_notebook(path: Path, text: str) -> Notebook:
-    """Join the code cells of the notebook ``text`` (read from ``path``)."""
+    """Join the code cells of the notebook ``text`` (read from ``path``) as IPython runs them."""
     notebook = load(text)
     shown = str(path)
+    language = kernel_language(notebook)
+    if language is not None and language.lower() != "python":
+        note = f"{shown}: not linted: the notebook's kernel runs {language}, not Python"
+        return Notebook(shown, "", [], note=note)
     pieces: list[str] = []
-    cells: list[CellSpan] = []
+    cells: list[CellCode] = []
     bad_cells: list[tuple[int, SyntaxError]] = []
     line = 1
     for number, cell in enumerate(notebook["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        source = mask(cell_source(cell))
-        if source and not source.endswith("\n"):
-            source += "\n"
-        count = source.count("\n")
+        source = cell_source(cell)
         try:
-            ast.parse(source)
+            code = python_of_cell(source)
         except SyntaxError as error:
             bad_cells.append((number, error))
-            source = "\n" * count
-        pieces.append(source)
-        cells.append(CellSpan(number, line, count))
-        line += count
+            continue
+        found = CellCode(number, line, code, source)
+        pieces.append(code.text)
+        cells.append(found)
+        line += found.lines
     return Notebook(shown, "".join(pieces), cells, bad_cells)
 
 
-def in_cells(notebook: Notebook, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """A notebook's findings with cell-relative lines, and a ``TFL001`` per skipped cell."""
+def in_cells(
+    notebook: Notebook, diagnostics: list[Diagnostic], warnings: list[str]
+) -> list[Diagnostic]:
+    """A notebook's findings with cell-relative positions, and a ``TFL001`` per cell left out;
+    why a notebook is not linted at all goes to ``warnings``."""
+    if notebook.note is not None:
+        warnings.append(notebook.note)
     skipped = [
         replace(
             SYNTAX_ERROR.at(
@@ -189,3 +231,205 @@ def in_cells(notebook: Notebook, diagnostics: list[Diagnostic]) -> list[Diagnost
         for cell, error in notebook.bad_cells
     ]
     return skipped + [notebook.to_cells(d) for d in diagnostics]
+
+
+# -- the raw JSON ----------------------------------------------------------------------------
+
+_SPACE = re.compile(r"[ \t\r\n]*")
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_SCALAR = re.compile(r"[^\s,\]}]+")
+
+
+class _Json:
+    """Just enough of a JSON reader to find where values are in a notebook's text (the text
+    was already read by :func:`json.loads`, so it is valid)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def skip_space(self, position: int) -> int:
+        match = _SPACE.match(self.text, position)
+        return match.end() if match else position
+
+    def value_end(self, position: int) -> int:
+        """The end of the value starting at ``position``."""
+        char = self.text[position]
+        if char == '"':
+            match = _STRING.match(self.text, position)
+            assert match is not None
+            return match.end()
+        if char in "[{":
+            depth = 0
+            index = position
+            while True:
+                char = self.text[index]
+                if char == '"':
+                    index = self.value_end(index)
+                    continue
+                if char in "[{":
+                    depth += 1
+                elif char in "]}":
+                    depth -= 1
+                    if depth == 0:
+                        return index + 1
+                index += 1
+        match = _SCALAR.match(self.text, position)
+        assert match is not None
+        return match.end()
+
+    def items(self, position: int) -> Iterator[tuple[int, int]]:
+        """``(start, end)`` of each element of the array at ``position``."""
+        index = self.skip_space(position + 1)
+        while self.text[index] != "]":
+            end = self.value_end(index)
+            yield index, end
+            index = self.skip_space(end)
+            if self.text[index] == ",":
+                index = self.skip_space(index + 1)
+
+    def members(self, position: int) -> Iterator[tuple[str, int]]:
+        """``(key, value start)`` of each member of the object at ``position``."""
+        index = self.skip_space(position + 1)
+        while self.text[index] != "}":
+            key_end = self.value_end(index)
+            key = json.loads(self.text[index:key_end])
+            start = self.skip_space(self.skip_space(key_end) + 1)
+            yield key, start
+            index = self.skip_space(self.value_end(start))
+            if self.text[index] == ",":
+                index = self.skip_space(index + 1)
+
+    def member(self, position: int, name: str) -> int | None:
+        return next((start for key, start in self.members(position) if key == name), None)
+
+
+@dataclass(frozen=True)
+class RawSource:
+    """Where one code cell's ``source`` is in the notebook's text: the value's span, and the
+    span of each string it is made of (one string, or a list of lines)."""
+
+    start: int
+    end: int
+    strings: tuple[tuple[int, int], ...]
+    is_list: bool
+
+
+class RawNotebook:
+    """A notebook's text and where each cell's source is in it."""
+
+    def __init__(self, text: str) -> None:
+        load(text)
+        self.text = text
+        reader = _Json(text)
+        self.sources: dict[int, RawSource] = {}
+        top = reader.skip_space(0)
+        cells = reader.member(top, "cells")
+        assert cells is not None
+        for number, (start, _) in enumerate(reader.items(cells), start=1):
+            if text[start] != "{":
+                continue
+            source = reader.member(start, "source")
+            if source is None:
+                continue
+            end = reader.value_end(source)
+            if text[source] == "[":
+                strings = tuple(reader.items(source))
+                self.sources[number] = RawSource(source, end, strings, True)
+            else:
+                self.sources[number] = RawSource(source, end, ((source, end),), False)
+        self._line_starts = [0]
+        for line in split_lines(text, keepends=True):
+            self._line_starts.append(self._line_starts[-1] + len(line))
+
+    def _raw_offset(self, cell: int, location: Location) -> int | None:
+        """Where the character at ``location`` of cell ``cell`` is in the text."""
+        raw = self.sources.get(cell)
+        if raw is None:
+            return None
+        source = "".join(json.loads(self.text[s:e]) for s, e in raw.strings)
+        lines = split_lines(source, keepends=True)
+        if not 0 < location.line <= max(len(lines), 1):
+            return None
+        wanted = sum(len(line) for line in lines[: location.line - 1]) + location.column - 1
+        seen = 0
+        for start, end in raw.strings:
+            index = start + 1
+            while index < end - 1:
+                if seen == wanted:
+                    return index
+                index += _escape_length(self.text, index)
+                seen += 1
+            if seen == wanted and (start, end) == raw.strings[-1]:
+                return end - 1
+        return None
+
+    def location(self, cell: int, location: Location) -> Location | None:
+        """The line and column (1-based, in characters) of the text where a cell position is;
+        None when the cell or the position is not there."""
+        offset = self._raw_offset(cell, location)
+        if offset is None:
+            return None
+        line = bisect.bisect_right(self._line_starts, offset) - 1
+        return Location(line + 1, offset - self._line_starts[line] + 1)
+
+
+def _escape_length(text: str, index: int) -> int:
+    """How many characters of JSON text at ``index`` make one character of the string."""
+    if text[index] != "\\":
+        return 1
+    if text[index + 1] != "u":
+        return 2
+    high = int(text[index + 2 : index + 6], 16)
+    if 0xD800 <= high < 0xDC00 and text[index + 6 : index + 8] == "\\u":
+        return 12
+    return 6
+
+
+def json_string_content(text: str, ascii_only: bool) -> str:
+    """``text`` as it goes between the quotes of a JSON string."""
+    return json.dumps(text, ensure_ascii=ascii_only)[1:-1]
+
+
+def ascii_only(text: str) -> bool:
+    """Whether a notebook's text escapes every non-ASCII character (``ensure_ascii``)."""
+    return text.isascii() and "\\u" in text
+
+
+def replace_sources(text: str, sources: Mapping[int, str]) -> str:
+    """The notebook ``text`` with the ``source`` of each given cell replaced, written as the
+    file writes it (a list of lines or one string; its indentation and separators; escaped
+    non-ASCII characters or not). Lines that did not change keep their exact text."""
+    raw_notebook = RawNotebook(text)
+    escape = ascii_only(text)
+    pieces: list[str] = []
+    position = 0
+    for cell, new in sorted(sources.items()):
+        raw = raw_notebook.sources[cell]
+        if not raw.is_list:
+            value = f'"{json_string_content(new, escape)}"'
+        else:
+            value = _list_like(text, raw, new, escape)
+        pieces += [text[position : raw.start], value]
+        position = raw.end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def _list_like(text: str, raw: RawSource, new: str, escape: bool) -> str:
+    """``new`` as a JSON list of lines (as nbformat splits them: ``str.splitlines``) in the
+    style of the list at ``raw``."""
+    old = {json.loads(text[s:e]): text[s:e] for s, e in raw.strings}
+    elements = [
+        old.get(line, f'"{json_string_content(line, escape)}"') for line in new.splitlines(True)
+    ]
+    if not raw.strings:
+        return "[" + ", ".join(elements) + "]"
+    opening = text[raw.start + 1 : raw.strings[0][0]]
+    closing = text[raw.strings[-1][1] : raw.end - 1]
+    if len(raw.strings) > 1:
+        separator = text[raw.strings[0][1] : raw.strings[1][0]]
+    else:
+        separator = "," + (opening if opening.strip() == "" else " ")
+    if not elements:
+        return "[]"
+    return "[" + opening + separator.join(elements) + closing + "]"

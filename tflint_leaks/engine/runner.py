@@ -226,7 +226,7 @@ def _kept(
     """What ``parsed``'s suppressions keep of its findings (cell-relative in a notebook)."""
     kept = unsuppressed(parsed.path, diagnostics, parsed.text, settings, warnings)
     if parsed.notebook is not None:
-        kept = in_cells(parsed.notebook, kept)
+        kept = in_cells(parsed.notebook, kept, warnings)
     return kept
 
 
