@@ -153,3 +153,70 @@ def test_fix_keeps_the_files_own_formatting(tmp_path: Path) -> None:
     assert path.read_text(encoding="utf-8") == original.replace(
         '"    step(tf.ones([1]), i)\\n"', '"    step(tf.ones([1]), tf.constant(i))\\n"'
     )
+
+
+def _offset(text: str, line: int, column: int) -> int:
+    """The offset of a 1-based line and column (characters) in ``text``."""
+    return sum(len(piece) for piece in text.splitlines(keepends=True)[: line - 1]) + column - 1
+
+
+def test_sarif_places_notebook_findings_in_the_file_and_its_fixes_keep_the_json_valid(
+    notebook: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Failed before: the region was the cell-relative line (line 4 of the JSON file is
+    metadata), and applying the fix there corrupted the notebook."""
+    raw = notebook.read_text(encoding="utf-8")
+    main(["--no-cache", "--output-format", "sarif", str(notebook)])
+    results = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    scalar = next(r for r in results if r["ruleId"] == "TFL101")
+    assert scalar["properties"]["cell"] == 6
+    region = scalar["locations"][0]["physicalLocation"]["region"]
+    start = _offset(raw, region["startLine"], region["startColumn"])
+    end = _offset(raw, region["endLine"], region["endColumn"])
+    line = raw.splitlines()[region["startLine"] - 1]
+    assert (raw[start:end], line.strip()) == ("i", '"    step(x, i)\\n",')
+    related = scalar["relatedLocations"][0]["physicalLocation"]["region"]
+    assert raw.splitlines()[related["startLine"] - 1].strip() == '"@tf.function\\n",'
+    (change,) = scalar["fixes"][0]["artifactChanges"]
+    fixed = raw
+    for replacement in reversed(change["replacements"]):
+        deleted = replacement["deletedRegion"]
+        first = _offset(fixed, deleted["startLine"], deleted["startColumn"])
+        last = _offset(fixed, deleted["endLine"], deleted["endColumn"])
+        fixed = fixed[:first] + replacement["insertedContent"]["text"] + fixed[last:]
+    document = nbformat.reads(fixed, as_version=4)
+    nbformat.validate(document)
+    assert document.cells[5].source == LOOP.replace(
+        "    step(x, i)\n", "    step(x, tf.constant(i))\n"
+    )
+
+
+def test_sarif_notebook_fix_content_is_escaped_for_json(tmp_path: Path) -> None:
+    """An edit that inserts quotes, a backslash and a line break across two lines of a cell."""
+    from tflint_leaks.diagnostics import Applicability, Diagnostic, Edit, Fix, Location, Severity
+    from tflint_leaks.reporters import sarif
+
+    path = tmp_path / "n.ipynb"
+    document = nbformat.v4.new_notebook()
+    document.cells = [nbformat.v4.new_code_cell("x = 1\ny = 2\nw = 4\n")]
+    nbformat.write(document, str(path))
+    raw = path.read_text(encoding="utf-8")
+    edit = Edit(Location(2, 5), Location(3, 2), 'f("a\\\\")\nz')
+    diagnostic = Diagnostic(
+        "TFL101",
+        "python-scalar-argument",
+        "m",
+        Severity.WARNING,
+        str(path),
+        Location(2, 5),
+        Location(2, 6),
+        Fix("f", Applicability.SAFE, (edit,)),
+        cell=1,
+    )
+    (result,) = sarif.to_sarif([diagnostic])["runs"][0]["results"]
+    (replacement,) = result["fixes"][0]["artifactChanges"][0]["replacements"]
+    deleted = replacement["deletedRegion"]
+    first = _offset(raw, deleted["startLine"], deleted["startColumn"])
+    last = _offset(raw, deleted["endLine"], deleted["endColumn"])
+    fixed = raw[:first] + replacement["insertedContent"]["text"] + raw[last:]
+    assert nbformat.reads(fixed, as_version=4).cells[0].source == 'x = 1\ny = f("a\\\\")\nz = 4\n'

@@ -75,6 +75,8 @@ class Related:
     file: str
     start: Location
     end: Location
+    #: For a place in a notebook: its 1-based cell; ``start``/``end`` are then in the cell.
+    cell: int | None = None
 
 
 class Verdict(str, enum.Enum):

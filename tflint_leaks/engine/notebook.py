@@ -171,6 +171,7 @@ class Notebook:
                     item.file,
                     other.start(item.start),
                     other.end(item.end),
+                    other.cell,
                 )
             )
         return replace(

@@ -49,6 +49,7 @@ def diagnostic_to_json(diagnostic: Diagnostic) -> dict[str, Any]:
                 "role": related.role.value,
                 "message": related.message,
                 "filename": related.file,
+                "cell": related.cell,
                 "location": _location(related.start),
                 "end_location": _location(related.end),
             }
