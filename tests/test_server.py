@@ -241,7 +241,7 @@ def test_diagnostics_fixes_and_hover_over_json_rpc(client: Client, tmp_path: Pat
             "context": {"diagnostics": [diagnostic]},
         },
     )
-    line_range = {"start": {"line": 10, "character": 0}, "end": {"line": 10, "character": 23}}
+    line_end = {"start": {"line": 10, "character": 23}, "end": {"line": 10, "character": 23}}
     assert actions == [
         {
             "title": "Wrap `step` in `tf.constant(...)` (unsafe)",
@@ -264,12 +264,7 @@ def test_diagnostics_fixes_and_hover_over_json_rpc(client: Client, tmp_path: Pat
                 "documentChanges": [
                     {
                         "textDocument": {"uri": uri, "version": 1},
-                        "edits": [
-                            {
-                                "range": line_range,
-                                "newText": "    train_step(x, step)  # noqa: TFL101",
-                            }
-                        ],
+                        "edits": [{"range": line_end, "newText": "  # noqa: TFL101"}],
                     }
                 ]
             },
@@ -369,6 +364,33 @@ def test_a_safe_fix_is_the_preferred_action(client: Client, tmp_path: Path) -> N
         )
         == []
     )
+
+
+def test_the_noqa_quick_fix_on_a_backslash_line_comments_the_last_line(
+    client: Client, tmp_path: Path
+) -> None:
+    """Failed before: the comment went after the backslash (``\\  # noqa: TFL101``), a syntax
+    error. It goes where ``--add-noqa`` puts it: after the continued statement."""
+    client.initialize(tmp_path)
+    text = LEAKY.replace(CALL, "    y = train_step(x, step) \\\n        + 1\n")
+    uri = client.open(tmp_path / "train.py", text)
+    [diagnostic] = client.diagnostics(uri)
+    assert diagnostic["range"]["start"] == {"line": 10, "character": 22}
+    [_, suppress] = client.request(
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": uri},
+            "range": diagnostic["range"],
+            "context": {"diagnostics": [diagnostic]},
+        },
+    )
+    assert suppress["edit"]["documentChanges"][0]["edits"] == [
+        {
+            "range": {"start": {"line": 11, "character": 11}, "end": {"line": 11, "character": 11}},
+            "newText": "  # noqa: TFL101",
+        }
+    ]
+    assert client.close() == 0
 
 
 def test_changes_are_debounced(client: Client, tmp_path: Path) -> None:

@@ -182,6 +182,8 @@ def check(
     from tflint_leaks.registry import INTERNAL_ERROR
     from tflint_leaks.reporters import text as text_reporter
 
+    if add_noqa and (fix or diff):
+        raise _fail("error: --add-noqa cannot be combined with --fix or --diff")
     targets = list(paths) or [Path.cwd()]
     overrides = Overrides(
         select=tuple(_split(select)) or None,

@@ -32,7 +32,7 @@ from tflint_leaks.engine.discovery import EXTENSIONS, discover, skipped
 from tflint_leaks.engine.indexing import Indexes
 from tflint_leaks.engine.notebook import is_notebook
 from tflint_leaks.engine.runner import lint_source
-from tflint_leaks.engine.suppression import add_noqa
+from tflint_leaks.engine.suppression import noqa_edits
 from tflint_leaks.registry import BY_CODE, ENGINE_CODES
 from tflint_leaks.source import SourceError, read_source, split_lines
 
@@ -51,6 +51,7 @@ class Lines:
     in the code units the client negotiated, UTF-16 by default)."""
 
     def __init__(self, text: str, codec: PositionCodec) -> None:
+        self.text = text
         self.lines = split_lines(text)
         self.codec = codec
 
@@ -327,10 +328,11 @@ class Session:
                 fixes.append(action(title, finding, edits, preferred=safe))
             key = (diagnostic.start.line, diagnostic.code)
             if diagnostic.code not in ENGINE_CODES and key not in suppressions:
-                noqa = _noqa_edit(linted.lines, *key)
-                if noqa is not None:
+                noqa = noqa_edits(linted.lines.text, {diagnostic.start.line: [diagnostic.code]})
+                if noqa:
                     title = f"Suppress {diagnostic.code} with noqa"
-                    suppressions[key] = action(title, finding, [noqa])
+                    edits = [_text_edit(edit, linted.lines) for edit in noqa]
+                    suppressions[key] = action(title, finding, edits)
         return [*fixes, *suppressions.values()]
 
     def hover(self, params: types.HoverParams) -> types.Hover | None:
@@ -355,19 +357,6 @@ class Session:
 
 def _text_edit(edit: Edit, lines: Lines) -> types.TextEdit:
     return types.TextEdit(range=lines.range(edit.start, edit.end), new_text=edit.content)
-
-
-def _noqa_edit(lines: Lines, line: int, code: str) -> types.TextEdit | None:
-    """Replace line ``line`` (1-based) with itself plus ``# noqa: CODE``, merged into a
-    ``noqa`` comment already there; ``None`` if the line is already suppressed."""
-    if not 0 < line <= len(lines.lines):
-        return None
-    body = lines.lines[line - 1]
-    new = add_noqa(body, {1: [code]})[0]
-    if new == body:
-        return None
-    start, end = Location(line, 1), Location(line, len(body) + 1)
-    return types.TextEdit(range=lines.range(start, end), new_text=new)
 
 
 def create_server() -> LanguageServer:

@@ -16,16 +16,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tflint_leaks.diagnostics import Applicability, Diagnostic, Location
+from tflint_leaks.diagnostics import Applicability, Diagnostic, Edit, Location
 from tflint_leaks.engine import notebook
 from tflint_leaks.engine.ipython import python_of_cell
-from tflint_leaks.engine.suppression import add_noqa
+from tflint_leaks.engine.suppression import noqa_edits
 from tflint_leaks.source import SourceError, decode_source, split_lines
 
 OVERLAPS = "overlaps another fix; it is applied on the next round"
 DOES_NOT_PARSE = "fix dropped: the fixed code would not parse"
-NOTEBOOK_NOQA = "not suppressed: --add-noqa does not edit notebooks"
 NOQA_DOES_NOT_PARSE = "not suppressed: a comment on this line would break the code"
+NOQA_NO_LINE = "not suppressed: the finding is not on a line of the cell's Python"
 
 
 @dataclass
@@ -211,30 +211,77 @@ def unified_diff(file_fix: FileFix) -> str:
     )
 
 
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    """``text`` with non-overlapping edits made (their locations are in ``text``)."""
+    offsets = _Offsets(text)
+    return _apply(text, [(offsets(e.start), offsets(e.end), e.content) for e in edits])
+
+
 def plan_noqa(diagnostics: Iterable[Diagnostic], engine_codes: frozenset[str]) -> list[FileFix]:
-    """``--add-noqa``: each file with findings, with ``# noqa: CODE`` on every finding's line.
-    Engine findings (syntax errors) are not suppressible and notebooks are left alone (their
-    findings are listed as skipped); a file that would no longer parse is not changed."""
+    """``--add-noqa``: each file with findings, with ``# noqa: CODE`` for every finding, on the
+    line its comment goes on (:func:`~tflint_leaks.engine.suppression.noqa_edits`); in a
+    notebook, in the finding's cell. Engine findings (syntax errors) are not suppressible. A
+    file that cannot be read any more is left alone; one that would no longer parse is not
+    changed and its findings are listed as skipped."""
     by_file: dict[str, list[Diagnostic]] = {}
     for diagnostic in diagnostics:
         if diagnostic.code not in engine_codes:
             by_file.setdefault(diagnostic.file, []).append(diagnostic)
     plans = []
     for path, found in by_file.items():
-        if notebook.is_notebook(path):
-            plans.append(FileFix(path, "", "", skipped=[(d, NOTEBOOK_NOQA) for d in found]))
-            continue
         try:
             original = decode_source(Path(path).read_bytes())
-        except (OSError, SourceError):
+            if notebook.is_notebook(path):
+                plans.append(_noqa_notebook(path, original, found))
+                continue
+        except (OSError, SourceError, notebook.NotebookError):
             continue
         codes: dict[int, list[str]] = {}
         for diagnostic in found:
             codes.setdefault(diagnostic.start.line, []).append(diagnostic.code)
-        fixed, _ = add_noqa(original, codes)
+        fixed = apply_edits(original, noqa_edits(original, codes))
         if not parses(fixed):
             skipped = [(d, NOQA_DOES_NOT_PARSE) for d in found]
             plans.append(FileFix(path, original, original, [], skipped))
             continue
         plans.append(FileFix(path, original, fixed, found))
     return plans
+
+
+def _noqa_notebook(path: str, text: str, diagnostics: list[Diagnostic]) -> FileFix:
+    """``--add-noqa`` in a notebook: each cell's comments go in its source, where the line of
+    its Python that takes the comment came from."""
+    document = notebook.load(text)
+    by_cell: dict[int, list[Diagnostic]] = {}
+    for diagnostic in diagnostics:
+        by_cell.setdefault(diagnostic.cell or 0, []).append(diagnostic)
+    applied: list[Diagnostic] = []
+    skipped: list[tuple[Diagnostic, str]] = []
+    sources: dict[int, str] = {}
+    for number, found in sorted(by_cell.items()):
+        cells = document["cells"]
+        source = notebook.cell_source(cells[number - 1]) if 0 < number <= len(cells) else ""
+        try:
+            cell = notebook.CellCode(number, 1, python_of_cell(source), source)
+        except SyntaxError:
+            skipped += [(d, NOQA_DOES_NOT_PARSE) for d in found]
+            continue
+        codes: dict[int, list[str]] = {}
+        placed: list[Diagnostic] = []
+        for diagnostic in found:
+            line = cell.python_line(diagnostic.start)
+            if line is None:
+                skipped.append((diagnostic, NOQA_NO_LINE))
+                continue
+            codes.setdefault(line, []).append(diagnostic.code)
+            placed.append(diagnostic)
+        edits = [cell.edit(edit) for edit in noqa_edits(cell.code.text, codes)]
+        fixed = apply_edits(source, [edit for edit in edits if edit is not None])
+        if None in edits or not _cell_parses(fixed):
+            skipped += [(d, NOQA_DOES_NOT_PARSE) for d in placed]
+            continue
+        applied += placed
+        if fixed != source:
+            sources[number] = fixed
+    fixed_text = notebook.replace_sources(text, sources) if sources else text
+    return FileFix(path, text, fixed_text, applied, skipped)

@@ -70,6 +70,14 @@ class Mapped:
         start, _, origin, copied = self._run(offset)
         return origin + (offset - start) if copied else origin
 
+    def offset_of(self, origin: int) -> int | None:
+        """Where the cell's character at ``origin`` is in the text, if it was copied."""
+        for index, (start, run_origin, copied) in enumerate(self.runs):
+            end = self.runs[index + 1][0] if index + 1 < len(self.runs) else len(self.text)
+            if copied and run_origin <= origin < run_origin + end - start:
+                return start + origin - run_origin
+        return None
+
     def copied(self, start: int, end: int) -> bool:
         """Whether ``text[start:end]`` is one piece of the cell copied unchanged."""
         _, run_end, _, copied = self._run(start)

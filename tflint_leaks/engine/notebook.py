@@ -116,13 +116,30 @@ class CellCode:
 
     def edit(self, edit: Edit) -> Edit | None:
         """The edit in the cell's coordinates; None when it touches text IPython syntax
-        became (it has no place in the cell)."""
-        start = self._offset(self.code.text, edit.start, self.first_line)
-        end = self._offset(self.code.text, edit.end, self.first_line)
-        if not self.code.copied(start, max(end, start + 1) if start < len(self.code.text) else end):
+        became (it has no place in the cell). An insertion goes before the character it is
+        at, or after the one before it."""
+        text = self.code.text
+        start = self._offset(text, edit.start, self.first_line)
+        end = self._offset(text, edit.end, self.first_line)
+        if start == end and start < len(text) and self.code.copied(start, start + 1):
+            at = self.code.origin(start)
+        elif start == end and start > 0 and self.code.copied(start - 1, start):
+            at = self.code.origin(start - 1) + 1
+        elif start < end and self.code.copied(start, end):
+            at = self.code.origin(start)
+        else:
             return None
-        begin = self.code.origin(start)
-        return Edit(self._location(begin), self._location(begin + end - start), edit.content)
+        return Edit(self._location(at), self._location(at + end - start), edit.content)
+
+    def python_line(self, location: Location) -> int | None:
+        """The line of the cell's Python (counted from :attr:`first_line`) that a position in
+        the cell is on; None when IPython syntax is there."""
+        lines = split_lines(self.source, keepends=True)
+        origin = sum(len(line) for line in lines[: location.line - 1]) + location.column - 1
+        offset = self.code.offset_of(origin)
+        if offset is None:
+            return None
+        return self.first_line + len(split_lines(self.code.text[:offset])) - 1
 
 
 @dataclass

@@ -3,6 +3,11 @@
 * ``# noqa`` or ``# noqa: TFL101, TFL105`` on the reported line (the finding's first line);
 * ``# tflint-leaks: noqa`` or ``# tflint-leaks: noqa: TFL101`` anywhere: the whole file.
 
+Only comments count (``"# noqa"`` inside a string is text). A line that cannot end in a comment
+-- inside a multi-line string, or continued with a backslash -- takes its ``noqa`` from the line
+that ends that string or statement, as in Ruff; :func:`noqa_edits` (``--add-noqa`` and the
+editor's quick fix) writes the comment there.
+
 Codes of other tools (``# noqa: E501``) are left alone. A ``TFL`` code that no rule has is
 reported as a warning, so a typo does not silently suppress nothing.
 """
@@ -10,11 +15,12 @@ reported as a warning, so a typo does not silently suppress nothing.
 from __future__ import annotations
 
 import re
+import tokenize
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from tflint_leaks.config import Settings
-from tflint_leaks.diagnostics import Diagnostic
+from tflint_leaks.diagnostics import Diagnostic, Edit, Location
 from tflint_leaks.registry import BY_CODE, ENGINE_CODES
 from tflint_leaks.source import split_lines
 
@@ -26,15 +32,72 @@ _LINE = re.compile(r"#\s*noqa\b(?:\s*:\s*" + _CODES + ")?", re.IGNORECASE)
 ALL: frozenset[str] = frozenset({"*"})
 
 
+@dataclass(frozen=True)
+class Layout:
+    """Where comments are in a text, and which line takes the comment of each line."""
+
+    #: 1-based line -> (0-based column, text) of the comment on it.
+    comments: dict[int, tuple[int, str]]
+    #: 1-based line -> the line whose comment applies to it, for lines that cannot hold one.
+    targets: dict[int, int]
+
+    def target(self, line: int) -> int:
+        return self.targets.get(line, line)
+
+
+def layout(text: str) -> Layout:
+    """The comments and comment lines of ``text`` (a line's ``#`` when it does not tokenize:
+    such a file has nothing to suppress but its syntax error)."""
+    try:
+        return _tokenized_layout(text)
+    except (tokenize.TokenError, SyntaxError):
+        comments = {
+            number: (line.index("#"), line[line.index("#") :])
+            for number, line in enumerate(split_lines(text), start=1)
+            if "#" in line
+        }
+        return Layout(comments, {})
+
+
+def _tokenized_layout(text: str) -> Layout:
+    comments: dict[int, tuple[int, str]] = {}
+    moves: dict[int, int] = {}
+    opened: list[int] = []  # rows where f-strings (3.12: several tokens) start
+    previous_end = 0
+    line_ended = True
+    for token in tokenize.generate_tokens(iter(split_lines(text, keepends=True)).__next__):
+        kind, (row, column), (end_row, _) = token.type, token.start, token.end
+        if kind in {tokenize.DEDENT, tokenize.INDENT}:
+            continue
+        if not line_ended and row > previous_end:  # continued with a backslash
+            moves.update((line, line + 1) for line in range(previous_end, row))
+        if kind == tokenize.COMMENT:
+            comments[row] = (column, token.string)
+        if kind == getattr(tokenize, "FSTRING_START", None):
+            opened.append(row)
+        elif kind == getattr(tokenize, "FSTRING_END", None) and opened:
+            start = opened.pop()
+            moves.update((line, end_row) for line in range(start, end_row))
+        elif end_row > row and kind == tokenize.STRING:
+            moves.update((line, end_row) for line in range(row, end_row))
+        line_ended = kind in {tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER}
+        previous_end = end_row
+    targets: dict[int, int] = {}
+    for line in sorted(moves, reverse=True):
+        targets[line] = targets.get(moves[line], moves[line])
+    return Layout(comments, targets)
+
+
 @dataclass
 class Suppressions:
     lines: dict[int, frozenset[str]] = field(default_factory=dict)
     file: frozenset[str] = frozenset()
     #: (line, code) of ``TFL`` codes that no rule has.
     unknown: list[tuple[int, str]] = field(default_factory=list)
+    layout: Layout = field(default_factory=lambda: Layout({}, {}))
 
     def suppresses(self, code: str, line: int) -> bool:
-        for codes in (self.file, self.lines.get(line, frozenset())):
+        for codes in (self.file, self.lines.get(self.layout.target(line), frozenset())):
             if codes is ALL or code in codes:
                 return True
         return False
@@ -53,14 +116,12 @@ def _codes(
 
 
 def parse_suppressions(text: str, known: frozenset[str]) -> Suppressions:
-    found = Suppressions()
     if "noqa" not in text.lower():
-        return found
+        return Suppressions()
+    found = Suppressions(layout=layout(text))
     file_codes: set[str] = set()
-    for number, line in enumerate(split_lines(text), start=1):
-        if "#" not in line or "noqa" not in line.lower():
-            continue
-        match = _FILE.search(line)
+    for number, (_, comment) in sorted(found.layout.comments.items()):
+        match = _FILE.search(comment)
         if match is not None:
             codes = _codes(match, number, known, found)
             if codes is ALL:
@@ -68,7 +129,7 @@ def parse_suppressions(text: str, known: frozenset[str]) -> Suppressions:
             elif found.file is not ALL:
                 file_codes |= codes
             continue
-        match = _LINE.search(line)
+        match = _LINE.search(comment)
         if match is not None:
             found.lines[number] = _codes(match, number, known, found)
     if found.file is not ALL:
@@ -76,31 +137,36 @@ def parse_suppressions(text: str, known: frozenset[str]) -> Suppressions:
     return found
 
 
-def add_noqa(text: str, codes_by_line: Mapping[int, Iterable[str]]) -> tuple[str, int]:
-    """``text`` with ``# noqa: CODES`` on each given 1-based line, merged into a ``# noqa``
-    comment already there (a bare ``# noqa`` already covers everything); and how many lines
-    changed. Line endings are kept."""
-    lines = split_lines(text, keepends=True)
-    changed = 0
-    for number, codes in codes_by_line.items():
-        if not 0 < number <= len(lines):
+def noqa_edits(text: str, codes_by_line: Mapping[int, Iterable[str]]) -> list[Edit]:
+    """The edits that suppress findings with ``# noqa: CODES``: for each given 1-based line,
+    on the line its comment goes on (:class:`Layout`), appended after the code or merged into
+    the ``noqa`` comment there (a bare ``# noqa`` already covers everything)."""
+    found = layout(text)
+    lines = split_lines(text)
+    wanted: dict[int, set[str]] = {}
+    for line, codes in codes_by_line.items():
+        wanted.setdefault(found.target(line), set()).update(codes)
+    edits: list[Edit] = []
+    for line, codes in sorted(wanted.items()):
+        if not 0 < line <= len(lines):
             continue
-        line = lines[number - 1]
-        body = line.rstrip("\r\n")
-        ending = line[len(body) :]
-        match = _LINE.search(body) if "#" in body else None
+        column, comment = found.comments.get(line, (0, ""))
+        match = _LINE.search(comment)
         if match is None:
-            new = f"{body}  # noqa: {', '.join(sorted(set(codes)))}"
-        elif not match.group("codes"):
+            body = lines[line - 1]
+            code_end = len(body.rstrip(" \t"))
+            new = f"  # noqa: {', '.join(sorted(codes))}"
+            edits.append(Edit(Location(line, code_end + 1), Location(line, len(body) + 1), new))
             continue
-        else:
-            present = re.split(r"[\s,]+", match.group("codes"))
-            merged = list(dict.fromkeys([*present, *sorted(set(codes) - set(present))]))
-            new = f"{body[: match.start()]}# noqa: {', '.join(merged)}{body[match.end() :]}"
-        if new != body:
-            lines[number - 1] = new + ending
-            changed += 1
-    return "".join(lines), changed
+        if not match.group("codes"):
+            continue
+        present = re.split(r"[\s,]+", match.group("codes"))
+        merged = list(dict.fromkeys([*present, *sorted(codes - set(present))]))
+        if merged != present:
+            start = Location(line, column + match.start() + 1)
+            end = Location(line, column + match.end() + 1)
+            edits.append(Edit(start, end, f"# noqa: {', '.join(merged)}"))
+    return edits
 
 
 def unsuppressed(
