@@ -12,6 +12,7 @@ import json
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -208,18 +209,19 @@ def check(
             raise _fail(f"error: {error}") from None
 
     result = lint()
+    if not result.interrupted:
+        if add_noqa:
+            _add_noqa(result)
+        if diff:
+            _show_diff(result, unsafe_fixes)
+        if fix:
+            result = _fix(lint, result, unsafe_fixes)
     if result.interrupted:
         _report(output_format, result, complete=False)
         click.echo(
             f"error: {_INTERRUPTS.what}; the findings above are from the files finished", err=True
         )
         raise SystemExit(_INTERRUPTS.exit_code)
-    if add_noqa:
-        _add_noqa(result)
-    if diff:
-        _show_diff(result, unsafe_fixes)
-    if fix:
-        result = _fix(lint, result, unsafe_fixes)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     if show_traceback:
@@ -257,19 +259,35 @@ def _report_skipped(plans: list[fixes.FileFix]) -> None:
                 click.echo(f"warning: {where}: {diagnostic.code} {reason}", err=True)
 
 
+def _write(plans: list[fixes.FileFix], refused: set[str]) -> int:
+    """Write the changed files (atomically, each in its own encoding); a file that cannot be
+    written -- read-only, or in a directory that is -- is left alone with a warning and added
+    to ``refused``. Returns how many findings the written files fixed."""
+    from tflint_leaks.engine.atomic import write_atomic
+
+    done = 0
+    for plan in plans:
+        if not plan.changed or plan.path in refused:
+            continue
+        try:
+            write_atomic(Path(plan.path), plan.fixed)
+        except OSError as error:
+            refused.add(plan.path)
+            reason = error.strerror or str(error)
+            click.echo(f"warning: {plan.path}: left unchanged: {reason}", err=True)
+            continue
+        done += len(plan.applied)
+    return done
+
+
 def _add_noqa(result: RunResult) -> None:
     """``--add-noqa``: suppress every current finding in place; exit 0 (2 on errors)."""
     from tflint_leaks.engine import fixes
-    from tflint_leaks.engine.atomic import write_atomic
     from tflint_leaks.registry import ENGINE_CODES
 
     plans = fixes.plan_noqa(result.diagnostics, ENGINE_CODES)
     _report_skipped(plans)
-    added = 0
-    for plan in plans:
-        if plan.changed:
-            write_atomic(Path(plan.path), plan.fixed)
-            added += len(plan.applied)
+    added = _write(plans, set())
     click.echo(
         f"Added a noqa comment for {added} {'finding' if added == 1 else 'findings'}.", err=True
     )
@@ -295,19 +313,20 @@ def _fix(lint: Callable[[], RunResult], result: RunResult, unsafe: bool) -> RunR
     changes nothing (fixes that overlapped are applied on the next round); the last lint is
     what gets reported."""
     from tflint_leaks.engine import fixes
-    from tflint_leaks.engine.atomic import write_atomic
 
     fixed = 0
+    refused: set[str] = set()
     for _ in range(MAX_FIX_ROUNDS):
-        plans = fixes.plan(result.diagnostics, unsafe)
+        plans = [p for p in fixes.plan(result.diagnostics, unsafe) if p.path not in refused]
         _report_skipped(plans)
-        changed = [plan for plan in plans if plan.changed]
-        if not changed:
+        if not any(plan.changed for plan in plans):
             break
-        for plan in changed:
-            write_atomic(Path(plan.path), plan.fixed)
-            fixed += len(plan.applied)
+        fixed += _write(plans, refused)
+        if all(plan.path in refused for plan in plans if plan.changed):
+            break  # nothing was written: linting again would change nothing
         result = lint()
+        if result.interrupted:
+            break
     click.echo(f"Fixed {fixed} {'finding' if fixed == 1 else 'findings'}.", err=True)
     hidden = sum(
         1 for d in result.diagnostics if d.fix is not None and not fixes.applies(d, unsafe)
@@ -561,6 +580,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _INTERRUPTS.exit_code
         except click.ClickException as error:
             error.show()
+            return EXIT_ERROR
+        except OSError as error:
+            where = f"{error.filename}: " if error.filename else ""
+            click.echo(f"error: {where}{error.strerror or error}", err=True)
+            return EXIT_ERROR
+        except Exception as error:
+            # A bug in this tool: one line and exit 2, the traceback with --show-traceback.
+            click.echo(f"error: internal error: {type(error).__name__}: {error}", err=True)
+            if "--show-traceback" in (sys.argv[1:] if argv is None else argv):
+                click.echo(traceback.format_exc(), err=True, nl=False)
             return EXIT_ERROR
     return EXIT_CLEAN
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
@@ -21,10 +22,14 @@ def encoding_of(data: bytes) -> str:
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path``'s content with ``text`` in its own encoding (and BOM), atomically,
-    keeping its permissions; through a symlink, the target is replaced."""
+    keeping its permissions; through a symlink, the target is replaced. A read-only file (no
+    write permission, whoever runs this: root too) is left alone: :class:`PermissionError`."""
     target = path.resolve()
+    mode = stat.S_IMODE(target.stat().st_mode)
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(target, os.W_OK):
+        raise PermissionError(errno.EACCES, "the file is read-only", str(path))
     data = target.read_bytes()
-    write_bytes_atomic(target, text.encode(encoding_of(data)), stat.S_IMODE(target.stat().st_mode))
+    write_bytes_atomic(target, text.encode(encoding_of(data)), mode)
 
 
 def write_bytes_atomic(target: Path, data: bytes, mode: int | None = None) -> None:

@@ -18,6 +18,7 @@ only that cell. A notebook that cannot be read any more is reported on the file,
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path, PurePath
 from typing import Any
@@ -73,7 +74,8 @@ def _artifact(path: str) -> dict[str, str]:
     pure = PurePath(path)
     if pure.is_absolute():
         return {"uri": pure.as_uri()}
-    return {"uri": quote(pure.as_posix()), "uriBaseId": SOURCE_ROOT}
+    # The name's bytes, percent-encoded: a name that is not UTF-8 keeps its bytes.
+    return {"uri": quote(os.fsencode(pure.as_posix())), "uriBaseId": SOURCE_ROOT}
 
 
 def _region(start: Location, end: Location) -> dict[str, int]:
