@@ -104,3 +104,62 @@ def test_a_file_nothing_needs_is_not_parsed(tmp_path: Path) -> None:
     needs = combine([Triggers(names=frozenset({"GradientTape"}))], module, ProjectIndex([module]))
     assert blanked_source(SOURCE, module, needs) is None
     assert blanked_source(SOURCE, module, combine([None], module, ProjectIndex([module]))) == SOURCE
+
+
+def _generated(rows: int, loop_at_module_level: bool) -> str:
+    """A generated module: a table of constants, a module-level list a ``tf.function``
+    appends to, and a training loop (in a function, or at module level)."""
+    table = "".join(f"VALUE_{i} = {i}\n" for i in range(rows))
+    loop = "for i in range(100):\n    step(tf.ones([1]), i)\n"
+    if not loop_at_module_level:
+        loop = "def train():\n" + textwrap.indent(loop, "    ")
+    return (
+        "import tensorflow as tf\n\nhistory = []\n\n@tf.function\ndef step(x, i):\n"
+        "    history.append(x)\n    return x\n\n" + table + "\n" + loop
+    )
+
+
+@pytest.mark.parametrize("loop_at_module_level", [False, True])
+def test_module_level_code_no_rule_needs_is_not_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loop_at_module_level: bool
+) -> None:
+    """Failed before: every module-level statement went to libcst (a 200,000-row generated
+    module took minutes). Now the table is one blank string; ``history = []`` (which the
+    ``tf.function`` needs) and the imports stay; the findings are those of the full parse."""
+    import libcst
+
+    source = _generated(5_000, loop_at_module_level)
+    path = tmp_path / "generated.py"
+    path.write_text(source)
+    parsed: list[str] = []
+    original = libcst.parse_module
+
+    def recording(text: str) -> libcst.Module:
+        parsed.append(text)
+        return original(text)
+
+    monkeypatch.setattr(libcst, "parse_module", recording)
+    with_prefilter = _findings([path], prefilter=True)
+    (text,) = parsed
+    assert len(text.splitlines()) == len(source.splitlines())
+    kept = [line for line in text.splitlines() if line.strip()]
+    table_start = source.splitlines().index("VALUE_0 = 0") + 1
+    table_end = table_start + 5_000 - 1
+    assert kept == [
+        "import tensorflow as tf",
+        "history = []",
+        "@tf.function",
+        "def step(x, i):",
+        "    history.append(x)",
+        "    return x",
+        '"""',
+        '"""',
+        *source.splitlines()[table_end + 1 :],
+    ]
+    assert text.splitlines()[table_start - 1] == '"""'
+    assert text.splitlines()[table_end - 1] == '"""'
+    assert with_prefilter == _findings([path], prefilter=False)
+    assert [(code, line) for _, code, line, _ in with_prefilter] == [
+        ("TFL301", 7),
+        ("TFL101", table_end + 3 if loop_at_module_level else table_end + 4),
+    ]

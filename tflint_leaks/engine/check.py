@@ -39,7 +39,7 @@ def check_file(
     text = parsed.text
     if prefilter:
         needs = combine((code.triggers for code in rules), parsed.index, project)
-        blanked = blanked_source(parsed.text, parsed.index, needs)
+        blanked = blanked_source(parsed.text, parsed.index, needs, parsed.statements)
         if blanked is None:
             return [], []
         text = blanked

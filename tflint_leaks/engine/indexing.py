@@ -9,6 +9,7 @@ from pathlib import Path
 from tflint_leaks.analysis.index import ModuleIndex, index_source, text_digest
 from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.notebook import Notebook, NotebookError, is_notebook, read_notebook
+from tflint_leaks.engine.relevance import Statement, module_statements
 from tflint_leaks.registry import SYNTAX_ERROR
 from tflint_leaks.source import SourceError, read_source
 
@@ -20,6 +21,8 @@ class ParsedFile:
     index: ModuleIndex
     #: For a notebook: where each code cell sits in ``text`` (the joined cells).
     notebook: Notebook | None = None
+    #: The module-level statements, when the file was parsed here (not read from the cache).
+    statements: tuple[Statement, ...] | None = None
 
 
 def unreadable(path: str, error: SourceError) -> Diagnostic:
@@ -48,7 +51,8 @@ def index_file(path: Path, text: str | None = None) -> ParsedFile | Diagnostic:
         )
     except (RecursionError, MemoryError):
         return SYNTAX_ERROR.at(shown, "too deeply nested to parse")
-    return ParsedFile(shown, text, index_source(text, path, tree), cells)
+    index = index_source(text, path, tree)
+    return ParsedFile(shown, text, index, cells, module_statements(tree))
 
 
 class Indexes:
