@@ -393,6 +393,24 @@ def test_the_noqa_quick_fix_on_a_backslash_line_comments_the_last_line(
     assert client.close() == 0
 
 
+def test_a_buffer_with_a_lone_surrogate_does_not_break_the_others(
+    client: Client, tmp_path: Path
+) -> None:
+    """Failed before: indexing the open buffer raised ``UnicodeEncodeError``, so linting every
+    other open document failed too. Now that buffer is TFL001 and the others are linted."""
+    client.initialize(tmp_path)
+    broken_uri = client.open(tmp_path / "broken.py", "x = '\ud800'\n")
+    [broken] = client.diagnostics(broken_uri)
+    assert (broken["code"], broken["range"]["start"], broken["message"]) == (
+        "TFL001",
+        {"line": 0, "character": 5},
+        "not valid Unicode: a lone surrogate U+D800",
+    )
+    uri = client.open(tmp_path / "train.py", LEAKY)
+    assert [d["code"] for d in client.diagnostics(uri)] == ["TFL101"]
+    assert client.close() == 0
+
+
 def test_changes_are_debounced(client: Client, tmp_path: Path) -> None:
     """Failed before on a loaded machine: the changes were sent 0.3 s apart at most only by
     luck. Now the debounce is an hour (an initialization option), so no change is linted on its

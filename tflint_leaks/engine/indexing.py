@@ -11,7 +11,7 @@ from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.notebook import Notebook, NotebookError, is_notebook, read_notebook
 from tflint_leaks.engine.relevance import Statement, module_statements
 from tflint_leaks.registry import SYNTAX_ERROR
-from tflint_leaks.source import SourceError, read_source
+from tflint_leaks.source import SourceError, read_source, split_lines
 
 
 @dataclass
@@ -49,6 +49,12 @@ def index_file(path: Path, text: str | None = None) -> ParsedFile | Diagnostic:
         return SYNTAX_ERROR.at(
             shown, f"invalid syntax: {error.msg}", error.lineno or 1, error.offset or 1
         )
+    except UnicodeEncodeError as error:  # a lone surrogate (an editor's buffer, not a file)
+        assert text is not None
+        before = split_lines(text[: error.start])
+        character = f"U+{ord(text[error.start]):04X}"
+        message = f"not valid Unicode: a lone surrogate {character}"
+        return SYNTAX_ERROR.at(shown, message, len(before), len(before[-1]) + 1)
     except (RecursionError, MemoryError):
         return SYNTAX_ERROR.at(shown, "too deeply nested to parse")
     index = index_source(text, path, tree)
