@@ -449,7 +449,7 @@ def test_long_boolean_chain_does_not_kill_the_process(project: Path) -> None:
         cwd=project,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=540,  # a hang guard, below pytest-timeout's 600 s
         check=False,
     )
     # Refused before the parse (TFL001, exit 1) or parsed and found too deep to walk (TFL002,
