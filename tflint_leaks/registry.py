@@ -129,8 +129,10 @@ CODES: tuple[Code, ...] = (
         Reports a file that cannot be linted: it does not parse as Python (the message gives the
         parser's reason and position), it cannot be decoded (a NUL byte, an undeclared
         non-UTF-8 encoding, an unknown encoding), it is nested too deeply to parse, or it is a
-        notebook that is not valid nbformat 4 JSON. In a notebook, a cell that does not parse is
-        reported with its cell number and skipped; the other cells are still linted.
+        notebook that is not valid nbformat 4 JSON. In a notebook, a cell IPython would not run
+        (read as IPython reads it: magics, shell escapes and help syntax are fine) is reported
+        with its cell number and its position in the cell, and skipped; the other cells are
+        still linted.
 
         ## Why is this bad?
         Nothing in the file is checked, so every finding it would have had is missing. The rest
