@@ -1,4 +1,6 @@
-"""``[tool.tflint-leaks]`` in the nearest ``pyproject.toml``, merged with the command line.
+"""``[tool.tflint-leaks]`` in the ``pyproject.toml`` nearest each file (:class:`Configuration`),
+merged with the command line (:class:`Overrides`). ``exclude`` and ``per-file-ignores`` take
+gitignore-style globs (:func:`glob_to_regex`).
 
 Every key is validated: an unknown key, a value of the wrong type or an unknown rule code raises
 :class:`ConfigError` naming the key and the file, which the command line turns into exit 2.
@@ -188,19 +190,6 @@ def expand_selectors(selectors: Iterable[str], *, include_opt_in: bool) -> list[
             raise ConfigError(f"unknown rule selector `{selector}`")
         codes.extend(matched)
     return codes
-
-
-def find_config(start: Path) -> Path | None:
-    """The nearest ``pyproject.toml`` at or above ``start`` with a ``[tool.tflint-leaks]``
-    table."""
-    directory = Path(os.path.abspath(start))  # noqa: PTH100 - symlinks are kept, as given
-    if not directory.is_dir():
-        directory = directory.parent
-    for candidate in (directory, *directory.parents):
-        path = candidate / "pyproject.toml"
-        if _has_table(path):
-            return path
-    return None
 
 
 def _has_table(path: Path) -> bool:
