@@ -64,6 +64,32 @@ def test_lint_source_suppressions_and_syntax_errors(tmp_path: Path) -> None:
     assert [(d.code, d.start.line) for d in broken] == [("TFL001", 1)]
 
 
+def test_one_index_per_file_kept_while_its_text_is_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's index table (the engine's): a text indexed once is not parsed again,
+    whether it is asked for as a buffer being linted or as another file of the project."""
+    from tflint_leaks.engine import indexing
+
+    calls: list[str] = []
+    original = indexing.index_file
+
+    def counting(path: Path, text: str | None = None) -> object:
+        calls.append(str(text))
+        return original(path, text)
+
+    monkeypatch.setattr(indexing, "index_file", counting)
+    indexes = indexing.Indexes()
+    path = tmp_path / "train.py"
+    settings = Configuration().for_path(path)
+    first = lint_source(LEAKY, path, settings, indexes=indexes).diagnostics
+    assert indexes.index(path, LEAKY) is indexes.known(path)
+    assert lint_source(LEAKY, path, settings, indexes=indexes).diagnostics == first
+    assert calls == [LEAKY]
+    assert lint_source(CLEAN, path, settings, indexes=indexes).diagnostics == []
+    assert calls == [LEAKY, CLEAN]
+
+
 def test_the_linter_does_not_import_pygls() -> None:
     code = "import sys, tflint_leaks.cli; sys.exit('pygls' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

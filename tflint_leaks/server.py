@@ -99,7 +99,7 @@ class ProjectFiles:
     def __init__(self) -> None:
         self._files: list[Path] | None = None
         self._stamps: dict[Path, tuple[int, int]] = {}
-        self._indexes = Indexes()
+        self.indexes = Indexes()
 
     def scan(self, roots: Iterable[Path]) -> None:
         """List the workspace's files (minus their excludes), once."""
@@ -122,12 +122,12 @@ class ProjectFiles:
             stat = path.stat()
             stamp = (stat.st_mtime_ns, stat.st_size)
             if self._stamps.get(path) != stamp:
-                self._indexes.index(path, read_source(path))
+                self.indexes.index(path, read_source(path))
                 self._stamps[path] = stamp
         except (OSError, SourceError):
             self._stamps.pop(path, None)
-            self._indexes.forget(path)
-        return self._indexes.known(path)
+            self.indexes.forget(path)
+        return self.indexes.known(path)
 
     def forget(self, path: Path) -> None:
         """A document closed: its file is read from disk again."""
@@ -141,7 +141,7 @@ class ProjectFiles:
             if (path := document_path(document)) is not None and lintable(path)
         }
         modules = [self._from_disk(p) for p in self._files or () if p not in buffers]
-        modules += [self._indexes.index(p, d.source) for p, d in buffers.items()]
+        modules += [self.indexes.index(p, d.source) for p, d in buffers.items()]
         return ProjectIndex(m for m in modules if m is not None)
 
 
@@ -243,7 +243,8 @@ class Session:
         others = (
             self.server.workspace.get_text_document(uri) for uri in self.open - {document.uri}
         )
-        result = lint_source(document.source, path, settings, self.files.project(others))
+        project = self.files.project(others)
+        result = lint_source(document.source, path, settings, project, self.files.indexes)
         for message in [*result.warnings, *result.tracebacks]:
             self.log(message)
         findings = tuple(

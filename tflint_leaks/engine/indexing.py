@@ -67,23 +67,30 @@ class Indexes:
     whether the text comes from the disk or from an editor's buffer."""
 
     def __init__(self) -> None:
-        self._known: dict[str, tuple[str, ModuleIndex | None]] = {}
+        self._known: dict[str, tuple[str, ParsedFile | Diagnostic]] = {}
+
+    def parsed(self, path: Path, text: str) -> ParsedFile | Diagnostic:
+        """:func:`index_file` of ``path`` with content ``text``, done once per text."""
+        digest = text_digest(text)
+        known = self._known.get(str(path))
+        if known is None or known[0] != digest:
+            known = (digest, index_file(path, text))
+            self._known[str(path)] = known
+        return known[1]
 
     def index(self, path: Path, text: str) -> ModuleIndex | None:
         """The index of ``path`` with content ``text``; None when it cannot be indexed (it
         does not parse: linting it says why)."""
-        digest = text_digest(text)
-        known = self._known.get(str(path))
-        if known is None or known[0] != digest:
-            parsed = index_file(path, text)
-            known = (digest, None if isinstance(parsed, Diagnostic) else parsed.index)
-            self._known[str(path)] = known
-        return known[1]
-
-    def forget(self, path: Path) -> None:
-        self._known.pop(str(path), None)
+        return _index_of(self.parsed(path, text))
 
     def known(self, path: Path) -> ModuleIndex | None:
         """The index of ``path``'s text as last given."""
         known = self._known.get(str(path))
-        return known[1] if known is not None else None
+        return _index_of(known[1]) if known is not None else None
+
+    def forget(self, path: Path) -> None:
+        self._known.pop(str(path), None)
+
+
+def _index_of(parsed: ParsedFile | Diagnostic) -> ModuleIndex | None:
+    return None if isinstance(parsed, Diagnostic) else parsed.index

@@ -19,7 +19,7 @@ from tflint_leaks.config import Configuration, Settings
 from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.check import check_file
 from tflint_leaks.engine.discovery import discover
-from tflint_leaks.engine.indexing import ParsedFile, index_file, unreadable
+from tflint_leaks.engine.indexing import Indexes, ParsedFile, index_file, unreadable
 from tflint_leaks.engine.notebook import in_cells
 from tflint_leaks.engine.parallel import Phase
 from tflint_leaks.engine.suppression import unsuppressed
@@ -231,13 +231,18 @@ def _kept(
 
 
 def lint_source(
-    text: str, path: Path, settings: Settings, project: ProjectIndex | None = None
+    text: str,
+    path: Path,
+    settings: Settings,
+    project: ProjectIndex | None = None,
+    indexes: Indexes | None = None,
 ) -> RunResult:
     """Lint ``text`` as the content of ``path`` (an editor's buffer) without reading or writing
     ``path``. ``project`` indexes the other files, for cross-file lookups; an entry it has for
-    ``path`` itself is replaced by the buffer's."""
+    ``path`` itself is replaced by the buffer's. ``indexes`` keeps the buffer's index for the
+    next lint."""
     result = RunResult(files=1)
-    parsed = index_file(path, text)
+    parsed = index_file(path, text) if indexes is None else indexes.parsed(path, text)
     if isinstance(parsed, Diagnostic):
         result.diagnostics.append(parsed)
         return result
