@@ -128,7 +128,7 @@ def test_module_level_code_no_rule_needs_is_not_parsed(
     ``tf.function`` needs) and the imports stay; the findings are those of the full parse."""
     import libcst
 
-    source = _generated(5_000, loop_at_module_level)
+    source = _generated(2_000, loop_at_module_level)
     path = tmp_path / "generated.py"
     path.write_text(source)
     parsed: list[str] = []
@@ -144,7 +144,7 @@ def test_module_level_code_no_rule_needs_is_not_parsed(
     assert len(text.splitlines()) == len(source.splitlines())
     kept = [line for line in text.splitlines() if line.strip()]
     table_start = source.splitlines().index("VALUE_0 = 0") + 1
-    table_end = table_start + 5_000 - 1
+    table_end = table_start + 2_000 - 1
     assert kept == [
         "import tensorflow as tf",
         "history = []",
