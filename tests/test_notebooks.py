@@ -220,3 +220,17 @@ def test_sarif_notebook_fix_content_is_escaped_for_json(tmp_path: Path) -> None:
     last = _offset(raw, deleted["endLine"], deleted["endColumn"])
     fixed = raw[:first] + replacement["insertedContent"]["text"] + raw[last:]
     assert nbformat.reads(fixed, as_version=4).cells[0].source == 'x = 1\ny = f("a\\\\")\nz = 4\n'
+
+
+def test_cell_lines_and_joined_lines_map_both_ways() -> None:
+    """What the runtime mode runs is the cell's Python (leading blank lines dropped, a
+    continued shell escape one ``...`` line): a cell line maps to its line in the joined text
+    and back, and the lines IPython syntax replaced are known."""
+    from tflint_leaks.engine.notebook import CellCode
+
+    source = "\n\n!pip install \\\n  x\nfor i in range(3):\n    step(x, i)\n"
+    cell = CellCode(4, 10, python_of_cell(source), source)
+    assert cell.code.text == "...\nfor i in range(3):\n    step(x, i)\n"
+    assert [cell.joined_line(line) for line in (3, 4, 5, 6)] == [10, 10, 11, 12]
+    assert [cell.cell_line(line) for line in (10, 11, 12)] == [3, 5, 6]
+    assert cell.replaced_lines() == [3, 4]

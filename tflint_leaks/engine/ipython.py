@@ -78,6 +78,17 @@ class Mapped:
                 return start + origin - run_origin
         return None
 
+    def first_from(self, start: int, end: int) -> int | None:
+        """Where the first character that came from the cell's ``start:end`` is in the text
+        (copied, or text inserted in its place)."""
+        for index, (run_start, origin, copied) in enumerate(self.runs):
+            run_end = self.runs[index + 1][0] if index + 1 < len(self.runs) else len(self.text)
+            if copied and origin < end and start < origin + run_end - run_start:
+                return run_start + max(start - origin, 0)
+            if not copied and start <= origin < end:
+                return run_start
+        return None
+
     def copied(self, start: int, end: int) -> bool:
         """Whether ``text[start:end]`` is one piece of the cell copied unchanged."""
         _, run_end, _, copied = self._run(start)

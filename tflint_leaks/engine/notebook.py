@@ -131,6 +131,39 @@ class CellCode:
             return None
         return Edit(self._location(at), self._location(at + end - start), edit.content)
 
+    def joined_line(self, line: int) -> int:
+        """The line of the joined text where the cell's line ``line`` is (for a line IPython
+        syntax became ``...``, the line of the ``...``)."""
+        lines = split_lines(self.source, keepends=True)
+        start = sum(len(text) for text in lines[: line - 1])
+        end = start + max(len(lines[line - 1]) if 0 < line <= len(lines) else 0, 1)
+        offset = self.code.first_from(start, end)
+        if offset is None:
+            return self.first_line
+        return self.first_line + len(split_lines(self.code.text[:offset])) - 1
+
+    def cell_line(self, line: int) -> int:
+        """The cell's line that line ``line`` of the joined text came from."""
+        return self.start(Location(line, 1)).line
+
+    def replaced_lines(self) -> list[int]:
+        """The cell's lines IPython syntax took the place of (magics, shell escapes, help):
+        lines with text of which nothing is in the cell's Python."""
+        copied = [False] * (len(self.source) + 1)
+        for index, (start, origin, is_copied) in enumerate(self.code.runs):
+            end = self.code.runs[index + 1][0] if index + 1 < len(self.code.runs) else None
+            if is_copied:
+                length = (end if end is not None else len(self.code.text)) - start
+                copied[origin : origin + length] = [True] * length
+        replaced = []
+        offset = 0
+        for number, text in enumerate(split_lines(self.source, keepends=True), start=1):
+            kept = any(copied[offset + i] for i, char in enumerate(text) if not char.isspace())
+            if text.strip() and not kept:
+                replaced.append(number)
+            offset += len(text)
+        return replaced
+
     def python_line(self, location: Location) -> int | None:
         """The line of the cell's Python (counted from :attr:`first_line`) that a position in
         the cell is on; None when IPython syntax is there."""

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Literal, TextIO
 
 from tflint_leaks.diagnostics import CallSite, Diagnostic, Verdict
-from tflint_leaks.engine import notebook
 from tflint_leaks.engine.notebook import read_notebook
 from tflint_leaks.registry import RUNTIME_RETRACING
 from tflint_leaks.runtime import protocol, series, verdicts
@@ -26,6 +25,7 @@ from tflint_leaks.runtime.observations import CodeStats, Observations, read_obse
 from tflint_leaks.runtime.places import Place, Site, Sources, display_path, place_name
 from tflint_leaks.runtime.progress import Progress
 from tflint_leaks.runtime.series import Series
+from tflint_leaks.source import split_lines
 
 TargetKind = Literal["script", "notebook", "module", "pytest"]
 
@@ -201,36 +201,23 @@ def child_config(
 
 
 def notebook_cells(path: str) -> list[list[object]]:
-    """The notebook's code cells as the child runs them: ``[cell, first line, source]`` with
-    IPython syntax replaced by ``pass`` (as the static pass reads them, so lines agree)."""
+    """The notebook's code cells as the child runs them: ``[cell, first line, Python]``, the
+    Python each cell is as IPython reads it and as the static pass lints it (its magics and
+    shell escapes as ``...``), so lines agree."""
     text = Path(path).read_text(encoding="utf-8")
-    spans = {span.cell: span.first_line for span in read_notebook(Path(path), text).cells}
-    cells = notebook.load(text)["cells"]
-    return [
-        [number, spans[number], notebook.mask(notebook.cell_source(cell))]
-        for number, cell in enumerate(cells, start=1)
-        if number in spans
-    ]
+    return [[c.cell, c.first_line, c.code.text] for c in read_notebook(Path(path), text).cells]
 
 
 def skipped_syntax(path: str) -> list[str]:
     """The IPython syntax that the run of a notebook skips: ``cell 2:1 `!pip install x```, or
     a whole cell under a cell magic (``%%bash``)."""
     skipped = []
-    cells = notebook.load(Path(path).read_text(encoding="utf-8"))["cells"]
-    for number, cell in enumerate(cells, start=1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+    for cell in read_notebook(Path(path), Path(path).read_text(encoding="utf-8")).cells:
+        lines = split_lines(cell.source)
+        if lines[0].startswith("%%") and not cell.code.text:
+            skipped.append(f"cell {cell.cell} `{lines[0].strip()}` (the whole cell)")
             continue
-        lines = notebook.cell_source(cell).splitlines()
-        masked = notebook.mask(notebook.cell_source(cell)).splitlines()
-        if lines and lines[0].startswith("%%") and not any(masked):
-            skipped.append(f"cell {number} `{lines[0].strip()}` (the whole cell)")
-            continue
-        skipped += [
-            f"cell {number}:{line} `{original.strip()}`"
-            for line, (original, kept) in enumerate(zip(lines, masked, strict=False), start=1)
-            if original != kept
-        ]
+        skipped += [f"cell {cell.cell}:{n} `{lines[n - 1].strip()}`" for n in cell.replaced_lines()]
     return skipped
 
 

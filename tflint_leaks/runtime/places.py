@@ -103,7 +103,7 @@ class Sources:
         if notebook is None or cell is None:
             return line
         span = next((s for s in notebook.cells if s.cell == cell), None)
-        return line if span is None else span.first_line + line - 1
+        return line if span is None else span.joined_line(line)
 
     def show(self, file: str, line: int) -> CallSite:
         """A line the child ran, as the user reads it: a relative path when under the current
@@ -117,7 +117,7 @@ class Sources:
         )
         if span is None:
             return CallSite(shown, line, 0, 0)
-        return CallSite(shown, line - span.first_line + 1, 0, 0, cell=span.cell)
+        return CallSite(shown, span.cell_line(line), 0, 0, cell=span.cell)
 
     def _related_line(self, diagnostic: Diagnostic, related: Related) -> int:
         # in a notebook, a related location's message starts with its cell: "cell 3: ..."
