@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from xml.etree import ElementTree
 
 import jsonschema
 import libcst as cst
@@ -235,6 +236,13 @@ def test_a_chain_of_calls_in_every_format(
         )
         for step in flow
     ] == [("agent.py", 13), ("play.py", 5)]
+    assert main(["--no-cache", "--output-format", "github", "play.py"]) == 1
+    annotation = capsys.readouterr().out
+    assert annotation.endswith("or `predict_on_batch`%0Aagent.py:13:25: calls `act`\n")
+    assert main(["--no-cache", "--output-format", "junit", "play.py"]) == 1
+    failure = ElementTree.fromstring(capsys.readouterr().out).find(".//failure")
+    assert failure is not None and failure.text is not None
+    assert failure.text.splitlines()[1:] == ["agent.py:13:25: calls `act`"]
 
 
 def test_a_chain_in_one_file_is_reported_at_the_effect(

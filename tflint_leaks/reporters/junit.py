@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from xml.etree import ElementTree as ET
 
 from tflint_leaks.diagnostics import Diagnostic
-from tflint_leaks.reporters.text import location, runtime
+from tflint_leaks.reporters.text import chain_lines, location, runtime
 
 #: What XML 1.0 cannot hold: control characters other than tab and line breaks, surrogates
 #: (a file name's undecodable bytes), U+FFFE and U+FFFF.
@@ -56,6 +56,8 @@ def render(diagnostics: Sequence[Diagnostic]) -> str:
             )
             failure = ET.SubElement(case, "failure", message=message)
             failure.text = f"{place}: {diagnostic.code} {message}"
+            for step in chain_lines(diagnostic):
+                failure.text += f"\n{_xml(step)}"
             if diagnostic.confirmation is not None:
                 failure.set("type", f"runtime-{diagnostic.confirmation.verdict.value}")
                 failure.text += f"\n{_xml(runtime(diagnostic.confirmation))}"

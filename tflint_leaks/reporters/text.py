@@ -26,6 +26,17 @@ def chain(diagnostic: Diagnostic) -> list[Related]:
     return [related for related in diagnostic.related if related.role in CHAIN_ROLES]
 
 
+def chain_lines(diagnostic: Diagnostic) -> list[str]:
+    """The chain of calls as ``path:line:col: message`` lines (the text, GitHub and JUnit
+    outputs show them under the finding)."""
+    lines = []
+    for related in chain(diagnostic):
+        cell = f"cell {related.cell}:" if related.cell is not None else ""
+        where = f"{related.file}:{cell}{related.start.line}:{related.start.column}"
+        lines.append(f"{where}: {related.message}")
+    return lines
+
+
 def runtime(confirmation: Confirmation) -> str:
     """What ``tflint-leaks confirm`` measured, in one line: ``runtime: confirmed: ...``."""
     return f"runtime: {confirmation.verdict.value}: {confirmation.summary}"
@@ -36,9 +47,8 @@ def render(diagnostics: Sequence[Diagnostic]) -> str:
     for diagnostic in diagnostics:
         marker = " [*]" if _safe_fix(diagnostic) else ""
         line = f"{location(diagnostic)}: {diagnostic.code}{marker} {diagnostic.message}"
-        for related in chain(diagnostic):
-            line += f"\n    {related.file}:{related.start.line}:{related.start.column}: "
-            line += related.message
+        for step in chain_lines(diagnostic):
+            line += f"\n    {step}"
         if diagnostic.confirmation is not None:
             line += f"\n    {runtime(diagnostic.confirmation)}"
         lines.append(line)
