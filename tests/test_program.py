@@ -153,3 +153,63 @@ def test_summaries_follow_calls_and_stop_at_tf_functions(tmp_path: Path) -> None
         ("fit", ("helper",)),
         ("parameter-to-tf-function", ()),
     ]
+
+
+def test_graph_code_builds_and_runs_the_graph_through_calls(tmp_path: Path) -> None:
+    modules = project(
+        tmp_path,
+        agent="""
+        import tensorflow as tf
+
+        class Agent:
+            def __init__(self, sess=None):
+                if sess is None:
+                    self.sess = tf.compat.v1.Session()
+                else:
+                    self.sess = sess
+
+            def sync(self, target, source):
+                self.sess.run([tf.compat.v1.assign(t, s) for t, s in zip(target, source)])
+                target[0].assign(source[0])
+                return tf.compat.v1.trainable_variables()
+        """,
+        train="""
+        import tensorflow as tf
+        from agent import Agent
+
+        agent = Agent()
+
+        def step(target, source):
+            agent.sync(target, source)
+            return tf.reduce_mean(target)
+        """,
+        eager="""
+        import tensorflow as tf
+
+        def step(v, x):
+            v.assign(tf.reduce_mean(x))
+        """,
+    )
+    program = Program(ProjectIndex(modules.values()))
+    train = modules["train"]
+    # Every constructor call leaves `sess` out: its default (None) joins the session.
+    assert type_in(program, Where(train), "agent.sess") == (Kind.SESSION, False)
+
+    def summary(module: str) -> list[tuple[str, str, tuple[str, ...]]]:
+        where = Where(modules[module])
+        callee = program.resolve(from_ast(ast.parse("step(1, 2)", mode="eval").body), where)
+        assert callee is not None
+        return sorted(
+            (e.kind.value, e.text, tuple(hop.callee for hop in e.chain))
+            for e in program.summary(callee)
+        )
+
+    # The module that mentions sessions keeps its graph ops (not `trainable_variables`, which
+    # adds no node); `train` mentions none, so its own `tf.reduce_mean` is not kept, and
+    # neither is anything of the eager module.
+    assert summary("train") == [
+        ("graph-op", "target[0].assign", ("Agent.sync",)),
+        ("graph-op", "tf.compat.v1.assign", ("Agent.sync",)),
+        ("run-graph", "self.sess.run", ("Agent.sync",)),
+    ]
+    assert summary("eager") == []

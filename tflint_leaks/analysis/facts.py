@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.graph import GRAPH_MODE_SWITCHES, builds_graph
 from tflint_leaks.analysis.names import (
     GRADIENT_TAPE,
     TF_FUNCTION,
@@ -24,9 +25,6 @@ from tflint_leaks.analysis.names import (
 )
 from tflint_leaks.analysis.symbolic import UNKNOWN, Expr, Op, from_ast, item
 
-#: Calls into TensorFlow that are kept although they are library calls: they switch to graph
-#: mode, or make what the rules care about (:func:`_library_effect`).
-GRAPH_MODE_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior"})
 #: Builtins whose calls say nothing about models, tapes or functions.
 _PLAIN_BUILTINS = frozenset(
     {"print", "len", "range", "isinstance", "str", "int", "float", "bool", "list", "dict",
@@ -80,7 +78,7 @@ Resolve = Callable[[ast.expr], str | None]
 SpanOf = Callable[[ast.expr], Span]
 
 
-def _kept(call: ast.Call, resolve: Resolve) -> bool:
+def _kept(call: ast.Call, resolve: Resolve, graph_code: bool) -> bool:
     func = call.func
     if isinstance(func, ast.Name) and func.id in _PLAIN_BUILTINS:
         return False
@@ -94,6 +92,7 @@ def _kept(call: ast.Call, resolve: Resolve) -> bool:
             or resolved in keras.DATASET_SOURCES
             or resolved in {GRADIENT_TAPE, TF_FUNCTION}
             or resolved.rpartition(".")[2] in GRAPH_MODE_SWITCHES
+            or (graph_code and builds_graph(resolved))
         )
     return True
 
@@ -133,8 +132,12 @@ def collect_body(
     resolve: Resolve,
     span_of: SpanOf,
     arguments: ast.arguments | None = None,
+    *,
+    graph_code: bool = False,
 ) -> Body:
-    """The facts of one body, from its own nodes (nested functions and classes excluded)."""
+    """The facts of one body, from its own nodes (nested functions and classes excluded). In
+    graph code (:func:`~tflint_leaks.analysis.graph.is_graph_code`) the calls that add nodes
+    to the default graph are kept too."""
     assigns: list[Assign] = []
     returns: list[Expr] = []
     calls: list[Site] = []
@@ -183,7 +186,7 @@ def collect_body(
             returns.append(from_ast(node.value))
         elif isinstance(node, ast.Global):
             declared.extend(node.names)
-        elif isinstance(node, ast.Call) and _kept(node, resolve):
+        elif isinstance(node, ast.Call) and _kept(node, resolve, graph_code):
             calls.append(Site(from_ast(node), span_of(node)))
     return Body(
         tuple(assigns),

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tflint_leaks.analysis import keras
-from tflint_leaks.analysis.facts import GRAPH_MODE_SWITCHES, Body, Span, collect_body
+from tflint_leaks.analysis.facts import Body, Span, collect_body
+from tflint_leaks.analysis.graph import GRAPH_MODE_SWITCHES, is_graph_code
 from tflint_leaks.analysis.names import (
     TF_FUNCTION,
     is_keras,
@@ -139,7 +140,9 @@ class ModuleIndex:
 class IndexBuilder(ast.NodeVisitor):
     """Collects a :class:`ModuleIndex` from one ``ast`` tree."""
 
-    def __init__(self, source_lines: list[str], module: str, is_package: bool) -> None:
+    def __init__(
+        self, source_lines: list[str], module: str, is_package: bool, graph_code: bool
+    ) -> None:
         self._lines = source_lines
         self._module = module
         self._is_package = is_package
@@ -153,6 +156,8 @@ class IndexBuilder(ast.NodeVisitor):
         self.traced: set[str] = set()
         #: The nodes of each function's body outside nested scopes.
         self.own: dict[ast.AST, list[ast.AST]] = {}
+        #: TF1 graph code: bodies keep the calls that add nodes to the graph.
+        self.graph_code = graph_code
 
     def own_nodes(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
         """:func:`_own_nodes` of a function, walked once however many facts read them (the
@@ -334,7 +339,7 @@ class IndexBuilder(ast.NodeVisitor):
             tf_function=tf_function,
             creates_tf_function=tuple(creates),
             local_tf_functions=local,
-            body=collect_body(own, self.resolve, self.span, node.args),
+            body=collect_body(own, self.resolve, self.span, node.args, graph_code=self.graph_code),
         )
 
     def _decorated_tf_function(
@@ -408,7 +413,7 @@ class IndexBuilder(ast.NodeVisitor):
             bases,
             tuple(methods),
             tf_functions,
-            collect_body(own, self.resolve, self.span),
+            collect_body(own, self.resolve, self.span, graph_code=self.graph_code),
         )
 
 
@@ -490,12 +495,14 @@ def index_source(source: str, path: Path, tree: ast.Module | None = None) -> Mod
     module, is_package, root = module_name_for(path)
     if tree is None:
         tree = ast.parse(source, filename=str(path))
-    builder = IndexBuilder(split_lines(source), module, is_package)
     units, import_nodes, owns = collect_units(tree)
+    builder = IndexBuilder(split_lines(source), module, is_package, is_graph_code(units))
     builder.own.update(owns)
     builder.collect_imports(tree, import_nodes)
     builder.collect_definitions(tree)
-    body = collect_body(_module_nodes(tree), builder.resolve, builder.span)
+    body = collect_body(
+        _module_nodes(tree), builder.resolve, builder.span, graph_code=builder.graph_code
+    )
     return ModuleIndex(
         path=str(path),
         module=module,

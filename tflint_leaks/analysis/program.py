@@ -31,6 +31,14 @@ from dataclasses import dataclass, field, replace
 
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.facts import Body, Site, Span
+from tflint_leaks.analysis.graph import (
+    GRAPH_METHODS,
+    RUN_IN_SESSION_METHODS,
+    SESSION_RUN_METHODS,
+    builds_graph,
+    is_graph_code,
+    is_session_source,
+)
 from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex, TfFunctionFacts
 from tflint_leaks.analysis.names import (
     CONTAINER_TYPES,
@@ -63,6 +71,7 @@ class Kind(enum.Enum):
     TF_FUNCTION = "tf.function"
     TAPE = "gradient tape"
     DATASET = "tf.data dataset"
+    SESSION = "tf.Session"
     INSTANCE = "instance"
     TUPLE = "tuple"
 
@@ -155,6 +164,10 @@ class EffectKind(enum.Enum):
     DATASET = "dataset"
     #: A parameter of the function (``parameter``) is passed to a ``tf.function``.
     PARAMETER_TO_TF_FUNCTION = "parameter-to-tf-function"
+    #: Nodes are added to the default graph (in graph code: a TensorFlow op, ``v.assign``).
+    GRAPH_OP = "graph-op"
+    #: The graph runs in a session (``sess.run``, ``x.eval(session=sess)``).
+    RUN_GRAPH = "run-graph"
 
 
 @dataclass(frozen=True)
@@ -441,15 +454,20 @@ class Program:
 
     def _passed(self, module: ModuleIndex, function: FunctionFacts, name: str) -> Type:
         position = function.params.index(name)
+        default = next((a.value for a in function.body.defaults if a.target == name), None)
         types: list[Type] = []
         for call, where in self.callers(module, function):
-            argument = call.keyword(name)
+            argument, scope = call.keyword(name), where
             if argument is None:
                 positional = call.positional
-                if position >= len(positional):
+                if position < len(positional):
+                    argument = positional[position]
+                elif default is not None:
+                    # Left out: the default, evaluated where the function is defined.
+                    argument, scope = default, Where(module)
+                else:
                     return UNKNOWN
-                argument = positional[position]
-            found = self._type(argument, where)
+            found = self._type(argument, scope)
             if found.kind is Kind.UNKNOWN:
                 return UNKNOWN
             types.append(found)
@@ -505,7 +523,9 @@ class Program:
         if found is not None:
             return found
         found = self._memo.callers[key] = []
-        short = function.qualname.rpartition(".")[2]
+        owner, _, short = function.qualname.rpartition(".")
+        if short == "__init__" and owner:
+            short = owner  # a constructor runs on ``Class(...)``
         for call, where in self._calls_named().get(short, ()):
             callee = self.resolve(call, where)
             if callee is not None and callee.function is function:
@@ -781,7 +801,9 @@ class Program:
         if qualified is not None:
             kind = _library_effect(qualified, call)
             if kind is not None:
-                yield Effect(kind, path, site.span, func.text.rpartition(".")[2])
+                # A graph op is named in full (``tf.assign``), the others by their last name.
+                text = func.text if kind is EffectKind.GRAPH_OP else func.text.rpartition(".")[2]
+                yield Effect(kind, path, site.span, text)
                 return
         method = call.method
         if method is not None and method[1] in {"predict", "fit"}:
@@ -807,6 +829,7 @@ class Program:
                     )
             return
         if callee is None:
+            yield from self._graph_effects(site, where)
             return
         klass = callee.klass
         if callee.constructs and klass and self.project.is_model_class(callee.module, klass):
@@ -824,6 +847,31 @@ class Program:
             translated = self._through(effect, call, where) if nested else effect
             if translated is not None:
                 yield replace(translated, chain=(hop, *translated.chain))
+
+    def _graph_effects(self, site: Site, where: Where) -> Iterator[Effect]:
+        """A method call on something that is not project code that runs the graph (a
+        session's ``run``, ``x.eval(sess)``) or, in graph code, adds to it (``v.assign(x)``)."""
+        call = site.call
+        method = call.method
+        if method is None:
+            return
+        receiver, name = method
+        path = where.module.path
+        if self._runs_graph(call, receiver, name, where):
+            yield Effect(EffectKind.RUN_GRAPH, path, site.span, f"{_text(receiver)}.{name}")
+        elif name in GRAPH_METHODS and is_graph_code(where.module.units):
+            yield Effect(EffectKind.GRAPH_OP, path, site.span, f"{_text(receiver)}.{name}")
+
+    def _runs_graph(self, call: Expr, receiver: Expr, name: str, where: Where) -> bool:
+        """``sess.run(...)`` on a session, or ``x.eval(sess)`` / ``op.run(session=sess)``."""
+        if name in SESSION_RUN_METHODS and self._type(receiver, where).kind is Kind.SESSION:
+            return True
+        arguments = (*call.positional[:1], call.keyword("session"))
+        return name in RUN_IN_SESSION_METHODS and any(
+            self._type(argument, where).kind is Kind.SESSION
+            for argument in arguments
+            if argument is not None
+        )
 
     def is_factory(self, callee: Callee) -> bool:
         """The callee returns a new model it built (a model factory)."""
@@ -889,6 +937,8 @@ def _library_call_type(qualified: str, call: Expr) -> Type | None:
         return Type(Kind.TAPE, persistent=_persistent(call))
     if qualified == TF_FUNCTION:
         return Type(Kind.TF_FUNCTION)
+    if is_session_source(qualified):
+        return Type(Kind.SESSION)
     if qualified in keras.DATASET_SOURCES:
         return Type(Kind.DATASET)
     if qualified in CONTAINER_TYPES:
@@ -911,6 +961,8 @@ def _library_effect(qualified: str, call: Expr) -> EffectKind | None:
         return EffectKind.PERSISTENT_TAPE
     if qualified in keras.DATASET_SOURCES:
         return EffectKind.DATASET
+    if builds_graph(qualified):
+        return EffectKind.GRAPH_OP
     return None
 
 

@@ -1,0 +1,59 @@
+"""Which canonical names add nodes to a TF1 graph, and which make a session."""
+
+from __future__ import annotations
+
+import pytest
+
+from tflint_leaks.analysis.graph import builds_graph, is_session_source
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tensorflow.assign",
+        "tensorflow.compat.v1.assign",
+        "tensorflow.round",
+        "tensorflow.nn.softmax",
+        "tensorflow.compat.v1.layers.dense",
+        "tensorflow.summary.scalar",
+        "tensorflow.Variable",
+        "tensorflow.compat.v1.train.Saver",
+        "tensorflow.compat.v1.global_variables_initializer",
+        "tensorflow.train.import_meta_graph",
+        "keras.backend.gradients",
+        "keras.backend.function",
+        "keras.backend.mean",
+    ],
+)
+def test_builds_graph(name: str) -> None:
+    assert builds_graph(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tensorflow",
+        "tensorflow.Session",
+        "tensorflow.Summary",
+        "tensorflow.compat.v1.trainable_variables",
+        "tensorflow.get_variable",
+        "tensorflow.compat.v1.get_default_graph",
+        "tensorflow.random_normal_initializer",
+        "tensorflow.train.latest_checkpoint",
+        "tensorflow.io.gfile.exists",
+        "tensorflow.data.Dataset.from_tensor_slices",
+        "tensorflow.function",
+        "keras.backend.get_session",
+        "keras.backend.set_value",
+        "keras.layers.Dense",
+        "numpy.round",
+    ],
+)
+def test_adds_no_node(name: str) -> None:
+    assert not builds_graph(name)
+
+
+def test_session_sources() -> None:
+    assert is_session_source("tensorflow.compat.v1.Session")
+    assert is_session_source("keras.backend.get_session")
+    assert not is_session_source("tensorflow.Graph")

@@ -1,0 +1,227 @@
+"""TF1-style graph mode: which calls add nodes to the default graph, which run it, and which
+modules are graph code.
+
+With eager execution off (``tf.compat.v1.disable_eager_execution()``) or under TensorFlow 1.x,
+every TensorFlow op, ``tf.Variable``, ``tf.train.Saver``, ``K.gradients`` or ``K.function``
+call adds nodes to the default graph, and nothing ever removes them: built inside a loop that
+runs the graph (``sess.run``) every iteration, the graph grows for as long as the loop runs.
+One source of truth for both passes: the ``ast`` index keeps these calls in the bodies of graph
+code (:func:`is_graph_code`), the whole-program facts turn them into effects, and the rules ask
+the same predicates about call sites. Every name here is canonical (see
+:func:`~tflint_leaks.analysis.names.canonical`).
+"""
+
+from __future__ import annotations
+
+from tflint_leaks.analysis.names import is_keras, is_tensorflow
+from tflint_leaks.analysis.units import FileUnits
+
+_V1 = "tensorflow.compat.v1."
+
+#: Calls into TensorFlow that turn eager execution off for the whole process.
+GRAPH_MODE_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior"})
+
+#: Identifiers only code that builds and runs TF1 graphs mentions (a cheap test on what a
+#: module mentions; what a call does is decided by the canonical names below).
+GRAPH_CODE_MARKERS = frozenset(
+    {
+        "Session",
+        "InteractiveSession",
+        "MonitoredSession",
+        "MonitoredTrainingSession",
+        "get_session",
+        "get_default_session",
+        "placeholder",
+        *GRAPH_MODE_SWITCHES,
+    }
+)
+
+#: Calls that make (or return) a ``tf.Session``.
+SESSION_SOURCES = frozenset(
+    {
+        "tensorflow.Session",
+        "tensorflow.InteractiveSession",
+        "tensorflow.train.MonitoredSession",
+        "tensorflow.train.MonitoredTrainingSession",
+        "tensorflow.train.SingularMonitoredSession",
+        "tensorflow.get_default_session",
+        "keras.backend.get_session",
+    }
+)
+
+#: Methods of a session that run the graph.
+SESSION_RUN_METHODS = frozenset({"run", "partial_run"})
+#: Methods of a tensor or an op that run the graph in the session they are given.
+RUN_IN_SESSION_METHODS = frozenset({"eval", "run"})
+
+#: Methods that add ops to the graph when called in graph code: variable updates and optimizer
+#: steps (``v.assign(x)``, ``optimizer.minimize(loss)``).
+GRAPH_METHODS = frozenset(
+    {
+        "assign",
+        "assign_add",
+        "assign_sub",
+        "scatter_update",
+        "scatter_add",
+        "scatter_sub",
+        "minimize",
+        "apply_gradients",
+        "compute_gradients",
+    }
+)
+
+#: Classes whose constructor adds nodes to the graph.
+_GRAPH_CLASSES = frozenset({"tensorflow.Variable", "tensorflow.train.Saver"})
+
+#: TensorFlow modules whose functions add no nodes to the default graph.
+_NO_OP_MODULES = (
+    "tensorflow.app.",
+    "tensorflow.autograph.",
+    "tensorflow.compat.",
+    "tensorflow.config.",
+    "tensorflow.data.",
+    "tensorflow.distribute.",
+    "tensorflow.dtypes.",
+    "tensorflow.errors.",
+    "tensorflow.estimator.",
+    "tensorflow.experimental.",
+    "tensorflow.flags.",
+    "tensorflow.gfile.",
+    "tensorflow.initializers.",
+    "tensorflow.io.gfile.",
+    "tensorflow.lite.",
+    "tensorflow.logging.",
+    "tensorflow.nest.",
+    "tensorflow.profiler.",
+    "tensorflow.python_io.",
+    "tensorflow.sysconfig.",
+    "tensorflow.test.",
+    "tensorflow.version.",
+)
+
+#: TensorFlow functions that read or configure the graph but add no node to it (or add one
+#: once and return it afterwards: ``get_variable``, ``get_or_create_global_step``).
+_NO_OP_FUNCTIONS = frozenset(
+    {
+        "add_to_collection",
+        "add_to_collections",
+        "all_variables",
+        "as_dtype",
+        "control_dependencies",
+        "device",
+        "disable_eager_execution",
+        "disable_v2_behavior",
+        "enable_eager_execution",
+        "enable_v2_behavior",
+        "executing_eagerly",
+        "function",
+        "get_checkpoint_state",
+        "get_collection",
+        "get_collection_ref",
+        "get_default_graph",
+        "get_default_session",
+        "get_global_step",
+        "get_logger",
+        "get_or_create_global_step",
+        "get_variable",
+        "get_variable_scope",
+        "global_variables",
+        "is_tensor",
+        "latest_checkpoint",
+        "list_variables",
+        "load_variable",
+        "local_variables",
+        "make_ndarray",
+        "make_tensor_proto",
+        "model_variables",
+        "moving_average_variables",
+        "name_scope",
+        "reset_default_graph",
+        "set_random_seed",
+        "set_seed",
+        "start_queue_runners",
+        "trainable_variables",
+        "variable_scope",
+        "write_graph",
+    }
+)
+
+#: Initializer ops (unlike initializer objects, ``tf.zeros_initializer()``).
+_INITIALIZER_OPS = frozenset(
+    {
+        "global_variables_initializer",
+        "local_variables_initializer",
+        "variables_initializer",
+        "tables_initializer",
+    }
+)
+
+#: Keras backend functions that read or set Keras' state and add no node to the graph.
+_KERAS_NO_OP = frozenset(
+    {
+        "backend",
+        "batch_get_value",
+        "batch_set_value",
+        "clear_session",
+        "count_params",
+        "dtype",
+        "epsilon",
+        "eval",
+        "floatx",
+        "get_graph",
+        "get_session",
+        "get_uid",
+        "get_value",
+        "image_data_format",
+        "int_shape",
+        "is_keras_tensor",
+        "is_placeholder",
+        "is_sparse",
+        "is_tensor",
+        "learning_phase",
+        "manual_variable_initialization",
+        "name_scope",
+        "ndim",
+        "reset_uids",
+        "set_epsilon",
+        "set_floatx",
+        "set_image_data_format",
+        "set_learning_phase",
+        "set_session",
+        "set_value",
+    }
+)
+
+
+def v1(name: str) -> str:
+    """``tensorflow.compat.v1.assign`` -> ``tensorflow.assign``: TF1 names compare as one."""
+    return f"tensorflow.{name[len(_V1) :]}" if name.startswith(_V1) else name
+
+
+def builds_graph(name: str) -> bool:
+    """Whether calling the canonical ``name`` adds nodes to the default graph in graph mode:
+    a TensorFlow op (``tf.assign``, ``tf.layers.dense``, ``tf.summary.scalar``), a
+    ``tf.Variable`` or ``tf.train.Saver``, or a Keras backend op (``K.gradients``,
+    ``K.function``, ``K.mean``)."""
+    name = v1(name)
+    last = name.rpartition(".")[2]
+    if is_keras(name):
+        return name.startswith("keras.backend.") and last[:1].islower() and last not in _KERAS_NO_OP
+    if not is_tensorflow(name) or name.count(".") == 0:
+        return False
+    if name in _GRAPH_CLASSES:
+        return True
+    if not last[:1].islower() or name.startswith(_NO_OP_MODULES) or last in _NO_OP_FUNCTIONS:
+        return False
+    return not last.endswith("_initializer") or last in _INITIALIZER_OPS
+
+
+def is_session_source(name: str) -> bool:
+    """Whether calling the canonical ``name`` makes or returns a ``tf.Session``."""
+    return v1(name) in SESSION_SOURCES
+
+
+def is_graph_code(units: FileUnits) -> bool:
+    """A module builds and runs TF1 graphs: it mentions turning eager execution off, sessions
+    or placeholders."""
+    return any(unit.names & GRAPH_CODE_MARKERS for unit in units.all)
