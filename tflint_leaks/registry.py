@@ -334,6 +334,18 @@ CODES: tuple[Code, ...] = (
         implementation="tfl404_dataset_rebuilt_in_loop.DatasetRebuiltInLoop",
     ),
     Code(
+        "TFL503",
+        "graph-grows-in-loop",
+        "Graph-mode code adds ops to the default graph every iteration of a loop that runs it",
+        judgement=Judgement.GROWTH,
+        triggers=Triggers(
+            loop_names=frozenset({"run", "partial_run", "eval", "function"})
+            | keras.TRAINING_METHODS,
+            project_loop_names=True,
+        ),
+        implementation="tfl503_graph_grows_in_loop.GraphGrowsInLoop",
+    ),
+    Code(
         "TFL900",
         "runtime-retracing",
         "A `tf.function` retraced on most calls at runtime where no static finding points",

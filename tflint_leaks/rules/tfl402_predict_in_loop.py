@@ -13,6 +13,7 @@ from tflint_leaks.rules._calls import (
     relate_loop,
     report_through,
 )
+from tflint_leaks.rules._graph import in_graph_mode
 from tflint_leaks.rules._models import builds_models, built_in_loop, method_call
 
 _PREDICT = frozenset({"predict"})
@@ -394,7 +395,7 @@ class PredictInLoop(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
-        if not context.loops or context.in_tf_function or self._graph_mode():
+        if not context.loops or context.in_tf_function or in_graph_mode(context):
             return
         if context.bounded(context.options.max_loop_iterations):
             return
@@ -415,15 +416,6 @@ class PredictInLoop(Rule):
             message = _message(effect.text, f"through `{callee}` {every_iteration(context)}")
             where = "`predict` is called here"
             report_through(self, node, effect, message, RelatedRole.MODEL, where)
-
-    def _graph_mode(self) -> bool:
-        """TF1-style graph mode (eager execution turned off here or in a module this file
-        imports): ``predict`` then runs one cached function and builds no pipeline per call."""
-        context = self.context
-        module = context.module_index
-        return module.graph_mode or any(
-            dependency.graph_mode for dependency in context.project.dependencies(module)
-        )
 
 
 def _message(name: str, how_often: str) -> str:

@@ -1,0 +1,429 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.loops import LoopNode
+from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.analysis.program import Effect, EffectKind
+from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.context import FileContext
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
+from tflint_leaks.rules._calls import every_iteration, relate_loop, report_through
+from tflint_leaks.rules._graph import in_graph_mode
+from tflint_leaks.rules._models import method_call
+
+_K_FUNCTION = "keras.backend.function"
+_GRAPH = "tensorflow.Graph"
+#: Calls that drop the default graph, so nothing built before them accumulates.
+_RESETS = frozenset(
+    {
+        "tensorflow.reset_default_graph",
+        "tensorflow.compat.v1.reset_default_graph",
+        *keras.CLEAR_SESSION,
+    }
+)
+_AS_DEFAULT = frozenset({"as_default"})
+
+
+class GraphGrowsInLoop(Rule):
+    """
+    ## What it does
+    Flags graph-mode code that adds nodes to the default graph on every iteration of a loop that
+    also runs the graph: a TensorFlow op (`tf.assign`, `tf.round`, `tf.compat.v1.layers.dense`,
+    `tf.summary.scalar`), `v.assign(...)` or `optimizer.minimize(...)`, a `tf.Variable`, a
+    `tf.train.Saver`, or a Keras backend op (`K.gradients`, `K.function`), created in the loop
+    or in a function the loop calls (up to four calls deep), while the same loop runs the graph
+    every iteration: `sess.run(...)` on a `tf.Session`, `x.eval(sess)`, a function made by
+    `K.function`, or, in a file that turns eager execution off, a Keras model's `fit`,
+    `predict` or `train_on_batch`. Ops the loop builds itself give one finding per loop, on the
+    first; when the op is in a function the loop calls, the finding is on the op when it is in
+    the same file, else on the call in the loop.
+
+    ## Why is this bad?
+    In graph mode (TensorFlow 1.x, or `tf.compat.v1.disable_eager_execution()`), building an
+    op does not run it: it adds nodes to the default graph, and nothing ever removes them. A
+    loop that builds `tf.assign(target, source)` or `tf.round(tf.sigmoid(logits))` per step to
+    `sess.run` it adds nodes on every step, so the graph, the memory and the time of every
+    `session.run` grow for as long as the loop runs. The usual shapes are target-network
+    updates built inside `learn()`, evaluation ops written inline in `sess.run(...)`, and
+    Grad-CAM code calling `K.gradients` and `K.function` per image.
+
+    Not flagged: ops built once before the loop and only run in it, graph-construction loops
+    (over layers) that do not run the graph, loops of a known small trip count (at most
+    `max-loop-iterations`, default 10), ops built under a first-call guard (`if self.op is
+    None:`) or inside a `tf.function`, a new graph per iteration (`with tf.Graph().as_default():`
+    inside the loop, or `tf.compat.v1.reset_default_graph()` / `clear_session()` every
+    iteration), eager code (no session and eager execution on: ops run at once and keep
+    nothing), and calls that add no node (`tf.trainable_variables()`, `tf.get_variable` with
+    reuse, a `tf.Summary()` protocol buffer).
+
+    ## Example
+    ```python
+    sess = tf.compat.v1.Session()
+    for sample in samples:
+        prediction = sess.run(tf.round(tf.sigmoid(logits)), {x: sample})
+    ```
+
+    ## Use instead
+    ```python
+    predict_op = tf.round(tf.sigmoid(logits))
+    sess.graph.finalize()          # any op created after this raises
+    for sample in samples:
+        prediction = sess.run(predict_op, {x: sample})
+    ```
+
+    ## Options
+    - `max-loop-iterations`
+
+    ## References
+    - [`tf.Graph.finalize`](https://www.tensorflow.org/api_docs/python/tf/Graph#finalize)
+    - [Migrate TF1 code to TF2: sessions and graphs](https://www.tensorflow.org/guide/migrate/migrate_tf2)
+    - [tensorflow/tensorflow#700: "you're adding more and more ops to a graph"](https://github.com/tensorflow/tensorflow/issues/700)
+    - [tensorflow/tensorflow#7127: ops inside `sess.run(...)` and `finalize()`](https://github.com/tensorflow/tensorflow/issues/7127)
+    """
+
+    VALID = (
+        Valid("""
+        import tensorflow as tf
+
+        x = tf.compat.v1.placeholder(tf.float32, [None, 4])
+        logits = tf.compat.v1.layers.dense(x, 1)
+        predict_op = tf.round(tf.sigmoid(logits))
+        sess = tf.compat.v1.Session()
+        sess.graph.finalize()
+        for sample in samples:
+            sess.run(predict_op, {x: sample})
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        x = tf.compat.v1.placeholder(tf.float32, [None, 4])
+        hidden = x
+        for units in layer_sizes:
+            hidden = tf.compat.v1.layers.dense(hidden, units)
+        train_op = tf.compat.v1.train.AdamOptimizer().minimize(tf.reduce_mean(hidden))
+        with tf.compat.v1.Session() as sess:
+            for batch in batches:
+                sess.run(train_op, {x: batch})
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        sess = tf.compat.v1.Session()
+        for network in range(5):
+            sess.run(tf.compat.v1.global_variables_initializer())
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        for config in configs:
+            with tf.Graph().as_default():
+                x = tf.compat.v1.placeholder(tf.float32, [None, 4])
+                loss = tf.reduce_mean(tf.compat.v1.layers.dense(x, config.units))
+                with tf.compat.v1.Session() as sess:
+                    sess.run(tf.compat.v1.global_variables_initializer())
+                    sess.run(loss, {x: config.data})
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        class Agent:
+            def __init__(self, sess, target, source):
+                self.sess = sess
+                self.sync_ops = [t.assign(s) for t, s in zip(target, source)]
+
+            def sync(self):
+                self.sess.run(self.sync_ops)
+
+        agent = Agent(tf.compat.v1.Session(), target_vars, source_vars)
+        while True:
+            agent.sync()
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        for batch in dataset:
+            loss = tf.reduce_mean(tf.square(model(batch)))
+            accuracy = tf.round(tf.sigmoid(loss))
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        sess = tf.compat.v1.Session()
+        for step in range(num_steps):
+            sess.run(train_op)
+            summary = tf.compat.v1.Summary()
+            summary.value.add(tag="step", simple_value=step)
+            params = tf.compat.v1.trainable_variables()
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        sess = tf.compat.v1.Session()
+        sync_op = None
+        while True:
+            if sync_op is None:
+                sync_op = tf.compat.v1.assign(target, source)
+            sess.run(sync_op)
+        """),
+    )
+    INVALID = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            x = tf.compat.v1.placeholder(tf.float32, [None, 4])
+            logits = tf.compat.v1.layers.dense(x, 1)
+            sess = tf.compat.v1.Session()
+            predictions = []
+            for sample in samples:
+                predictions.append(sess.run(tf.round(tf.sigmoid(logits)), {x: sample}))
+            """,
+            8,
+            33,
+            8,
+            61,
+            "`tf.round(...)` every iteration adds nodes to the default graph of a loop that "
+            "runs it (`sess.run`): the graph grows for as long as the loop runs; build it once "
+            "before the loop (`graph.finalize()` catches this)",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Actor:
+                def __init__(self, sess, eval_params, target_params):
+                    self.sess = sess
+                    self.eval_params = eval_params
+                    self.target_params = target_params
+
+                def learn(self, batch):
+                    self.sess.run([tf.compat.v1.assign(t, e)
+                                   for t, e in zip(self.target_params, self.eval_params)])
+
+            actor = Actor(tf.compat.v1.Session(), eval_params, target_params)
+            while True:
+                actor.learn(memory.sample())
+            """,
+            10,
+            24,
+            10,
+            49,
+            "`tf.compat.v1.assign(...)` through `learn` every iteration adds nodes to the "
+            "default graph of a loop that runs it (`self.sess.run`): the graph grows for as "
+            "long as the loop runs; build it once before the loop (`graph.finalize()` catches "
+            "this)",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+            from tensorflow.keras import backend as K
+
+            tf.compat.v1.disable_eager_execution()
+            model = tf.keras.applications.VGG16()
+            for image in images:
+                preds = model.predict(image)
+                grads = K.gradients(model.output[:, np.argmax(preds)], model.layers[-3].output)
+                iterate = K.function([model.input], [grads[0]])
+                heatmap = iterate([image])
+            """,
+            9,
+            13,
+            9,
+            84,
+            "`K.gradients(...)` every iteration adds nodes to the default graph of a loop "
+            "that runs it (`model.predict`): the graph grows for as long as the loop runs; "
+            "build it once before the loop (`graph.finalize()` catches this)",
+        ),
+        Invalid(
+            """
+            import itertools
+
+            import tensorflow as tf
+
+            def copy_parameters(sess, source, target):
+                ops = []
+                for s, t in zip(source, target):
+                    ops.append(t.assign(s))
+                sess.run(ops)
+
+            def train(sess, source, target):
+                for step in itertools.count():
+                    if step % 1000 == 0:
+                        copy_parameters(sess, source, target)
+
+            with tf.compat.v1.Session() as session:
+                train(session, q_vars, target_vars)
+            """,
+            8,
+            20,
+            8,
+            31,
+            "`t.assign(...)` through `copy_parameters` every iteration adds nodes to the "
+            "default graph of a loop that runs it (`sess.run`): the graph grows for as long "
+            "as the loop runs; build it once before the loop (`graph.finalize()` catches this)",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            with tf.compat.v1.Session() as sess:
+                for epoch in range(epochs):
+                    for batch in batches:
+                        sess.run(train_op, {x: batch})
+                    saver = tf.compat.v1.train.Saver()
+                    saver.save(sess, "model.ckpt")
+            """,
+            7,
+            17,
+            7,
+            43,
+            "`tf.compat.v1.train.Saver(...)` every iteration adds nodes to the default graph "
+            "of a loop that runs it (`sess.run`): the graph grows for as long as the loop runs; "
+            "build it once before the loop (`graph.finalize()` catches this)",
+        ),
+    )
+
+    def setup(self) -> None:
+        #: Per loop: the call that runs the graph every iteration ("" when none does).
+        self._runs: dict[LoopNode, str] = {}
+        #: Loops with a finding on an op built in them (one per loop: one fix moves them all).
+        self._reported: set[LoopNode] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        context = self.context
+        if not context.loops or context.in_tf_function or context.guarded:
+            return
+        effect = _graph_op(context, node)
+        if effect is None or (not effect.chain and _inside_graph_op(context)):
+            return
+        if context.bounded(context.options.max_loop_iterations) or self._fresh_graph():
+            return
+        run = self._run(context.loops[0])
+        if not run:
+            return
+        if effect.chain:
+            callee = effect.chain[0].callee.rpartition(".")[2]
+            message = _message(effect.text, f"through `{callee}` {every_iteration(context)}", run)
+            report_through(self, node, effect, message, RelatedRole.CALL, "the op is built here")
+        elif context.loops[-1] not in self._reported:
+            self._reported.add(context.loops[-1])
+            op = dotted(node.func) or "the op"
+            report = self.report(node, _message(op, every_iteration(context), run))
+            relate_loop(report, context)
+
+    def _run(self, loop: LoopNode) -> str:
+        """What runs the graph every iteration of ``loop`` ("" when nothing does)."""
+        found = self._runs.get(loop)
+        if found is None:
+            context = self.context
+            graph_mode = in_graph_mode(context)
+            found = self._runs[loop] = next(
+                (
+                    run
+                    for call in context.loop_calls(loop)
+                    if (run := _runs_graph(context, call, graph_mode))
+                ),
+                "",
+            )
+        return found
+
+    def _fresh_graph(self) -> bool:
+        """Each iteration builds into a graph of its own: a ``with tf.Graph().as_default():``
+        block inside the loop, or a loop that resets the default graph every iteration."""
+        context = self.context
+        loop = context.loops[0]
+        inside = False
+        for node in context.ancestors:
+            inside = inside or node is loop
+            if (
+                inside
+                and isinstance(node, cst.With)
+                and any(_new_graph(context, i) for i in node.items)
+            ):
+                return True
+        return any(
+            context.resolve(call.func) in _RESETS
+            for current in context.loops
+            for call in context.loop_calls(current)
+        )
+
+
+def _graph_op(context: FileContext, node: cst.Call) -> Effect | None:
+    """The nodes a call adds to the graph: the call itself, or through the project code it
+    runs."""
+    return next((e for e in context.effects(node) if e.kind is EffectKind.GRAPH_OP), None)
+
+
+def _inside_graph_op(context: FileContext) -> bool:
+    """The call is an argument of another graph op of the same statement (``tf.round(
+    tf.sigmoid(x))``): the outermost op is reported."""
+    for ancestor in reversed(context.ancestors[:-1]):
+        if isinstance(ancestor, cst.BaseSmallStatement | cst.BaseCompoundStatement):
+            return False
+        if isinstance(ancestor, cst.Call) and any(
+            e.kind is EffectKind.GRAPH_OP and not e.chain for e in context.effects(ancestor)
+        ):
+            return True
+    return False
+
+
+def _runs_graph(context: FileContext, call: cst.Call, graph_mode: bool) -> str:
+    """How ``call`` runs the graph ("" when it does not): a session's ``run`` (directly or in
+    the project code it runs), a function made by ``K.function``, or in graph mode a Keras
+    model's training or inference method."""
+    for effect in context.effects(call):
+        if effect.kind is EffectKind.RUN_GRAPH:
+            return effect.text
+        if graph_mode and effect.kind in {EffectKind.PREDICT, EffectKind.FIT}:
+            return f"{effect.text}.{effect.kind.value}"
+    func = call.func
+    if isinstance(func, cst.Call) and context.resolve(func.func) == _K_FUNCTION:
+        return dotted(func.func) or "K.function"
+    name = dotted(func)
+    if name is not None and "." not in name and _bound_to_k_function(context, name):
+        return name
+    receiver = method_call(call, keras.TRAINING_METHODS)
+    if graph_mode and receiver is not None and context.is_model(receiver):
+        return f"{dotted(receiver) or 'model'}.{_method(call)}"
+    return ""
+
+
+def _bound_to_k_function(context: FileContext, name: str) -> bool:
+    assignments = context.scope_facts().assignments.get(name, ())
+    return bool(assignments) and all(
+        isinstance(a.value, cst.Call) and context.resolve(a.value.func) == _K_FUNCTION
+        for a in assignments
+    )
+
+
+def _new_graph(context: FileContext, item: cst.WithItem) -> bool:
+    """``with tf.Graph().as_default():`` or ``with graph.as_default():`` for a graph made in
+    the loop."""
+    call = item.item
+    receiver = method_call(call, _AS_DEFAULT) if isinstance(call, cst.Call) else None
+    if isinstance(receiver, cst.Call):
+        return context.resolve(receiver.func) == _GRAPH
+    name = dotted(receiver) if receiver is not None else None
+    loops = set(context.loops)
+    return name is not None and any(
+        a.loops & loops
+        and isinstance(a.value, cst.Call)
+        and context.resolve(a.value.func) == _GRAPH
+        for a in context.scope_facts().assignments.get(name, ())
+    )
+
+
+def _method(call: cst.Call) -> str:
+    assert isinstance(call.func, cst.Attribute)
+    return call.func.attr.value
+
+
+def _message(op: str, how_often: str, run: str) -> str:
+    return (
+        f"`{op}(...)` {how_often} adds nodes to the default graph of a loop that runs it "
+        f"(`{run}`): the graph grows for as long as the loop runs; build it once before the "
+        "loop (`graph.finalize()` catches this)"
+    )
