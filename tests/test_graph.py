@@ -23,6 +23,7 @@ from tflint_leaks.analysis.graph import builds_graph, is_session_source
         "keras.backend.gradients",
         "keras.backend.function",
         "keras.backend.mean",
+        "tensorflow.python.ops.state_ops.assign",
     ],
 )
 def test_builds_graph(name: str) -> None:
@@ -47,6 +48,8 @@ def test_builds_graph(name: str) -> None:
         "keras.backend.set_value",
         "keras.layers.Dense",
         "numpy.round",
+        "tensorflow.python.platform.tf_logging.warning",
+        "tensorflow.compat.v1.logging.info",
     ],
 )
 def test_adds_no_node(name: str) -> None:

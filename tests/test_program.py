@@ -213,3 +213,8 @@ def test_graph_code_builds_and_runs_the_graph_through_calls(tmp_path: Path) -> N
         ("run-graph", "self.sess.run", ("Agent.sync",)),
     ]
     assert summary("eager") == []
+    # Graph ops are everywhere in graph code: only a function that runs the graph is
+    # interesting, and only to the rules that ask for graph runners.
+    candidates = frozenset({"agent", "sync", "step", "Agent"})
+    assert program.interesting_names(train, candidates, runs_graph=True) == {"sync", "step"}
+    assert program.interesting_names(train, candidates) == set()

@@ -99,6 +99,9 @@ _NO_OP_MODULES = (
     "tensorflow.version.",
 )
 
+_INTERNAL = "tensorflow.python."
+_INTERNAL_OPS = "tensorflow.python.ops."
+
 #: TensorFlow functions that read or configure the graph but add no node to it (or add one
 #: once and return it afterwards: ``get_variable``, ``get_or_create_global_step``).
 _NO_OP_FUNCTIONS = frozenset(
@@ -213,6 +216,8 @@ def builds_graph(name: str) -> bool:
         return True
     if not last[:1].islower() or name.startswith(_NO_OP_MODULES) or last in _NO_OP_FUNCTIONS:
         return False
+    if name.startswith(_INTERNAL) and not name.startswith(_INTERNAL_OPS):
+        return False  # TensorFlow's own modules: only ``tensorflow.python.ops`` builds ops
     return not last.endswith("_initializer") or last in _INITIALIZER_OPS
 
 

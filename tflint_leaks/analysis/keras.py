@@ -72,6 +72,8 @@ TRAINING_METHODS = frozenset(
 
 #: Calls that take a training step by hand (a custom training loop).
 STEP_METHODS = frozenset({"gradient", "apply_gradients", "minimize"})
+#: Calls that take a training step, by hand or through Keras.
+TRAINING_STEPS = STEP_METHODS | frozenset({"fit", "train_on_batch"})
 
 
 def builds_model(name: str) -> bool:

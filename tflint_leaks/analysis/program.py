@@ -170,6 +170,11 @@ class EffectKind(enum.Enum):
     RUN_GRAPH = "run-graph"
 
 
+#: What graph code does: it builds ops everywhere, so only the functions that run the graph are
+#: interesting, and only to the rules that ask (``interesting_names(..., runs_graph=True)``).
+GRAPH_EFFECTS = frozenset({EffectKind.GRAPH_OP, EffectKind.RUN_GRAPH})
+
+
 @dataclass(frozen=True)
 class Hop:
     """One call on the way to an effect: the call site and the function it runs."""
@@ -227,7 +232,7 @@ class _Memo:
     types: dict[tuple[object, ...], Type] = field(default_factory=dict)
     summaries: dict[tuple[str, str, int], tuple[Effect, ...]] = field(default_factory=dict)
     callers: dict[tuple[str, str], list[tuple[Expr, Where]]] = field(default_factory=dict)
-    interesting: dict[tuple[str, str], bool] = field(default_factory=dict)
+    interesting: dict[tuple[str, str, bool], bool] = field(default_factory=dict)
     named: dict[str, dict[str, list[tuple[str, FunctionFacts]]]] = field(default_factory=dict)
     tf_attributes: dict[str, frozenset[str]] = field(default_factory=dict)
     ints: dict[tuple[str, ...], int | None] = field(default_factory=dict)
@@ -331,18 +336,53 @@ class Program:
 
     def _imported(self, text: str, where: Where) -> Type:
         """A name imported from a project module (``from models import policy``)."""
+        found = self._project_global(text, where)
+        if found is None:
+            return UNKNOWN
+        module, name, attributes = found
+        result = self.global_type(module, name)
+        for attribute in attributes:
+            result = self._attribute_of(result, attribute)
+        return result
+
+    def _project_global(self, text: str, where: Where) -> tuple[ModuleIndex, str, list[str]] | None:
+        """The project module an imported dotted name comes from, the global it names there,
+        and the attributes read from that global (``models.policy.net``: ``models``,
+        ``policy``, ``[net]``)."""
         qualified = self.canonical(text, where)
         if qualified is None:
-            return UNKNOWN
+            return None
         parts = qualified.split(".")
         for split in range(len(parts) - 1, 0, -1):
             module = self.project.find_module(".".join(parts[:split]), where.module)
             if module is not None:
-                found = self.global_type(module, parts[split])
-                for name in parts[split + 1 :]:
-                    found = self._attribute_of(found, name)
-                return found
-        return UNKNOWN
+                return module, parts[split], parts[split + 1 :]
+        return None
+
+    def bindings(self, name: str, where: Where, depth: int = 0) -> list[tuple[Expr, Where]]:
+        """The values bound to the plain ``name`` read in ``where``, each with where it is
+        evaluated: the function's own assignments, else the module's, else those of the project
+        module it is imported from. Empty for a parameter, a name bound in a nested scope, or
+        a name nothing in the project binds (or that is imported more than :data:`MAX_DEPTH`
+        times over)."""
+        if name in where.shadowed or depth > MAX_DEPTH:
+            return []
+        function = where.function
+        if function is not None:
+            values = [a.value for a in function.body.assigns if a.target == name]
+            if values:
+                inner = replace(where, shadowed=frozenset())
+                return [(value, inner) for value in values]
+            if name in function.params:
+                return []
+        module = where.module
+        values = [a.value for a in module.body.assigns if a.target == name]
+        if values:
+            return [(value, Where(module)) for value in values]
+        found = self._project_global(name, where) if name in module.imports else None
+        if found is None or found[2]:
+            return []
+        return self.bindings(found[1], Where(found[0]), depth + 1)
 
     def instance(self, module: ModuleIndex, klass: ClassFacts, *, fresh: bool = False) -> Type:
         """The type of an instance of a project class (a model if it derives from one)."""
@@ -679,49 +719,60 @@ class Program:
 
     # -- summaries -----------------------------------------------------------------------------
 
-    def interesting_names(self, module: ModuleIndex, candidates: frozenset[str]) -> frozenset[str]:
+    def interesting_names(
+        self, module: ModuleIndex, candidates: frozenset[str], *, runs_graph: bool = False
+    ) -> frozenset[str]:
         """Which of ``candidates`` (identifiers that code with a loop mentions) lead from
         ``module`` to project code a rule looks for in loops: ``tf.function``s, model classes
         and classes with ``tf.function`` methods, and functions and methods that do something
         each time they run (build, fit or predict with a model, create a ``tf.function``, ...)
-        -- defined in the module or in the modules it imports (under their local names too)."""
+        -- defined in the module or in the modules it imports (under their local names too).
+        With ``runs_graph``: the functions and methods that run a TF1 graph each time they run
+        (graph code builds ops everywhere; only a loop that also runs the graph matters)."""
         local_targets = {
             local: target.rpartition(".")[2] for local, target in module.imports.items()
         }
         return frozenset(
             name
             for name in candidates
-            if self._interesting(module, name)
-            or (name in local_targets and self._interesting(module, local_targets[name]))
+            if self._interesting(module, name, runs_graph)
+            or (
+                name in local_targets and self._interesting(module, local_targets[name], runs_graph)
+            )
         )
 
-    def _interesting(self, module: ModuleIndex, name: str) -> bool:
-        key = (module.path, name)
+    def _interesting(self, module: ModuleIndex, name: str, runs_graph: bool) -> bool:
+        key = (module.path, name, runs_graph)
         found = self._memo.interesting.get(key)
         if found is None:
             found = self._memo.interesting[key] = any(
-                self._interesting_definition(source, name)
+                self._interesting_definition(source, name, runs_graph)
                 for source in [module, *self.project.dependencies(module)]
             )
         return found
 
-    def _interesting_definition(self, source: ModuleIndex, name: str) -> bool:
+    def _interesting_definition(self, source: ModuleIndex, name: str, runs_graph: bool) -> bool:
         """Whether ``source`` defines something called ``name`` that a loop rule cares about
         (memoised per module and name: every module that imports ``source`` asks)."""
-        key = (source.path, f"#{name}")
+        key = (source.path, f"#{name}", runs_graph)
         found = self._memo.interesting.get(key)
         if found is not None:
             return found
+        if runs_graph:
+            found = self._memo.interesting[key] = any(
+                effect.kind is EffectKind.RUN_GRAPH
+                for _, callee in self._named_callees(source, name)
+                for effect in self.summary(callee)
+            )
+            return found
         found = name in source.tf_function_names
-        for qualname, function in self._named(source).get(name, ()):
+        for function, callee in self._named_callees(source, name):
             if found:
                 break
-            owner = source.classes.get(qualname.partition(".")[0]) if "." in qualname else None
-            callee = Callee(source, function, owner)
             found = bool(
                 function.tf_function is not None
                 or function.local_tf_functions
-                or self.summary(callee)
+                or any(e.kind not in GRAPH_EFFECTS for e in self.summary(callee))
                 or self.is_factory(callee)
             )
         klass = source.classes.get(name)
@@ -733,6 +784,14 @@ class Program:
             found = name in self._tf_function_attributes(source)
         self._memo.interesting[key] = found
         return found
+
+    def _named_callees(
+        self, source: ModuleIndex, name: str
+    ) -> Iterator[tuple[FunctionFacts, Callee]]:
+        """The functions and methods of ``source`` called ``name``."""
+        for qualname, function in self._named(source).get(name, ()):
+            owner = source.classes.get(qualname.partition(".")[0]) if "." in qualname else None
+            yield function, Callee(source, function, owner)
 
     def _tf_function_attributes(self, source: ModuleIndex) -> frozenset[str]:
         """The names of every ``tf.function`` attribute of every class of a module."""

@@ -45,15 +45,17 @@ def combine(
     loop_names: set[str] = set()
     traced: frozenset[str] = frozenset()
     project_names = False
+    graph_runners = False
     for trigger in triggers:
         if trigger is None:
             return Needs(True, frozenset(), frozenset(), frozenset())
         names |= trigger.names
         loop_names |= trigger.loop_names
         project_names = project_names or trigger.project_loop_names
+        graph_runners = graph_runners or trigger.project_graph_runners
         if trigger.traced:
             traced = frozenset(module.traced)
-    if project_names:
+    if project_names or graph_runners:
         units = module.units
         looped = [
             unit
@@ -65,7 +67,11 @@ def combine(
             if unit.has_loop
         ]
         candidates = frozenset().union(*(unit.names for unit in looped))
-        loop_names |= program_of(project).interesting_names(module, candidates)
+        program = program_of(project)
+        if project_names:
+            loop_names |= program.interesting_names(module, candidates)
+        if graph_runners:
+            loop_names |= program.interesting_names(module, candidates, runs_graph=True)
     return Needs(False, frozenset(names), frozenset(loop_names), traced)
 
 
