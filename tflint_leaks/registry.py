@@ -334,6 +334,23 @@ CODES: tuple[Code, ...] = (
         implementation="tfl404_dataset_rebuilt_in_loop.DatasetRebuiltInLoop",
     ),
     Code(
+        "TFL501",
+        "array-captured-as-constant",
+        "A `tf.function` reads a NumPy array or a large Python list from an enclosing scope",
+        fix=Applicability.UNSAFE,
+        judgement=Judgement.GROWTH,
+        triggers=_TRACED,
+        implementation="tfl501_array_captured_as_constant.ArrayCapturedAsConstant",
+    ),
+    Code(
+        "TFL502",
+        "step-tensors-kept",
+        "A training loop keeps every step's gradients, model outputs or new variables",
+        judgement=Judgement.GROWTH,
+        triggers=Triggers(loop_names=keras.TRAINING_STEPS),
+        implementation="tfl502_step_tensors_kept.StepTensorsKept",
+    ),
+    Code(
         "TFL503",
         "graph-grows-in-loop",
         "Graph-mode code adds ops to the default graph every iteration of a loop that runs it",
@@ -341,7 +358,7 @@ CODES: tuple[Code, ...] = (
         triggers=Triggers(
             loop_names=frozenset({"run", "partial_run", "eval", "function"})
             | keras.TRAINING_METHODS,
-            project_loop_names=True,
+            project_graph_runners=True,
         ),
         implementation="tfl503_graph_grows_in_loop.GraphGrowsInLoop",
     ),

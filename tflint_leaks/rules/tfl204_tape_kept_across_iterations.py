@@ -22,8 +22,8 @@ class TapeKeptAcrossIterations(Rule):
     step's activations stay alive and memory grows with the number of steps; kept in an
     attribute or an outer name, at least one step's worth stays alive for no reason.
 
-    Not flagged: a tape used and dropped within its iteration, and gradients (not tapes) stored
-    across iterations.
+    Not flagged: a tape used and dropped within its iteration, and gradients (not tapes) kept
+    across iterations (keeping every step's gradients is TFL502's).
 
     ## Example
     ```python
@@ -36,11 +36,12 @@ class TapeKeptAcrossIterations(Rule):
 
     ## Use instead
     ```python
-    grads = []
+    total = None
     for x in batches:
         with tf.GradientTape() as tape:
             loss = model(x)
-        grads.append(tape.gradient(loss, model.trainable_variables))
+        grads = tape.gradient(loss, model.trainable_variables)
+        total = grads if total is None else [t + g for t, g in zip(total, grads)]
     ```
 
     ## References
@@ -52,11 +53,12 @@ class TapeKeptAcrossIterations(Rule):
         Valid("""
         import tensorflow as tf
 
-        grads = []
+        total = None
         for x in batches:
             with tf.GradientTape() as tape:
                 loss = model(x)
-            grads.append(tape.gradient(loss, model.trainable_variables))
+            grads = tape.gradient(loss, model.trainable_variables)
+            total = grads if total is None else [t + g for t, g in zip(total, grads)]
         """),
         Valid("""
         import tensorflow as tf

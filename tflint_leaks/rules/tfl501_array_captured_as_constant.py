@@ -1,0 +1,510 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tflint_leaks.analysis.arrays import SMALL_ARRAY_ELEMENTS, ArrayOrigin, array_origin
+from tflint_leaks.analysis.nodes import own_nodes
+from tflint_leaks.analysis.program import Where
+from tflint_leaks.analysis.symbolic import ref
+from tflint_leaks.analysis.symbolic_cst import from_cst
+from tflint_leaks.rulekit.context import FileContext, FrameKind
+from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
+from tflint_leaks.rules._traced import defining_frame, first_traced
+
+#: Reading only these attributes of an array does not embed it.
+_METADATA = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize"})
+#: Functions whose Python callback runs eagerly on every call, outside the trace.
+_EAGER_CALLBACKS = frozenset(
+    {"tensorflow.numpy_function", "tensorflow.py_function", "tensorflow.compat.v1.py_func"}
+)
+
+
+class ArrayCapturedAsConstant(Rule):
+    """
+    ## What it does
+    Flags a `tf.function` (or code nested in one) that reads a NumPy array, or a large Python
+    container of numbers, from an enclosing function or the module: an array loaded with
+    `np.load` & co., made by a dataset loader (`mnist.load_data()`, scikit-learn's `load_*`),
+    generated with `np.random`, built with `np.zeros(...)` and friends (the message gives the
+    shape when it is literal), or returned by a project function that makes one; and lists
+    like `[0.0] * 1_000_000` or `[f(i) for i in range(100_000)]`. The finding is on the first
+    read, once per function and name.
+
+    ## Why is this bad?
+    A NumPy array (or Python list) is not a tensor: when the function traces, TensorFlow
+    converts it into a constant and stores a copy of the data inside the traced graph. Every
+    trace (each new input shape or Python argument) stores another copy, and every graph stays
+    alive with the function: a 100 MB array captured by a function traced six times holds six
+    copies (measured with TensorFlow 2.21: the process grew by about 760 MB per trace). The
+    graph also freezes the data: later changes to the array, or a new array bound to the name
+    (shuffling the training set each epoch), are never seen by the function.
+
+    Not flagged: scalars (`np.float32(0.5)`, `np.mean(x)`), arrays with a literal shape under
+    65,536 elements (`np.zeros(10)`, `np.array([1, 2, 3])`), reads of `.shape`, `.dtype`,
+    `.ndim`, `.size` or `len(...)` only, names also bound to a tensor or a `tf.Variable`, the
+    function's own locals and parameters, and callbacks of `tf.numpy_function` /
+    `tf.py_function` (they run eagerly). Arrays read by a plain function the `tf.function`
+    calls while tracing are not followed.
+
+    ## Example
+    ```python
+    embeddings = np.load("embeddings.npy")
+
+    @tf.function
+    def lookup(ids):
+        return tf.gather(embeddings, ids)
+    ```
+
+    ## Use instead
+    ```python
+    embeddings = tf.constant(np.load("embeddings.npy"))   # one tensor, captured by reference
+
+    @tf.function
+    def lookup(ids):
+        return tf.gather(embeddings, ids)
+    ```
+    or a `tf.Variable` (to update it), a `tf.data` pipeline over the data, or pass the array
+    in as an argument (converted to a tensor once, outside).
+
+    ## Fix safety
+    When the array is bound once in this file (`name = value`), the fix wraps that value in
+    `tf.constant(...)`. It is unsafe: every other use of the name now gets a tensor instead of
+    a NumPy array (in-place updates such as `x[i] = v` and `np.random.shuffle(x)` fail, and
+    NumPy calls convert it back at a cost), the data moves to the default device (GPU memory),
+    and a `float64` array stays `float64` where the function may expect `float32`.
+
+    ## References
+    - [tf.function guide: depending on Python global and free variables](https://www.tensorflow.org/guide/function#depending_on_python_global_and_free_variables)
+    - [Better performance with tf.function: the rules of tracing](https://www.tensorflow.org/guide/function#rules_of_tracing)
+    - [`tf.constant`](https://www.tensorflow.org/api_docs/python/tf/constant)
+    """
+
+    VALID = (
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        embeddings = tf.constant(np.load("embeddings.npy"))
+
+        @tf.function
+        def lookup(ids):
+            return tf.gather(embeddings, ids)
+        """),
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        mask = np.zeros((16, 16))
+        scale = np.float32(0.5)
+        mean = np.mean(np.load("train.npy"))
+        weights = np.array([0.2, 0.3, 0.5])
+
+        @tf.function
+        def step(x):
+            return x * mask * scale - mean + weights[0]
+        """),
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        images = np.load("images.npy")
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 28, 28])])
+        def normalize(batch):
+            return tf.reshape(batch, [-1, images.shape[1] * images.shape[2]]) / len(images)
+        """),
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        table = np.load("table.npy")
+        table = tf.Variable(table)
+
+        @tf.function
+        def lookup(ids):
+            return tf.gather(table, ids)
+        """),
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        vocabulary = np.load("vocabulary.npy")
+
+        @tf.function
+        def decode(ids):
+            def lookup(values):
+                return vocabulary[values]
+            return tf.numpy_function(lookup, [ids], tf.string)
+        """),
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        @tf.function
+        def step(x):
+            ones = np.ones((1000, 1000))
+            return x + tf.reduce_sum(ones)
+
+        def train(data):
+            @tf.function
+            def step(batch, data):
+                return tf.reduce_sum(batch) + tf.reduce_sum(data)
+            for batch in np.array_split(data, 10):
+                step(batch, tf.constant(data))
+        """),
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        data = np.load("data.npy")
+
+        def preprocess(x):
+            return x / data.max()
+
+        dataset = tf.data.Dataset.from_tensor_slices(data).map(lambda x: x * 2)
+        """),
+    )
+    INVALID = (
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            big = np.random.rand(25_000_000).astype(np.float32)
+
+            @tf.function
+            def f(x):
+                return tf.reduce_sum(big) + x
+            """,
+            8,
+            26,
+            8,
+            29,
+            "`big` is a NumPy array from `np.random.rand` with shape (25000000,) that `f` reads "
+            "from an enclosing scope: each trace stores a copy in the graph as a constant; "
+            "convert it once outside (`tf.constant`, `tf.Variable`) or pass it as an argument",
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            big = tf.constant(np.random.rand(25_000_000).astype(np.float32))
+
+            @tf.function
+            def f(x):
+                return tf.reduce_sum(big) + x
+            """,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+            x_train = x_train / 255.0
+
+            @tf.function
+            def train_step(indices):
+                images = tf.gather(x_train, indices)
+                return tf.reduce_mean(images)
+            """,
+            8,
+            24,
+            8,
+            31,
+            "`x_train` is a NumPy array from a dataset loader "
+            "(`tf.keras.datasets.mnist.load_data`) that `train_step` reads from an enclosing "
+            "scope: each trace stores a copy in the graph as a constant; convert it once "
+            "outside (`tf.constant`, `tf.Variable`) or pass it as an argument",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def prepare(frame, window):
+                windows = np.empty((len(frame) - window, window, frame.shape[1]))
+                for i in range(len(frame) - window):
+                    windows[i] = frame[i : i + window]
+                return windows.astype(np.float32)
+
+            X_train = prepare(frame, 5)
+
+            @tf.function
+            def train_on_batch():
+                X_batch = X_train[start : start + 64]
+                return model(X_batch)
+
+            for epoch in range(10):
+                train_on_batch()
+            """,
+            14,
+            15,
+            14,
+            22,
+            "`X_train` is a NumPy array from `np.empty` in `prepare` that `train_on_batch` reads "
+            "from an enclosing scope: each trace stores a copy in the graph as a constant; "
+            "convert it once outside (`tf.constant`, `tf.Variable`) or pass it as an argument",
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            def prepare(frame, window):
+                windows = np.empty((len(frame) - window, window, frame.shape[1]))
+                for i in range(len(frame) - window):
+                    windows[i] = frame[i : i + window]
+                return windows.astype(np.float32)
+
+            X_train = tf.constant(prepare(frame, 5))
+
+            @tf.function
+            def train_on_batch():
+                X_batch = X_train[start : start + 64]
+                return model(X_batch)
+
+            for epoch in range(10):
+                train_on_batch()
+            """,
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def make_step(path):
+                features = np.load(path)
+                lookup = [0.0] * 100_000
+
+                @tf.function
+                def step(ids):
+                    return tf.gather(features, ids)
+
+                return step
+            """,
+            10,
+            26,
+            10,
+            34,
+            "`features` is a NumPy array from `np.load` that `step` reads from an enclosing "
+            "scope: each trace stores a copy in the graph as a constant; convert it once "
+            "outside (`tf.constant`, `tf.Variable`) or pass it as an argument",
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            def make_step(path):
+                features = tf.constant(np.load(path))
+                lookup = [0.0] * 100_000
+
+                @tf.function
+                def step(ids):
+                    return tf.gather(features, ids)
+
+                return step
+            """,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            N_BUCKETS = 200_000
+            boundaries = [i * 0.5 for i in range(N_BUCKETS)]
+
+            @tf.function
+            def bucketize(x):
+                return tf.searchsorted(tf.constant(boundaries), x)
+            """,
+            8,
+            40,
+            8,
+            50,
+            "`boundaries` is a Python container of 200000 numbers that `bucketize` reads from "
+            "an enclosing scope: each trace stores a copy in the graph as a constant; convert "
+            "it once outside (`tf.constant`, `tf.Variable`) or pass it as an argument",
+            fixed="""
+            import tensorflow as tf
+
+            N_BUCKETS = 200_000
+            boundaries = tf.constant([i * 0.5 for i in range(N_BUCKETS)])
+
+            @tf.function
+            def bucketize(x):
+                return tf.searchsorted(tf.constant(boundaries), x)
+            """,
+        ),
+    )
+
+    def setup(self) -> None:
+        #: (traced function, name) pairs already reported.
+        self._seen: set[tuple[cst.CSTNode, str]] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        context = self.context
+        traced = first_traced(context)
+        if traced is None or not _read_as_data(context, node):
+            return
+        name = node.value
+        index = defining_frame(context, name)
+        if index is not None and index >= traced:
+            return  # bound in the traced function
+        function = context.frames[traced].node
+        if (function, name) in self._seen or _eager_callback(context, traced):
+            return
+        if index is None and name not in context.module_index.imports:
+            return  # a builtin, or a name nothing binds
+        what = _captured(context, name, index)
+        if what is None:
+            return
+        self._seen.add((function, name))
+        assert isinstance(function, cst.FunctionDef)
+        report = self.report(
+            node,
+            f"`{name}` is {what} that `{function.name.value}` reads from an enclosing scope: "
+            "each trace stores a copy in the graph as a constant; convert it once outside "
+            "(`tf.constant`, `tf.Variable`) or pass it as an argument",
+        )
+        binding = _single_binding(context, name, index)
+        alias = context.alias("tensorflow")
+        if binding is not None and alias is not None:
+            wrapped = cst.Call(
+                cst.Attribute(cst.Name(alias), cst.Name("constant")), [cst.Arg(binding.value)]
+            )
+            report.with_fix(
+                f"Wrap `{name}` in `{alias}.constant(...)` where it is bound",
+                [(binding.value, wrapped)],
+            )
+
+
+def _read_as_data(context: FileContext, node: cst.Name) -> bool:
+    """``node`` reads a value (not an attribute name, keyword, definition or import), and not
+    only its metadata (``x.shape``, ``len(x)``)."""
+    parent = context.parent
+    if isinstance(parent, cst.Attribute):
+        return parent.value is node and parent.attr.value not in _METADATA
+    if isinstance(parent, cst.Arg):
+        call = context.ancestors[-3] if len(context.ancestors) > 2 else None
+        length = isinstance(call, cst.Call) and _is_builtin(context, call.func, "len")
+        return parent.keyword is not node and not length
+    return not isinstance(
+        parent,
+        cst.FunctionDef | cst.ClassDef | cst.Param | cst.ImportAlias | cst.AsName | cst.NameItem,
+    )
+
+
+def _eager_callback(context: FileContext, traced: int) -> bool:
+    """The read is in a function nested in the ``tf.function`` that ``tf.numpy_function`` or
+    ``tf.py_function`` runs eagerly."""
+    outer = context.frames[traced].node
+    for frame in context.frames[traced + 1 :]:
+        if frame.kind is FrameKind.LAMBDA:
+            if any(_is_callback_call(context, n, frame.node) for n in context.ancestors):
+                return True
+        elif isinstance(frame.node, cst.FunctionDef):
+            name = frame.node.name.value
+            if any(_is_callback_call(context, n, cst.Name(name)) for n in own_nodes(outer)):
+                return True
+    return False
+
+
+def _is_callback_call(context: FileContext, node: cst.CSTNode, callback: cst.CSTNode) -> bool:
+    if not (isinstance(node, cst.Call) and node.args):
+        return False
+    first = node.args[0].value
+    same = first is callback or (
+        isinstance(first, cst.Name)
+        and isinstance(callback, cst.Name)
+        and first.value == callback.value
+    )
+    return same and context.resolve(node.func) in _EAGER_CALLBACKS
+
+
+def _captured(context: FileContext, name: str, index: int | None) -> str | None:
+    """What the captured ``name`` is, for the message, when it is a NumPy array or a large
+    Python container of numbers; None otherwise."""
+    origin = _origin(context, name)
+    if origin is not None:
+        return f"a NumPy array from {origin.describe()}"
+    count = _container_size(context, name, index)
+    if count is not None:
+        return f"a Python container of {count} numbers"
+    return None
+
+
+def _origin(context: FileContext, name: str) -> ArrayOrigin | None:
+    """The array's origin, looked up where the name is bound (an enclosing function, the
+    module, or the module it is imported from)."""
+    return array_origin(context.program, ref(name), context.where())
+
+
+def _container_size(context: FileContext, name: str, index: int | None) -> int | None:
+    """The number of elements of a large Python container bound to ``name`` in this file
+    (``[0.0] * n``, a comprehension over ``range(n)``, ``list(range(n))``)."""
+    if index is None:
+        return None
+    for assignment in context.scope_facts(context.frames[index]).assignments.get(name, ()):
+        count = _elements(context, assignment.value)
+        if count is not None and count >= SMALL_ARRAY_ELEMENTS:
+            return count
+    return None
+
+
+def _elements(context: FileContext, node: cst.BaseExpression | None) -> int | None:
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        for items, times in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(items, cst.List) and all(
+                isinstance(e.value, cst.Integer | cst.Float) for e in items.elements
+            ):
+                count = _int(context, times)
+                return None if count is None else count * len(items.elements)
+        return None
+    if isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp):
+        total = 1
+        clause: cst.CompFor | None = node.for_in
+        while clause is not None:
+            count = _range_size(context, clause.iter)
+            if count is None:
+                return None
+            total *= count
+            clause = clause.inner_for_in
+        return total
+    if (
+        isinstance(node, cst.Call)
+        and node.args
+        and (_is_builtin(context, node.func, "list") or _is_builtin(context, node.func, "tuple"))
+    ):
+        return _range_size(context, node.args[0].value)
+    return None
+
+
+def _range_size(context: FileContext, node: cst.BaseExpression) -> int | None:
+    """``range(n)`` with a known ``n``."""
+    if isinstance(node, cst.Call) and _is_builtin(context, node.func, "range") and node.args:
+        return _int(context, node.args[0].value) if len(node.args) == 1 else None
+    return None
+
+
+def _is_builtin(context: FileContext, func: cst.BaseExpression, name: str) -> bool:
+    """``func`` is the builtin ``name`` (not a name the file imports or binds)."""
+    return (
+        isinstance(func, cst.Name)
+        and func.value == name
+        and name not in context.module_index.imports
+        and defining_frame(context, name) is None
+    )
+
+
+def _int(context: FileContext, node: cst.BaseExpression) -> int | None:
+    return context.program.int_value(from_cst(node), Where(context.module_index))
+
+
+def _single_binding(context: FileContext, name: str, index: int | None) -> cst.Assign | None:
+    """The one ``name = value`` statement that binds the name in this file, if that is all."""
+    if index is None:
+        return None
+    assignments = context.scope_facts(context.frames[index]).assignments.get(name, ())
+    if len(assignments) != 1:
+        return None
+    node = assignments[0].node
+    if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        target = node.targets[0].target
+        if isinstance(target, cst.Name) and target.value == name:
+            return node
+    return None
