@@ -241,7 +241,7 @@ CODES: tuple[Code, ...] = (
     Code(
         "TFL202",
         "gradient-inside-persistent-tape",
-        "`gradient` is called inside a persistent tape's `with` block",
+        "`gradient` or `apply_gradients` runs inside the block of a tape still recording it",
         judgement=Judgement.TAPES,
         triggers=_TAPES,
         implementation="tfl202_gradient_inside_persistent_tape.GradientInsidePersistentTape",

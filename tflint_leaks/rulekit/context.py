@@ -417,14 +417,15 @@ class FileContext:
         return tapes
 
     def tape_blocks(self) -> list[TapeBlock]:
-        """The tape ``with`` blocks of the current scope around the node, outermost first (a
+        """The tape ``with`` blocks of the current scope around the node, outermost first, one
+        per tape (``with tf.GradientTape() as g, tf.GradientTape() as d:`` records on two; a
         nested function's body runs later, outside them)."""
-        blocks = []
-        for node in self.open_withs():
-            tape = next((t for t in self.tapes() if node in t.blocks), None)
-            if tape is not None:
-                blocks.append(TapeBlock(node, tape))
-        return blocks
+        return [
+            TapeBlock(node, tape)
+            for node in self.open_withs()
+            for tape in self.tapes()
+            if node in tape.blocks
+        ]
 
     def recording(self, name: str) -> TapeBlock | None:
         """The innermost enclosing block recording on the tape named ``name``."""

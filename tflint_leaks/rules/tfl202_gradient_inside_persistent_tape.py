@@ -1,33 +1,47 @@
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from itertools import pairwise
+
 import libcst as cst
 
 from tflint_leaks.analysis.keras import GRADIENT_METHODS
 from tflint_leaks.analysis.nodes import dotted, own_nodes
+from tflint_leaks.analysis.scope import Assignment
 from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.context import TapeBlock
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._models import method_call
-from tflint_leaks.rules._tapes import mentions
 
 _STOP_RECORDING = frozenset({"stop_recording"})
+#: Optimizer calls that update variables from gradients.
+_UPDATES = frozenset({"apply_gradients"})
 
 
 class GradientInsidePersistentTape(Rule):
     """
     ## What it does
     Flags `tape.gradient(...)`, `tape.jacobian(...)` or `tape.batch_jacobian(...)` called inside
-    the `with` block of the same persistent tape.
+    the `with` block of the same persistent tape, and a `gradient` (or jacobian) or an
+    `optimizer.apply_gradients(...)` that runs while another tape is still recording: inside
+    the block of a persistent tape, or of a non-persistent one that has not taken its own
+    gradient yet (the GAN step with the generator's and the discriminator's tapes opened in one
+    `with`, whose first `gradient` is recorded by the other tape).
 
     ## Why is this bad?
-    A persistent tape keeps recording inside its block, so it records the gradient computation
-    itself: every backward op and its intermediate tensors are kept on the tape, roughly doubling
-    its memory and slowing each later `gradient` call. TensorFlow logs a warning ("Calling
-    GradientTape.gradient on a persistent tape inside its context is significantly less efficient
-    than calling it outside the context").
+    A tape records every operation on watched tensors while its block runs, so a tape still
+    recording records the gradient computation (or the optimizer update) too: every backward op
+    and its intermediate tensors are kept on the tape, roughly doubling its memory and slowing
+    its own `gradient` call, on every training step. For its own persistent tape TensorFlow logs
+    a warning ("Calling GradientTape.gradient on a persistent tape inside its context is
+    significantly less efficient than calling it outside the context"); for another tape
+    nothing warns.
 
-    Not flagged: a non-persistent tape (TensorFlow stops recording before computing the
-    gradient), higher-order derivatives (a gradient that the same or another tape differentiates
-    again, nested tapes), and calls inside `with tape.stop_recording():`.
+    Not flagged: a non-persistent tape's own gradient (TensorFlow stops the tape before
+    computing it, and the tape records nothing after that), higher-order derivatives and
+    gradient penalties (a result that the recording tape differentiates later, directly or
+    through the values computed from it: nested tapes, WGAN-GP), calls inside
+    `with tape.stop_recording():`, and gradients taken after the block.
 
     ## Example
     ```python
@@ -113,6 +127,73 @@ class GradientInsidePersistentTape(Rule):
                 del inner
             return outer.gradient(u_x, x)
         """),
+        Valid("""
+        import tensorflow as tf
+
+        def train_step(images, noise):
+            with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
+                fake = generator(noise, training=True)
+                gen_loss = generator_loss(discriminator(fake, training=True))
+                disc_loss = discriminator_loss(discriminator(images), discriminator(fake))
+            gen_grads = gen_tape.gradient(gen_loss, generator.trainable_variables)
+            disc_grads = disc_tape.gradient(disc_loss, discriminator.trainable_variables)
+            gen_opt.apply_gradients(zip(gen_grads, generator.trainable_variables))
+            disc_opt.apply_gradients(zip(disc_grads, discriminator.trainable_variables))
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        def critic_step(real, fake):
+            with tf.GradientTape() as critic_tape:
+                alpha = tf.random.uniform([tf.shape(real)[0], 1])
+                mixed = alpha * real + (1.0 - alpha) * fake
+                with tf.GradientTape() as penalty_tape:
+                    penalty_tape.watch(mixed)
+                    mixed_scores = critic(mixed, training=True)
+                grads = penalty_tape.gradient(mixed_scores, mixed)
+                penalty = tf.reduce_mean((tf.norm(grads, axis=1) - 1.0) ** 2)
+                loss = tf.reduce_mean(critic(fake)) - tf.reduce_mean(critic(real)) + 10 * penalty
+            critic_grads = critic_tape.gradient(loss, critic.trainable_variables)
+            optimizer.apply_gradients(zip(critic_grads, critic.trainable_variables))
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        def train_step(images, noise):
+            with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
+                fake = generator(noise, training=True)
+                gen_loss = generator_loss(discriminator(fake, training=True))
+                disc_loss = discriminator_loss(discriminator(images), discriminator(fake))
+                with disc_tape.stop_recording():
+                    gen_grads = gen_tape.gradient(gen_loss, generator.trainable_variables)
+                disc_grads = disc_tape.gradient(disc_loss, discriminator.trainable_variables)
+            gen_opt.apply_gradients(zip(gen_grads, generator.trainable_variables))
+            disc_opt.apply_gradients(zip(disc_grads, discriminator.trainable_variables))
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        def meta_step(model, tasks, meta_optimizer):
+            with tf.GradientTape() as outer:
+                meta_loss = 0.0
+                for x, y in tasks:
+                    with tf.GradientTape() as inner:
+                        loss = loss_fn(y, model(x))
+                    grads = inner.gradient(loss, model.trainable_variables)
+                    fast = [w - 0.01 * g for w, g in zip(model.trainable_variables, grads)]
+                    meta_loss += loss_fn(y, model.call_with(fast, x))
+            meta_grads = outer.gradient(meta_loss, model.trainable_variables)
+            meta_optimizer.apply_gradients(zip(meta_grads, model.trainable_variables))
+        """),
     )
     INVALID = (
         Invalid(
@@ -190,25 +271,113 @@ class GradientInsidePersistentTape(Rule):
             "`tape.batch_jacobian` inside the persistent tape's `with` block is recorded on the "
             "tape itself; call it after the block",
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def train_step(images, noise):
+                with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
+                    fake = generator(noise, training=True)
+                    gen_loss = generator_loss(discriminator(fake, training=True))
+                    disc_loss = discriminator_loss(discriminator(images), discriminator(fake))
+                    gen_grads = gen_tape.gradient(gen_loss, generator.trainable_variables)
+                    disc_grads = disc_tape.gradient(disc_loss, discriminator.trainable_variables)
+                gen_opt.apply_gradients(zip(gen_grads, generator.trainable_variables))
+                disc_opt.apply_gradients(zip(disc_grads, discriminator.trainable_variables))
+            """,
+            8,
+            21,
+            8,
+            79,
+            "`gen_tape.gradient` runs while `disc_tape` is still recording (inside its `with` "
+            "block): `disc_tape` records the backward pass too; call it after the block",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def train(dataset):
+                for x, y in dataset:
+                    with tf.GradientTape(persistent=True) as tape:
+                        loss = loss_fn(y, model(x, training=True))
+                        with tape.stop_recording():
+                            grads = tape.gradient(loss, model.trainable_variables)
+                        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                    del tape
+            """,
+            9,
+            13,
+            9,
+            77,
+            "`optimizer.apply_gradients` runs while `tape` is still recording (inside its `with` "
+            "block): `tape` records the update too; call it after the block",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def actor_critic_step(states, returns):
+                with tf.GradientTape() as critic_tape:
+                    values = critic(states)
+                    with tf.GradientTape() as actor_tape:
+                        log_probs = actor(states)
+                        actor_loss = -tf.reduce_mean(log_probs * (returns - values))
+                    actor_grads = actor_tape.gradient(actor_loss, actor.trainable_variables)
+                    critic_loss = tf.reduce_mean((returns - values) ** 2)
+                actor_opt.apply_gradients(zip(actor_grads, actor.trainable_variables))
+                critic_grads = critic_tape.gradient(critic_loss, critic.trainable_variables)
+                critic_opt.apply_gradients(zip(critic_grads, critic.trainable_variables))
+            """,
+            9,
+            23,
+            9,
+            81,
+            "`actor_tape.gradient` runs while `critic_tape` is still recording (inside its "
+            "`with` block): `critic_tape` records the backward pass too; call it after the block",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        context = self.context
         receiver = method_call(node, GRADIENT_METHODS)
-        if receiver is None:
+        name = dotted(receiver) if receiver is not None else None
+        if receiver is None and method_call(node, _UPDATES) is None:
             return
-        name = dotted(receiver)
+        if self._passed_to_gradient() or self._own_persistent_tape(node, name):
+            return
+        stopped = self._stopped()
+        for block in reversed(self.context.tape_blocks()):
+            other = block.tape.name
+            if other is None or other == name or other in stopped:
+                continue
+            if not block.tape.persistent and self._gradient_taken_before(block, other):
+                continue  # a non-persistent tape stops recording at its own gradient
+            if self._differentiated_by(node, other):
+                return
+            what = "the backward pass" if receiver is not None else "the update"
+            report = self.report(
+                node,
+                f"`{_callee(node)}` runs while `{other}` is still recording (inside its `with` "
+                f"block): `{other}` records {what} too; call it after the block",
+            )
+            report.relate(RelatedRole.TAPE, f"`{other}` records in this block", block.node)
+            return
+
+    def _own_persistent_tape(self, node: cst.Call, name: str | None) -> bool:
+        """Report a gradient taken inside its own persistent tape's block (True when the call
+        is one, reported or not: the other tapes are not considered then)."""
+        context = self.context
         block = context.recording(name) if name is not None else None
         if block is None or not block.tape.persistent or name in self._stopped():
-            return
-        if self._passed_to_gradient() or self._differentiated_again(node):
-            return
+            return False
+        if self._differentiated_by(node, None):
+            return True
         report = self.report(
             node,
             f"`{name}.{_method(node)}` inside the persistent tape's `with` block is recorded on "
             "the tape itself; call it after the block",
         )
         report.relate(RelatedRole.TAPE, f"`{name}` records in this block", block.node)
+        return True
 
     def _stopped(self) -> set[str | None]:
         """Tapes whose recording an enclosing ``with tape.stop_recording():`` pauses."""
@@ -230,22 +399,66 @@ class GradientInsidePersistentTape(Rule):
             and method_call(ancestors[-3], GRADIENT_METHODS) is not None
         )
 
-    def _differentiated_again(self, node: cst.Call) -> bool:
-        """The result is differentiated by a later gradient call (a higher-order derivative)."""
+    def _gradient_taken_before(self, block: TapeBlock, tape: str) -> bool:
+        """``tape.gradient(...)`` (or a jacobian) runs in the block before the current
+        statement."""
+        ancestors = self.context.ancestors
+        inside = ancestors[ancestors.index(block.node) :]
+        for parent, child in pairwise(inside):
+            if not isinstance(parent, cst.IndentedBlock):
+                continue
+            for statement in parent.body:
+                if statement is child:
+                    break
+                if any(_takes_gradient(n, tape) for n in (statement, *own_nodes(statement))):
+                    return True
+        return False
+
+    def _differentiated_by(self, node: cst.Call, tape: str | None) -> bool:
+        """The result flows into what ``tape`` (any tape for None) differentiates later: a
+        higher-order derivative or a gradient penalty, recorded on purpose."""
         parent = self.context.parent
         if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
             return False
         result = dotted(parent.targets[0].target)
         if result is None:
             return False
-        return any(
-            isinstance(other, cst.Call)
-            and other is not node
-            and method_call(other, GRADIENT_METHODS) is not None
-            and bool(other.args)
-            and mentions(other.args[0].value, result)
-            for other in own_nodes(self.context.frame.node)
-        )
+        scope = self.context.scope_facts()
+        for other in own_nodes(self.context.frame.node):
+            if other is node or not isinstance(other, cst.Call) or not other.args:
+                continue
+            receiver = method_call(other, GRADIENT_METHODS)
+            if receiver is None or (tape is not None and dotted(receiver) != tape):
+                continue
+            if result in _depends_on(other.args[0].value, scope.assignments):
+                return True
+        return False
+
+
+def _takes_gradient(node: cst.CSTNode, tape: str) -> bool:
+    if not isinstance(node, cst.Call):
+        return False
+    receiver = method_call(node, GRADIENT_METHODS)
+    return receiver is not None and dotted(receiver) == tape
+
+
+def _depends_on(
+    expression: cst.BaseExpression, assignments: Mapping[str, Sequence[Assignment]]
+) -> set[str]:
+    """The names ``expression`` is computed from, through the scope's assignments."""
+    found: set[str] = set()
+    pending = [expression]
+    while pending:
+        current = pending.pop()
+        for n in (current, *own_nodes(current)):
+            if isinstance(n, cst.Name) and n.value not in found:
+                found.add(n.value)
+                pending.extend(a.value for a in assignments.get(n.value, ()) if a.value is not None)
+    return found
+
+
+def _callee(node: cst.Call) -> str:
+    return dotted(node.func) or _method(node)
 
 
 def _method(node: cst.Call) -> str:
