@@ -86,6 +86,8 @@ class FunctionFacts:
     local_tf_functions: dict[str, TfFunctionFacts]
     #: What the body assigns, returns and calls (see :mod:`.facts`).
     body: Body
+    #: The body yields: a call makes a Python generator.
+    generator: bool
 
 
 @dataclass(frozen=True)
@@ -309,9 +311,12 @@ class IndexBuilder(ast.NodeVisitor):
         params += [a.arg for a in node.args.kwonlyargs]
         creates: list[Span] = []
         local: dict[str, TfFunctionFacts] = {}
+        generator = False
         own = self.own_nodes(node)
         for inner in own:
-            if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+            if isinstance(inner, ast.Yield | ast.YieldFrom):
+                generator = True
+            elif isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
                 nested = self._decorated_tf_function(inner)
                 if nested is not None:
                     local[inner.name] = nested
@@ -340,6 +345,7 @@ class IndexBuilder(ast.NodeVisitor):
             creates_tf_function=tuple(creates),
             local_tf_functions=local,
             body=collect_body(own, self.resolve, self.span, node.args, graph_code=self.graph_code),
+            generator=generator,
         )
 
     def _decorated_tf_function(

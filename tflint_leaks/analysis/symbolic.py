@@ -75,6 +75,8 @@ class Expr(NamedTuple):
 
 
 UNKNOWN = Expr(Op.OTHER)
+#: A generator expression (``(x for x in xs)``): a Python generator, nothing else known.
+GENERATOR = Expr(Op.OTHER, "generator")
 
 
 def ref(name: str) -> Expr:
@@ -154,4 +156,6 @@ def from_ast(node: ast.expr) -> Expr:
         return from_ast(node.value)
     if isinstance(node, ast.IfExp):
         return Expr(Op.OTHER, "if", (from_ast(node.body), from_ast(node.orelse)))
+    if isinstance(node, ast.GeneratorExp):
+        return GENERATOR
     return UNKNOWN

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.analysis.symbolic import UNKNOWN, Expr, Op, attribute, integer, item, literal, ref
+from tflint_leaks.analysis.symbolic import (
+    GENERATOR,
+    UNKNOWN,
+    Expr,
+    Op,
+    attribute,
+    integer,
+    item,
+    literal,
+    ref,
+)
 
 _CONTAINERS = (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)
 
@@ -57,4 +67,6 @@ def from_cst(node: cst.BaseExpression) -> Expr:
         return from_cst(node.value)
     if isinstance(node, cst.IfExp):
         return Expr(Op.OTHER, "if", (from_cst(node.body), from_cst(node.orelse)))
+    if isinstance(node, cst.GeneratorExp):
+        return GENERATOR
     return UNKNOWN

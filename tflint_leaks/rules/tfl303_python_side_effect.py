@@ -4,28 +4,42 @@ import libcst as cst
 
 from tflint_leaks.analysis.names import TF_VARIABLE
 from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.analysis.program import Kind as TypeKind
+from tflint_leaks.analysis.program import Program, Where
+from tflint_leaks.analysis.symbolic import GENERATOR, Expr, Op
+from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
+from tflint_leaks.rules._traced import defining_frame, first_traced
 
 #: Modules whose calls return a different value (or act) every time: frozen at trace time.
 _IMPURE_PREFIXES = ("random.", "numpy.random.", "time.", "datetime.datetime.now")
+#: Builtins that return a Python iterator over their arguments.
+_ITERATOR_BUILTINS = frozenset({"zip", "map", "filter", "enumerate", "reversed"})
+#: Builtins that return a Python sequence.
+_PYTHON_SEQUENCES = frozenset({"range", "list", "tuple", "sorted"})
 
 
 class PythonSideEffect(Rule):
     """
     ## What it does
     Flags Python-side effects inside a `tf.function`: Python state updated on `self`
-    (`self.count += 1`, `self.last_loss = loss`), assignment to a `global` or `nonlocal` name, and
-    impure Python calls (`random.*`, `np.random.*`, `time.*`, `datetime.now()`).
+    (`self.count += 1`, `self.last_loss = loss`), assignment to a `global` or `nonlocal` name,
+    impure Python calls (`random.*`, `np.random.*`, `time.*`, `datetime.now()`), and `next(it)`
+    on a Python iterator or generator made outside the function (`iter(batches)` over a list,
+    a generator expression, a generator function's result, `itertools.cycle(...)`, `zip(...)`).
 
     ## Why is this bad?
     Python code in a `tf.function` runs only while it traces. The counter is incremented once
     per trace instead of once per call; the random number or timestamp is computed once and
     baked into the graph as a constant, so every call sees the same value; an attribute or global
-    set to a tensor holds a symbolic tensor (and its graph) that cannot be used outside.
+    set to a tensor holds a symbolic tensor (and its graph) that cannot be used outside; `next`
+    takes one element while tracing and every call reuses it (three calls return the first
+    value three times), while the iterator silently advances once per trace.
 
     Not flagged: `tf.random.*`, `tf.print`, `variable.assign(...)`, state set under a first-call
-    guard (`if self.v is None:`), and code outside `tf.function`s. `print` is the opt-in rule
-    TFL304.
+    guard (`if self.v is None:`), `next` on a `tf.data` iterator (a graph op: the usual
+    distributed training step) or on an iterator made inside the function, or on one whose
+    kind is not known, and code outside `tf.function`s. `print` is the opt-in rule TFL304.
 
     ## Example
     ```python
@@ -115,6 +129,20 @@ class PythonSideEffect(Rule):
             for i in range(3):
                 total += i
             return x * total
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        dataset = tf.data.Dataset.range(100).batch(10)
+        iterator = iter(dataset)
+        dist_iterator = iter(strategy.experimental_distribute_dataset(dataset))
+
+        @tf.function
+        def step():
+            x = next(iterator)
+            y = next(dist_iterator)
+            schedule = iter([0.1, 0.01])
+            return x, y, next(schedule)
         """),
     )
     INVALID = (
@@ -207,10 +235,58 @@ class PythonSideEffect(Rule):
             "`self.last_loss` is updated only while the `tf.function` traces, not on every call; "
             "keep state in a `tf.Variable` and `assign` it",
         ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            batches = iter([np.ones((8, 4)), np.zeros((8, 4))])
+
+            @tf.function
+            def train_step():
+                x = next(batches)
+                return tf.reduce_sum(x)
+            """,
+            8,
+            9,
+            8,
+            22,
+            "`next(batches)` on a Python iterator runs once, while the `tf.function` traces: "
+            "every call reuses the element it returned then; iterate a `tf.data` dataset "
+            "(`next` on its iterator is a graph op) or pass the element in",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def read_batches(paths):
+                for path in paths:
+                    yield load(path)
+
+            def train(paths, model):
+                batches = read_batches(paths)
+
+                @tf.function
+                def step():
+                    return model(next(batches))
+
+                for _ in paths:
+                    step()
+            """,
+            12,
+            22,
+            12,
+            35,
+            "`next(batches)` on a Python generator runs once, while the `tf.function` traces: "
+            "every call reuses the element it returned then; iterate a `tf.data` dataset "
+            "(`next` on its iterator is a graph op) or pass the element in",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self.context.in_tf_function:
+            return
+        if self._next_on_python_iterator(node):
             return
         resolved = self.context.resolve(node.func)
         if resolved is None or not resolved.startswith(_IMPURE_PREFIXES):
@@ -220,6 +296,32 @@ class PythonSideEffect(Rule):
             f"`{dotted(node.func)}()` runs once while the `tf.function` traces; its result is "
             "frozen into the graph (use `tf.random` or pass the value in as a tensor)",
         )
+
+    def _next_on_python_iterator(self, node: cst.Call) -> bool:
+        """Report ``next(it)`` on a Python iterator or generator bound outside the traced
+        function (True when the call is ``next``)."""
+        context = self.context
+        func = node.func
+        if not (isinstance(func, cst.Name) and func.value == "next" and node.args):
+            return False
+        if func.value in context.module_index.imports or defining_frame(context, "next"):
+            return False
+        argument = node.args[0].value
+        traced = first_traced(context)
+        if not isinstance(argument, cst.Name) or traced is None:
+            return True
+        index = defining_frame(context, argument.value)
+        if index is not None and index >= traced:
+            return True  # made inside the traced function: consumed afresh by each trace
+        what = _python_iterator(context, argument.value)
+        if what is not None:
+            self.report(
+                node,
+                f"`next({argument.value})` on {what} runs once, while the `tf.function` "
+                "traces: every call reuses the element it returned then; iterate a `tf.data` "
+                "dataset (`next` on its iterator is a graph op) or pass the element in",
+            )
+        return True
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._assigned(node, node.target)
@@ -250,3 +352,54 @@ class PythonSideEffect(Rule):
                 f"`{name}` is a global/nonlocal updated only while the `tf.function` traces, "
                 "not on every call; keep state in a `tf.Variable`",
             )
+
+
+def _python_iterator(context: FileContext, name: str) -> str | None:
+    """What ``name`` holds when every value bound to it is a Python iterator or generator: "a
+    Python iterator", "a Python generator"; None otherwise (a ``tf.data`` iterator, unknown)."""
+    program = context.program
+    found: str | None = None
+    for value, where in program.bindings(name, context.where()):
+        found = _iterator_kind(program, value, where)
+        if found is None:
+            return None
+    return found
+
+
+def _iterator_kind(program: Program, value: Expr, where: Where) -> str | None:
+    if value == GENERATOR:
+        return "a Python generator"
+    if value.op is not Op.CALL or value.func.op is not Op.REF:
+        return None
+    builtin = _builtin(program, value, where)
+    if builtin in _ITERATOR_BUILTINS:
+        return "a Python iterator"
+    if builtin == "iter" and value.positional:
+        return (
+            "a Python iterator" if _python_iterable(program, value.positional[0], where) else None
+        )
+    qualified = program.canonical(value.func.text, where)
+    if qualified is not None and qualified.startswith("itertools."):
+        return "a Python iterator"
+    callee = program.resolve(value, where)
+    if callee is not None and callee.function is not None and callee.function.generator:
+        return "a Python generator"
+    return None
+
+
+def _python_iterable(program: Program, iterable: Expr, where: Where) -> bool:
+    """A Python container or ``range``: what ``iter`` makes of it is a Python iterator."""
+    if iterable.op is Op.TUPLE or iterable == GENERATOR:
+        return True
+    if iterable.op is Op.CALL and _builtin(program, iterable, where) in _PYTHON_SEQUENCES:
+        return True
+    return program.type_of(iterable, where).kind is TypeKind.CONTAINER
+
+
+def _builtin(program: Program, call: Expr, where: Where) -> str | None:
+    """The builtin a call calls (``iter``, ``range``), when nothing in the project or the
+    file's imports shadows it."""
+    func = call.func
+    if func.op is not Op.REF or "." in func.text or program.canonical(func.text, where):
+        return None
+    return func.text if program.resolve(call, where) is None else None
