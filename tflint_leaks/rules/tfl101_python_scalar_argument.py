@@ -7,6 +7,7 @@ from tflint_leaks.analysis.values import Kind
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
+    arguments,
     effects_through_calls,
     relate_call,
     relate_chain,
@@ -25,7 +26,9 @@ class PythonScalarArgument(Rule):
     loop (`step += 1`, `step = step + 1`, `lr = lr * 0.95`, a walrus counter), or a value derived
     from one (`i * 2`, `float(i)`, `np.float32(step)`) -- also when the loop passes it to
     project code that passes it on to the `tf.function` as a Python value (`run_step(x, step)`
-    calling `train_step(x, step)`, up to four calls deep; `related` lists the calls).
+    calling `train_step(x, step)`, up to four calls deep; `related` lists the calls). Also a
+    recursive `tf.function` that calls itself with one of its parameters changed by a number
+    (`power(x, n - 1)`): each depth is a new Python value.
 
     ## Why is this bad?
     A `tf.function` keys its traces on the *value* of every Python argument. Each new number
@@ -191,6 +194,18 @@ class PythonScalarArgument(Rule):
                 run_step(tf.ones([2]), i)
             """
         ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            def _power(x, n):
+                return tf.ones_like(x) if n == 0 else x * _power(x, n - 1)
+
+            @tf.function
+            def power(x, n):
+                return _power(x, n)
+            """
+        ),
     )
     INVALID = (
         Invalid(
@@ -354,10 +369,28 @@ class PythonScalarArgument(Rule):
             34,
             "Python number `step` changes every iteration; each value retraces `train_step`",
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def power(x, n):
+                if n == 0:
+                    return tf.ones_like(x)
+                return x * power(x, n - 1)
+            """,
+            7,
+            25,
+            7,
+            30,
+            "`power` calls itself with the Python number `n - 1` (parameter `n`): each depth "
+            "traces it again; recurse in a plain Python helper that the `tf.function` calls",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
         self._through_helpers(node)
+        self._recursion(node)
         for callee, argument, value in repeated_call_arguments(self.context, node):
             if value.kind is not Kind.NUMBER or not varies_unboundedly(self.context, value):
                 continue
@@ -376,6 +409,38 @@ class PythonScalarArgument(Rule):
                     f"Wrap `{argument.label}` in `{alias}.constant(...)`",
                     [(argument.value, wrapped)],
                 )
+
+    def _recursion(self, node: cst.Call) -> None:
+        """A ``tf.function`` that calls itself with a Python number derived from one of its
+        parameters (``power(x, n - 1)``): one trace per depth."""
+        context = self.context
+        frame = context.frames[-1]
+        function = frame.node
+        if not (frame.traced and isinstance(function, cst.FunctionDef)):
+            return
+        callee = context.tf_function_callee(node)
+        if callee is None or callee.path != context.path or frame.facts is None:
+            return
+        if callee.facts != frame.facts.tf_function:
+            return
+        parameters = context.scope_facts().parameters
+        for argument in arguments(node, callee):
+            if callee.facts.covers(argument.position) or not _changed_number(
+                argument.value, parameters
+            ):
+                continue
+            report = self.report(
+                argument.value,
+                f"`{callee.display}` calls itself with the Python number {argument.shown}: "
+                "each depth traces it again; recurse in a plain Python helper that the "
+                "`tf.function` calls",
+            )
+            report.relate(
+                RelatedRole.TF_FUNCTION,
+                f"`{callee.display}` is defined here",
+                callee.facts.span,
+                callee.path,
+            )
 
     def _through_helpers(self, node: cst.Call) -> None:
         """A loop counter passed to project code that passes it on, as a Python value, to a
@@ -410,3 +475,13 @@ class PythonScalarArgument(Rule):
                 target.path,
             )
             relate_loop(report, context)
+
+
+def _changed_number(value: cst.BaseExpression, parameters: set[str]) -> bool:
+    """``n - 1``, ``depth + 1``, ``size // 2``: a parameter changed by a number literal."""
+    if not isinstance(value, cst.BinaryOperation):
+        return False
+    operands = (value.left, value.right)
+    return any(isinstance(o, cst.Name) and o.value in parameters for o in operands) and any(
+        isinstance(o, cst.Integer | cst.Float) for o in operands
+    )
