@@ -10,6 +10,7 @@ from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import InsertStatement
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop
+from tflint_leaks.rules._graph import in_graph_mode
 from tflint_leaks.rules._models import STORE_METHODS, method_call
 from tflint_leaks.rules._tapes import bare_references
 
@@ -31,7 +32,8 @@ class PersistentTapeNotReleased(Rule):
     call), a tape whose last use is the last thing its function or iteration does (it is
     released right after), a tape that is returned, stored or captured by a nested function
     (whoever holds it releases it), tapes inside a `tf.function` (they exist only while it
-    traces), and a single tape created once at module level.
+    traces), a single tape created once at module level, and files that turn eager execution
+    off (graph mode: the tape records symbolic tensors once, while the graph is built).
 
     ## Example
     ```python
@@ -145,6 +147,19 @@ class PersistentTapeNotReleased(Rule):
                 y = x * x
             return tape.gradient(y, x)
         """),
+        Valid("""
+        import tensorflow as tf
+
+        tf.compat.v1.disable_eager_execution()
+
+        def train_step(model, x, y):
+            with tf.GradientTape(persistent=True) as tape:
+                loss_a, loss_b = model(x)
+            grads_a = tape.gradient(loss_a, model.trainable_variables)
+            grads_b = tape.gradient(loss_b, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads_a + grads_b, model.trainable_variables * 2))
+            return loss_a + loss_b
+        """),
     )
     INVALID = (
         Invalid(
@@ -252,6 +267,8 @@ class PersistentTapeNotReleased(Rule):
         context = self.context
         if context.in_tf_function or not (context.loops or context.enclosing_function()):
             return
+        if in_graph_mode(context):
+            return  # graph mode: the tape records symbolic tensors, once, while building
         tape = next((t for t in context.tapes() if t.creation is node), None)
         if tape is None or not tape.persistent or tape.name is None or "." in tape.name:
             return

@@ -11,6 +11,7 @@ from tflint_leaks.analysis.scope import Assignment
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import TapeBlock
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
+from tflint_leaks.rules._graph import in_graph_mode
 from tflint_leaks.rules._models import method_call
 
 _STOP_RECORDING = frozenset({"stop_recording"})
@@ -41,7 +42,8 @@ class GradientInsidePersistentTape(Rule):
     computing it, and the tape records nothing after that), higher-order derivatives and
     gradient penalties (a result that the recording tape differentiates later, directly or
     through the values computed from it: nested tapes, WGAN-GP), calls inside
-    `with tape.stop_recording():`, and gradients taken after the block.
+    `with tape.stop_recording():`, gradients taken after the block, and files that turn eager
+    execution off (graph mode: what a tape records is built into the graph once).
 
     ## Example
     ```python
@@ -194,6 +196,18 @@ class GradientInsidePersistentTape(Rule):
             meta_grads = outer.gradient(meta_loss, model.trainable_variables)
             meta_optimizer.apply_gradients(zip(meta_grads, model.trainable_variables))
         """),
+        Valid("""
+        import tensorflow as tf
+
+        tf.compat.v1.disable_eager_execution()
+
+        def step(model, x):
+            with tf.GradientTape(persistent=True) as tape:
+                loss = model(x)
+                grads = tape.gradient(loss, model.trainable_variables)
+            del tape
+            return grads
+        """),
     )
     INVALID = (
         Invalid(
@@ -342,6 +356,8 @@ class GradientInsidePersistentTape(Rule):
         name = dotted(receiver) if receiver is not None else None
         if receiver is None and method_call(node, _UPDATES) is None:
             return
+        if in_graph_mode(self.context):
+            return  # graph mode: what a tape records is built into the graph once
         if self._passed_to_gradient() or self._own_persistent_tape(node, name):
             return
         stopped = self._stopped()

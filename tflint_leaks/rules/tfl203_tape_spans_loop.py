@@ -6,6 +6,7 @@ from tflint_leaks.analysis.keras import DATASET_METHODS, DATASET_SOURCES
 from tflint_leaks.analysis.nodes import dotted, own_nodes
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
+from tflint_leaks.rules._graph import in_graph_mode
 from tflint_leaks.rules._models import method_call
 
 #: Wrappers whose items come from their argument (``enumerate(dataset)``).
@@ -28,7 +29,8 @@ class TapeSpansLoop(Rule):
     one gradient at the end averages the whole epoch instead of taking a step per batch.
 
     Not flagged: a loop that is one forward pass, such as unrolling an RNN over time steps
-    (`for t in range(steps)`) or applying a fixed list of layers (`for layer in self.layers`).
+    (`for t in range(steps)`) or applying a fixed list of layers (`for layer in self.layers`),
+    and files that turn eager execution off (graph mode: the loop builds the graph once).
 
     ## Example
     ```python
@@ -111,6 +113,16 @@ class TapeSpansLoop(Rule):
                     for w in model.trainable_weights:
                         loss += 1e-4 * tf.nn.l2_loss(w)
                 tape.gradient(loss, model.trainable_weights)
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        tf.compat.v1.disable_eager_execution()
+
+        with tf.GradientTape() as tape:
+            for x, y in dataset:
+                loss = loss_fn(y, model(x))
+        grads = tape.gradient(loss, model.trainable_variables)
         """),
     )
     INVALID = (
@@ -196,6 +208,8 @@ class TapeSpansLoop(Rule):
         self._reported: set[cst.With] = set()
 
     def visit_For(self, node: cst.For) -> None:
+        if in_graph_mode(self.context):
+            return  # graph mode: a Python loop over a dataset builds the graph once
         blocks = [b for b in self.context.tape_blocks() if b.node not in self._reported]
         if not blocks or not self._dataset_like(node.iter, 0):
             return

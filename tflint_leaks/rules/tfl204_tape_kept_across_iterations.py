@@ -7,6 +7,7 @@ from tflint_leaks.analysis.tapes import Tape
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop
+from tflint_leaks.rules._graph import in_graph_mode
 from tflint_leaks.rules._models import STORE_METHODS, method_call
 
 
@@ -22,8 +23,9 @@ class TapeKeptAcrossIterations(Rule):
     step's activations stay alive and memory grows with the number of steps; kept in an
     attribute or an outer name, at least one step's worth stays alive for no reason.
 
-    Not flagged: a tape used and dropped within its iteration, and gradients (not tapes) kept
-    across iterations (keeping every step's gradients is TFL502's).
+    Not flagged: a tape used and dropped within its iteration, gradients (not tapes) kept
+    across iterations (keeping every step's gradients is TFL502's), and files that turn eager
+    execution off (graph mode: tapes record symbolic tensors while the graph is built).
 
     ## Example
     ```python
@@ -104,6 +106,17 @@ class TapeKeptAcrossIterations(Rule):
             with tf.GradientTape() as tape:
                 loss = model(x)
             history[step] = float(loss)
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        tf.compat.v1.disable_eager_execution()
+
+        tapes = []
+        for x in batches:
+            with tf.GradientTape() as tape:
+                loss = model(x)
+            tapes.append(tape)
         """),
     )
     INVALID = (
@@ -203,10 +216,11 @@ class TapeKeptAcrossIterations(Rule):
             self._report(node, tape)
 
     def _loop_tape(self, name: str | None) -> Tape | None:
-        """The tape called ``name`` if an enclosing loop creates it, once per iteration."""
-        if name is None:
-            return None
+        """The tape called ``name`` if an enclosing loop creates it, once per iteration (in
+        eager code: in graph mode a tape records symbolic tensors while the graph is built)."""
         context = self.context
+        if name is None or in_graph_mode(context):
+            return None
         inside = {n for loop in context.loops for n in context.iteration_nodes(loop)}
         return next((t for t in context.tapes() if t.name == name and t.statement in inside), None)
 

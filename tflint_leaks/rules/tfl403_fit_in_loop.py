@@ -11,6 +11,7 @@ from tflint_leaks.rules._calls import (
     relate_chain,
     relate_loop,
 )
+from tflint_leaks.rules._graph import in_graph_mode
 from tflint_leaks.rules._models import built_in_loop, in_model_definition, method_call
 
 _FIT = frozenset({"fit"})
@@ -38,8 +39,9 @@ class FitInLoop(Rule):
     (tensorflow/tensorflow#61791, keras-team/keras#17458): a long search runs out of memory.
     Only ending the process releases it.
 
-    Not flagged: one model fitted repeatedly (`for epoch in ...: model.fit(..., epochs=1)`), and
-    models built in a loop but not fitted there.
+    Not flagged: one model fitted repeatedly (`for epoch in ...: model.fit(..., epochs=1)`),
+    models built in a loop but not fitted there, and files that turn eager execution off (graph
+    mode: `fit` registers no gradient functions there, and `clear_session()` frees the graph).
 
     ## Example
     ```python
@@ -144,6 +146,17 @@ class FitInLoop(Rule):
             tf.keras.backend.clear_session()
             """
         ),
+        Valid("""
+        import tensorflow as tf
+
+        tf.compat.v1.disable_eager_execution()
+
+        for lr in learning_rates:
+            tf.keras.backend.clear_session()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(tf.keras.optimizers.Adam(lr), "mse")
+            model.fit(x, y)
+        """),
     )
     INVALID = (
         Invalid(
@@ -273,8 +286,8 @@ class FitInLoop(Rule):
         context = self.context
         if not context.loops or context.in_tf_function or in_model_definition(context):
             return
-        if context.bounded(context.options.max_loop_iterations):
-            return
+        if context.bounded(context.options.max_loop_iterations) or in_graph_mode(context):
+            return  # graph mode: `fit` registers no gradient functions; `clear_session` frees
         receiver = method_call(node, _FIT)
         if receiver is not None:
             if built_in_loop(context, receiver):
