@@ -218,3 +218,20 @@ def test_graph_code_builds_and_runs_the_graph_through_calls(tmp_path: Path) -> N
     candidates = frozenset({"agent", "sync", "step", "Agent"})
     assert program.interesting_names(train, candidates, runs_graph=True) == {"sync", "step"}
     assert program.interesting_names(train, candidates) == set()
+
+
+def test_generator_functions_are_known(tmp_path: Path) -> None:
+    modules = project(
+        tmp_path,
+        data="""
+        def batches(paths):
+            for path in paths:
+                yield path
+
+        def load(paths):
+            return [p for p in paths]
+        """,
+    )
+    functions = modules["data"].functions
+    assert functions["batches"].generator
+    assert not functions["load"].generator
