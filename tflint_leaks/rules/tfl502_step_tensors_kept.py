@@ -179,6 +179,19 @@ class StepTensorsKept(Rule):
                 self.compiled_metrics.update_state(y, tf.concat(predictions, 0))
                 return {m.name: m.result() for m in self.metrics}
         """),
+        Valid("""
+        import tensorflow as tf
+
+        frames = []
+        window = env.reset()
+        while True:
+            with tf.GradientTape() as tape:
+                loss = agent.loss(window)
+            grads = tape.gradient(loss, agent.trainable_variables)
+            optimizer.apply_gradients(zip(grads, agent.trainable_variables))
+            window = window[1:]
+            frames.append(window)
+        """),
     )
     INVALID = (
         Invalid(
@@ -357,23 +370,31 @@ def _trains(context: FileContext, loop: LoopNode) -> bool:
     )
 
 
-def _holds(context: FileContext, value: cst.BaseExpression, loop: LoopNode) -> str | None:
+def _holds(
+    context: FileContext,
+    value: cst.BaseExpression,
+    loop: LoopNode,
+    seen: frozenset[str] = frozenset(),
+) -> str | None:
     """What step-sized tensors ``value`` holds, when it is known to: "the gradients", "the
     model's outputs", "a new `tf.Variable`"; None otherwise (a loss, a converted value, an
-    unknown call's result)."""
+    unknown call's result). ``seen``: the names being followed (``x = x[0]`` ends there)."""
     if isinstance(value, cst.Subscript):
-        return _holds(context, value.value, loop)
+        return _holds(context, value.value, loop, seen)
     if isinstance(value, cst.Tuple | cst.List):
         return next(
-            (w for e in value.elements if (w := _holds(context, e.value, loop)) is not None),
+            (w for e in value.elements if (w := _holds(context, e.value, loop, seen)) is not None),
             None,
         )
     if isinstance(value, cst.ListComp):
-        return _holds(context, value.elt, loop)
+        return _holds(context, value.elt, loop, seen)
     if isinstance(value, cst.Name):
+        if value.value in seen:
+            return None
         # Every value the loop binds the name to must hold step-sized tensors.
+        inner = seen | {value.value}
         found = [
-            _holds(context, bound, loop)
+            _holds(context, bound, loop, inner)
             for a in context.scope_facts().assignments.get(value.value, ())
             if loop in a.loops and (bound := a.value) is not None and bound is not value
         ]
