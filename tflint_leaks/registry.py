@@ -58,6 +58,12 @@ class Judgement(str, enum.Enum):
     GROWTH = "growth"
     #: Like ``GROWTH``, on live tapes and the tensors that tapes hold.
     TAPES = "tapes"
+    #: The bytes of graph constants in each trace of the ``tf.function`` the finding is in.
+    CONSTANTS = "constants"
+    #: Like ``GROWTH``, on the live eager tensors and their memory.
+    TENSORS = "tensors"
+    #: Like ``GROWTH``, on the nodes of the default graph (TF1 graph mode).
+    GRAPH_NODES = "graph-nodes"
 
 
 @dataclass(frozen=True)
@@ -338,7 +344,7 @@ CODES: tuple[Code, ...] = (
         "array-captured-as-constant",
         "A `tf.function` reads a NumPy array or a large Python list from an enclosing scope",
         fix=Applicability.UNSAFE,
-        judgement=Judgement.GROWTH,
+        judgement=Judgement.CONSTANTS,
         triggers=_TRACED,
         implementation="tfl501_array_captured_as_constant.ArrayCapturedAsConstant",
     ),
@@ -346,7 +352,7 @@ CODES: tuple[Code, ...] = (
         "TFL502",
         "step-tensors-kept",
         "A training loop keeps every step's gradients, model outputs or new variables",
-        judgement=Judgement.GROWTH,
+        judgement=Judgement.TENSORS,
         triggers=Triggers(loop_names=keras.TRAINING_STEPS),
         implementation="tfl502_step_tensors_kept.StepTensorsKept",
     ),
@@ -354,7 +360,7 @@ CODES: tuple[Code, ...] = (
         "TFL503",
         "graph-grows-in-loop",
         "Graph-mode code adds ops to the default graph every iteration of a loop that runs it",
-        judgement=Judgement.GROWTH,
+        judgement=Judgement.GRAPH_NODES,
         triggers=Triggers(
             loop_names=frozenset({"run", "partial_run", "eval", "function"})
             | keras.TRAINING_METHODS,

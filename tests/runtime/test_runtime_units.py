@@ -205,3 +205,50 @@ def test_tape_findings_fall_back_to_a_memory_slope(
     confirmation = judge(tape, place(tape), context(observations))
     assert confirmation.verdict is verdict
     assert confirmation.summary.startswith("memory-based: ")
+
+
+def test_constants_belong_to_the_latest_trace_of_their_code_object() -> None:
+    def trace(line: int) -> str:
+        return protocol.encode(
+            {"k": protocol.RECORD_TRACE, "key": KEY, "last": line, "params": [], "user": True}
+        )
+
+    def constants(size: int, rss: float | None) -> str:
+        return protocol.encode(
+            {
+                "k": protocol.RECORD_CONSTANTS,
+                "key": KEY,
+                "bytes": size,
+                "largest": size,
+                "rss_mb": rss,
+            }
+        )
+
+    observations = read_observations(
+        trace(12) + constants(400, 0.0) + trace(12) + constants(2**20, None)
+    )
+    first, second = observations.code[KEY].traces
+    assert (first.constant_bytes, first.rss_mb) == (400, 0.0)
+    assert (second.constant_bytes, second.largest_constant, second.rss_mb) == (2**20, 2**20, None)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "verdict"),
+    [
+        ([2**18, 2**18], Verdict.CONFIRMED),  # 256 KiB: the static rule's 65,536 float32 elements
+        ([2**18 - 4], Verdict.NOT_REPRODUCED),
+        ([], Verdict.NOT_EXECUTED),  # the function never traced
+    ],
+)
+def test_constant_threshold(sizes: list[int], verdict: Verdict) -> None:
+    captured = finding("TFL501", 11)
+    observations = Observations()
+    observations.code[KEY] = CodeStats(
+        KEY,
+        12,
+        [replace(Trace(KEY, 12, 1, True, ()), constant_bytes=s, largest_constant=s) for s in sizes],
+        len(sizes),
+        1,
+    )
+    confirmation = judge(captured, place(captured), context(observations))
+    assert confirmation.verdict is verdict

@@ -141,6 +141,8 @@ class Recorder:
         #: Counter readers, each with the sampling level it needs (``protocol.SAMPLE_*``).
         self.counters: list[tuple[int, Callable[[], dict[str, float | None]]]] = []
         self.eager_reported = False
+        #: Measure the constants of every trace of user code (a TFL501 finding is judged).
+        self.measure_constants = False
         self.profiler: Profiler | None = None
         self.traces = 0
         self.logs_written = 0
@@ -228,6 +230,28 @@ class Recorder:
             ncall=call,
             user=key[0] in self.user_files,
             params=params,
+        )
+        self.flush()
+
+    def on_traced(self, tracing_options: Any, concrete: Any, rss_before: float | None) -> None:
+        """After a trace of user code: the bytes of the constants its graph holds, and how much
+        process memory the trace took (``rss_before``: RSS in MB when it started)."""
+        found = code_key(getattr(tracing_options, "python_function", None))
+        if found is None or found[0][0] not in self.user_files:
+            return
+        sizes = graph_constants(getattr(concrete, "graph", None))
+        if sizes is None:
+            return
+        after = rss_mb()
+        grew = (
+            round(after - rss_before, 1) if after is not None and rss_before is not None else None
+        )
+        self.writer.write(
+            protocol.RECORD_CONSTANTS,
+            key=found[0],
+            bytes=sum(sizes),
+            largest=max(sizes, default=0),
+            rss_mb=grew,
         )
         self.flush()
 
@@ -342,7 +366,15 @@ def install_trace_hook(recorder: Recorder) -> bool:
             recorder.on_trace(function_type, tracing_options)
         except Exception as error:  # instrumentation must never break the target
             recorder.writer.write(protocol.RECORD_DEGRADED, what=f"trace hook: {error!r}")
-        return original(function_type, type_context, func_graph, tracing_options)
+        if not recorder.measure_constants:
+            return original(function_type, type_context, func_graph, tracing_options)
+        before = rss_mb()
+        concrete = original(function_type, type_context, func_graph, tracing_options)
+        try:
+            recorder.on_traced(tracing_options, concrete, before)
+        except Exception as error:  # instrumentation must never break the target
+            recorder.writer.write(protocol.RECORD_DEGRADED, what=f"constants: {error!r}")
+        return concrete
 
     module._create_concrete_function = create_concrete_function
     return True
@@ -459,6 +491,38 @@ def tape_holdings() -> dict[str, float | None]:
     }
 
 
+def graph_constants(graph: Any) -> list[int] | None:
+    """The size in bytes of each ``Const`` op of a traced graph (from its static shape and
+    dtype: the constant's data is not copied), or None when the graph cannot be read."""
+    try:
+        outputs = [op.outputs[0] for op in graph.get_operations() if op.type == "Const"]
+        return [(out.shape.num_elements() or 0) * out.dtype.size for out in outputs]
+    except Exception:  # an unexpected graph: no measurement
+        return None
+
+
+def default_graph_nodes() -> int | None:
+    """The nodes added to the default graph so far (``Graph.version``, public)."""
+    module = guarded_import("tensorflow.python.framework.ops")
+    try:
+        return int(module.get_default_graph().version)
+    except Exception:  # fall back to no value
+        return None
+
+
+def live_tensors() -> dict[str, float | None]:
+    """Every live ``EagerTensor`` (the garbage collector tracks them) and their size."""
+    eager_tensor = getattr(sys.modules.get("tensorflow.python.framework.ops"), "EagerTensor", None)
+    if eager_tensor is None:
+        return {protocol.COUNTER_LIVE_TENSORS: None, protocol.COUNTER_TENSOR_MB: None}
+    tensors = [o for o in gc.get_objects() if type(o) is eager_tensor]
+    size = sum((t.shape.num_elements() or 0) * t.dtype.size for t in tensors)
+    return {
+        protocol.COUNTER_LIVE_TENSORS: len(tensors),
+        protocol.COUNTER_TENSOR_MB: round(size / 2**20, 3),
+    }
+
+
 def running_frames() -> list[types.FrameType]:
     """Every frame on the stack of every thread."""
     frames = []
@@ -479,6 +543,7 @@ def install_counters(recorder: Recorder) -> None:
     counter(protocol.SAMPLE_LIGHT, protocol.COUNTER_TRACES, lambda: recorder.traces)
     counter(protocol.SAMPLE_LIGHT, protocol.COUNTER_GRAPH_FUNCTIONS, graph_function_count)
     counter(protocol.SAMPLE_LIGHT, protocol.COUNTER_RSS_MB, rss_mb)
+    counter(protocol.SAMPLE_LIGHT, protocol.COUNTER_GRAPH_NODES, default_graph_nodes)
     counter(protocol.SAMPLE_FULL, protocol.COUNTER_KERAS_NAMES, keras_name_count)
     live_graphs, live_tapes = recorder.live_graphs, recorder.live_tapes
     if track_instances("tensorflow.python.framework.func_graph", "FuncGraph", live_graphs):
@@ -493,10 +558,12 @@ def install_counters(recorder: Recorder) -> None:
         degraded(
             recorder,
             "ops.EagerTensor",
-            "tensors held by tapes are not counted: tape findings are judged on process memory",
+            "tensors held by tapes and live tensors are not counted: tape findings are judged "
+            "on process memory",
         )
     else:
         recorder.counters.append((protocol.SAMPLE_TAPES, tape_holdings))
+        recorder.counters.append((protocol.SAMPLE_TENSORS, live_tensors))
 
 
 def degraded(recorder: Recorder, what: str, fallback: str) -> None:
@@ -802,6 +869,7 @@ def run(config: dict[str, Any]) -> int:
         finish(recorder, protocol.STATUS_FATAL, 3, exception=repr(error))
         return 3
     writer.write(protocol.RECORD_START, pid=os.getpid(), tensorflow=tf.__version__)
+    recorder.measure_constants = bool(config.get("constants"))
     install_hooks(recorder)
     install_exit_guards(recorder)
     if config.get("memory_limit_mb"):

@@ -18,7 +18,7 @@ from typing import Literal, TextIO
 
 from tflint_leaks.diagnostics import CallSite, Diagnostic, Verdict
 from tflint_leaks.engine.notebook import read_notebook
-from tflint_leaks.registry import RUNTIME_RETRACING
+from tflint_leaks.registry import RUNTIME_RETRACING, Judgement
 from tflint_leaks.runtime import protocol, series, verdicts
 from tflint_leaks.runtime.launcher import ProcessOutcome, launch
 from tflint_leaks.runtime.observations import CodeStats, Observations, read_observations
@@ -197,6 +197,9 @@ def child_config(
         "roots": sorted(roots),
         "memory_limit_mb": memory_limit_mb,
         "profile_dir": protocol.absolute(profile_dir) if profile_dir else None,
+        "constants": any(
+            verdicts.judgement(diagnostic) is Judgement.CONSTANTS for diagnostic, _ in places
+        ),
     }
 
 

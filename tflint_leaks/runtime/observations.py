@@ -43,6 +43,11 @@ class Trace:
     #: The call's number at its site, and among all calls of the code object (1-based).
     call: int = 0
     ncall: int = 0
+    #: The bytes of the trace's graph constants (all of them, and the largest), and how much
+    #: process memory (MB) the trace itself took, when they were measured.
+    constant_bytes: int | None = None
+    largest_constant: int | None = None
+    rss_mb: float | None = None
 
     def signature(self) -> tuple[str, ...]:
         return tuple(param.repr for param in self.params)
@@ -171,6 +176,18 @@ def _apply(observations: Observations, record: dict[str, Any]) -> None:
         observations.memory_limit = record
     elif kind == protocol.RECORD_PROFILE:
         observations.profile = record
+    elif kind == protocol.RECORD_CONSTANTS:
+        traces = observations.stats(_key(record["key"])).traces
+        index = next(
+            (i for i in range(len(traces) - 1, -1, -1) if traces[i].constant_bytes is None), None
+        )
+        if index is not None:
+            traces[index] = dataclasses.replace(
+                traces[index],
+                constant_bytes=int(record["bytes"]),
+                largest_constant=int(record["largest"]),
+                rss_mb=record.get("rss_mb"),
+            )
     elif kind == protocol.RECORD_NOISE:
         observations.rss_noise_mb = float(record["rss_mb"])
     elif kind == protocol.RECORD_END:

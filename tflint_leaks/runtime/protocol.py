@@ -26,6 +26,7 @@ RECORD_EAGER = "eager"  # tf.config.run_functions_eagerly(True) was called
 RECORD_MEMORY_LIMIT = "memory-limit"  # baseline_mb, limit_mb
 RECORD_PROFILE = "profile"  # logdir, site, steps: a TensorFlow Profiler trace was written
 RECORD_NOISE = "noise"  # rss_mb: the spread of RSS measured in the child's warm-up
+RECORD_CONSTANTS = "constants"  # key, bytes, largest, rss_mb: a trace's constants, RSS it took
 RECORD_END = "end"  # status, exit_code, exception, where
 
 #: ``end`` statuses written by the child.
@@ -46,15 +47,22 @@ COUNTER_LIVE_TAPES = "live_tapes"
 #: pass), and their size in MB.
 COUNTER_TAPE_TENSORS = "tape_tensors"
 COUNTER_TAPE_MB = "tape_mb"
+#: Nodes in the default graph (``Graph.version``): grows when TF1 graph-mode code builds ops.
+COUNTER_GRAPH_NODES = "graph_nodes"
+#: Live eager tensors (after ``gc.collect()``), and their size in MB.
+COUNTER_LIVE_TENSORS = "live_tensors"
+COUNTER_TENSOR_MB = "tensor_mb"
 COUNTER_RSS_MB = "rss_mb"
 
 #: How much is sampled at a watched line: hits only; counters that need no ``gc.collect()``
 #: (traces, graph functions, RSS: for the charts of retracing findings); every exact counter
-#: after a ``gc.collect()``; and the tensors held by tapes on top (another heap walk).
+#: after a ``gc.collect()``; the tensors held by tapes on top (another heap walk); and every live
+#: eager tensor on top of that (a third).
 SAMPLE_NONE = 0
 SAMPLE_LIGHT = 1
 SAMPLE_FULL = 2
 SAMPLE_TAPES = 3
+SAMPLE_TENSORS = 4
 
 #: Full samples (each with a ``gc.collect()``, about 0.14 s with TensorFlow loaded) are taken at
 #: the first ``SAMPLE_FIRST`` hits of a loop line, then at every power of two (64, 128, ...), so

@@ -13,6 +13,7 @@ from tflint_leaks.runtime.verdicts import COUNTER_LABELS, Retraces
 CHART_TITLES = {
     **COUNTER_LABELS,
     protocol.COUNTER_TAPE_MB: "MB held by gradient tapes",
+    protocol.COUNTER_TENSOR_MB: "MB of live eager tensors",
     protocol.COUNTER_RSS_MB: "process memory (RSS, MB)",
 }
 

@@ -17,8 +17,12 @@ Python side effects in a ``tf.function`` (``TFL3xx``) are confirmed when the fun
 at least twice: its Python body (and so the side effect) then ran on fewer calls than it was
 called, or ran on every call with symbolic tensors because the function retraced.
 
-Every other finding (tapes ``TFL2xx``, models, ``predict``, datasets ``TFL4xx``) is judged on
-counters sampled where its loop header (or, with no loop, its own line) runs.
+A NumPy array captured by a ``tf.function`` (``TFL501``, judgement ``constants``) is judged on
+the bytes of the constants in each trace of the function it is in.
+
+Every other finding (tapes ``TFL2xx``, models, ``predict``, datasets ``TFL4xx``, per-step tensors
+``TFL502``, graph-mode ops ``TFL503``) is judged on counters sampled where its loop header (or,
+with no loop, its own line) runs.
 
 A finding whose code never ran is ``not-executed`` when the target finished on its own, and
 ``error`` when the run stopped early (timeout, crash, memory limit): it might have run later.
@@ -32,6 +36,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
+from tflint_leaks.analysis.arrays import SMALL_ARRAY_ELEMENTS
 from tflint_leaks.diagnostics import CallSite, Confirmation, Diagnostic, Verdict
 from tflint_leaks.registry import BY_CODE, Judgement
 from tflint_leaks.runtime import protocol
@@ -58,6 +63,10 @@ MIN_MEMORY_R2 = 0.9
 MEMORY_NOISE_FACTOR = 10
 #: RSS is read in pages; noise below this is taken as this.
 RSS_RESOLUTION_MB = 0.1
+#: A graph constant this large confirms that a captured array was copied into the graph: the
+#: size from which the static rule (TFL501) flags an array with a literal shape (65,536
+#: float32 elements), so the linter and the run agree on what "large" is.
+LARGE_CONSTANT_BYTES = SMALL_ARRAY_ELEMENTS * 4
 
 COUNTER_LABELS = {
     protocol.COUNTER_TRACES: "traces of any tf.function",
@@ -66,12 +75,21 @@ COUNTER_LABELS = {
     protocol.COUNTER_KERAS_NAMES: "Keras layer/model names",
     protocol.COUNTER_LIVE_TAPES: "live GradientTapes",
     protocol.COUNTER_TAPE_TENSORS: "tensors held by gradient tapes",
+    protocol.COUNTER_LIVE_TENSORS: "live eager tensors",
+    protocol.COUNTER_GRAPH_NODES: "nodes in the default graph",
 }
 _EXACT_COUNTERS = tuple(COUNTER_LABELS)
 _TAPE_HOLDINGS = (protocol.COUNTER_TAPE_TENSORS, protocol.COUNTER_TAPE_MB)
+#: Tensor counters and the counter of their size in MB, shown beside them.
+_SIZES = {
+    protocol.COUNTER_TAPE_TENSORS: protocol.COUNTER_TAPE_MB,
+    protocol.COUNTER_LIVE_TENSORS: protocol.COUNTER_TENSOR_MB,
+}
 #: The counters that can confirm a finding, by its rule's judgement.
 _COUNTERS_BY_JUDGEMENT = {
     Judgement.TAPES: (protocol.COUNTER_LIVE_TAPES, protocol.COUNTER_TAPE_TENSORS),
+    Judgement.TENSORS: (protocol.COUNTER_LIVE_TENSORS,),
+    Judgement.GRAPH_NODES: (protocol.COUNTER_GRAPH_NODES,),
     Judgement.GROWTH: (
         protocol.COUNTER_TRACES,
         protocol.COUNTER_KERAS_NAMES,
@@ -125,6 +143,9 @@ def watched_sites(diagnostic: Diagnostic, place: Place) -> list[tuple[Site, int]
         Judgement.NEW_INSTANCES: protocol.SAMPLE_LIGHT,
         Judgement.SIDE_EFFECT: protocol.SAMPLE_LIGHT,
         Judgement.TAPES: protocol.SAMPLE_TAPES,
+        Judgement.TENSORS: protocol.SAMPLE_TENSORS,
+        Judgement.GRAPH_NODES: protocol.SAMPLE_LIGHT,
+        Judgement.CONSTANTS: protocol.SAMPLE_NONE,
     }.get(judgement(diagnostic), protocol.SAMPLE_FULL)
     if loop is None:
         return [(place.site, level)]
@@ -508,9 +529,9 @@ def judge_growth(diagnostic: Diagnostic, place: Place, context: Context) -> Conf
         summary = f"only {len(taken)} samples ({iterations} iterations): {needed} measure growth"
         return Confirmation(Verdict.NOT_REPRODUCED, summary, iterations=iterations)
     growth: dict[str, float] = {}
-    growing: list[str] = []
+    grew: list[str] = []  # the confirming counters
     stopped: list[int] = []  # the last iteration at which a confirming counter rose, if it stopped
-    for counter in (*_EXACT_COUNTERS, protocol.COUNTER_TAPE_MB, protocol.COUNTER_RSS_MB):
+    for counter in (*_EXACT_COUNTERS, *_SIZES.values(), protocol.COUNTER_RSS_MB):
         values = _series(samples, counter)
         window = growth_window(values) if counter != protocol.COUNTER_RSS_MB else values
         if len(window) < 2:
@@ -523,16 +544,14 @@ def judge_growth(diagnostic: Diagnostic, place: Place, context: Context) -> Conf
             and per_iteration >= MIN_GROWTH_PER_ITERATION
             and rose >= MIN_RISE_FRACTION
         ):
-            growing.append(f"+{per_iteration:g} {COUNTER_LABELS[counter]} per iteration")
+            grew.append(counter)
             if len(window) < len(values):
                 stopped.append(window[-1][0])
-    if protocol.COUNTER_TAPE_TENSORS in growth and growing:
-        growing = [
-            f"{text} ({growth.get(protocol.COUNTER_TAPE_MB, 0.0):+g} MB)"
-            if text.endswith(f"{COUNTER_LABELS[protocol.COUNTER_TAPE_TENSORS]} per iteration")
-            else text
-            for text in growing
-        ]
+    growing = [
+        f"+{growth[counter]:g} {COUNTER_LABELS[counter]} per iteration"
+        + (f" ({growth.get(size, 0.0):+g} MB)" if (size := _SIZES.get(counter)) else "")
+        for counter in grew
+    ]
     rss = growth.get(protocol.COUNTER_RSS_MB)
     evidence = (
         (f"process memory (RSS, supporting only): {rss:+.2f} MB per iteration",)
@@ -561,11 +580,64 @@ def judge_growth(diagnostic: Diagnostic, place: Place, context: Context) -> Conf
     )
 
 
+def _mb(size: float) -> str:
+    return f"{size / 2**20:.1f} MB"
+
+
+def judge_constants(diagnostic: Diagnostic, place: Place, context: Context) -> Confirmation:
+    """A captured array (TFL501), judged on the constants of every trace of the
+    ``tf.function`` the finding is in: confirmed when a trace holds a constant of at least
+    ``LARGE_CONSTANT_BYTES``; the summary gives the bytes per trace and how they add up."""
+    stats = find_code(place, context.observations)
+    if stats is None or not stats.traces:
+        return not_run(diagnostic, place, context)
+    name = stats.key[2]
+    measured = [t for t in stats.traces if t.constant_bytes is not None]
+    if not measured:
+        summary = f"`{name}` traced, but the constants of its graphs could not be read"
+        return Confirmation(Verdict.NOT_REPRODUCED, summary, traces=len(stats.traces))
+    sizes = [t.constant_bytes or 0 for t in measured]
+    largest = max(t.largest_constant or 0 for t in measured)
+    count = len(measured)
+    held = f"{_times(count)}; each trace holds up to {_mb(max(sizes))} of graph constants"
+    summary = f"`{name}` traced {held} (the largest {largest:,} bytes)"
+    evidence = [f"graph constants per trace: {listed([_mb(size) for size in sizes])}"]
+    growth: list[tuple[str, float]] = [("constant_mb_per_trace", round(max(sizes) / 2**20, 3))]
+    memory = [t.rss_mb for t in measured if t.rss_mb is not None]
+    if memory:
+        per_trace = sum(memory) / len(memory)
+        growth.append(("rss_mb_per_trace", round(per_trace, 1)))
+        taken = listed([f"{m:+.0f} MB" for m in memory])
+        evidence.append(f"process memory (RSS, supporting only) taken by each trace: {taken}")
+    if largest < LARGE_CONSTANT_BYTES:
+        summary += f": no constant reaches {_mb(LARGE_CONSTANT_BYTES)}"
+        return Confirmation(
+            Verdict.NOT_REPRODUCED,
+            summary,
+            traces=count,
+            calls=stats.calls,
+            growth=tuple(growth),
+            evidence=tuple(evidence),
+        )
+    summary += f": {_mb(sum(sizes))} of constants kept alive by its {count} graphs"
+    return Confirmation(
+        Verdict.CONFIRMED,
+        summary,
+        traces=count,
+        calls=stats.calls,
+        cause=f"a {_mb(largest)} constant ({largest:,} bytes) copied into each trace's graph",
+        growth=tuple(growth),
+        evidence=tuple(evidence),
+    )
+
+
 def judge(diagnostic: Diagnostic, place: Place, context: Context) -> Confirmation:
     """The verdict for one static finding."""
     kind = judgement(diagnostic)
     if kind.retracing:
         return judge_retracing(diagnostic, place, context)
+    if kind is Judgement.CONSTANTS:
+        return judge_constants(diagnostic, place, context)
     if kind is Judgement.SIDE_EFFECT:
         return judge_side_effect(diagnostic, place, context)
     return judge_growth(diagnostic, place, context)
