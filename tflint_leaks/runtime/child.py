@@ -543,7 +543,7 @@ def install_counters(recorder: Recorder) -> None:
     counter(protocol.SAMPLE_LIGHT, protocol.COUNTER_TRACES, lambda: recorder.traces)
     counter(protocol.SAMPLE_LIGHT, protocol.COUNTER_GRAPH_FUNCTIONS, graph_function_count)
     counter(protocol.SAMPLE_LIGHT, protocol.COUNTER_RSS_MB, rss_mb)
-    counter(protocol.SAMPLE_LIGHT, protocol.COUNTER_GRAPH_NODES, default_graph_nodes)
+    counter(protocol.SAMPLE_FULL, protocol.COUNTER_GRAPH_NODES, default_graph_nodes)
     counter(protocol.SAMPLE_FULL, protocol.COUNTER_KERAS_NAMES, keras_name_count)
     live_graphs, live_tapes = recorder.live_graphs, recorder.live_tapes
     if track_instances("tensorflow.python.framework.func_graph", "FuncGraph", live_graphs):

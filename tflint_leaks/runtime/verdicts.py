@@ -144,7 +144,6 @@ def watched_sites(diagnostic: Diagnostic, place: Place) -> list[tuple[Site, int]
         Judgement.SIDE_EFFECT: protocol.SAMPLE_LIGHT,
         Judgement.TAPES: protocol.SAMPLE_TAPES,
         Judgement.TENSORS: protocol.SAMPLE_TENSORS,
-        Judgement.GRAPH_NODES: protocol.SAMPLE_LIGHT,
         Judgement.CONSTANTS: protocol.SAMPLE_NONE,
     }.get(judgement(diagnostic), protocol.SAMPLE_FULL)
     if loop is None:
