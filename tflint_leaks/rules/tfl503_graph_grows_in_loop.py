@@ -56,7 +56,9 @@ class GraphGrowsInLoop(Rule):
     inside the loop, or `tf.compat.v1.reset_default_graph()` / `clear_session()` every
     iteration), eager code (no session and eager execution on: ops run at once and keep
     nothing), and calls that add no node (`tf.trainable_variables()`, `tf.get_variable` with
-    reuse, a `tf.Summary()` protocol buffer).
+    reuse, a `tf.Summary()` protocol buffer). Limits: a helper that builds its ops once behind
+    its own first-call guard is still reported (call summaries do not see guards), and ops made
+    by Python operators on tensors (`sess.run(a + b)`, `t[0]`) are not seen.
 
     ## Example
     ```python
