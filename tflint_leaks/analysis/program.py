@@ -235,6 +235,7 @@ class _Memo:
     interesting: dict[tuple[str, str, bool], bool] = field(default_factory=dict)
     named: dict[str, dict[str, list[tuple[str, FunctionFacts]]]] = field(default_factory=dict)
     tf_attributes: dict[str, frozenset[str]] = field(default_factory=dict)
+    defined: dict[str, frozenset[str]] = field(default_factory=dict)
     ints: dict[tuple[str, ...], int | None] = field(default_factory=dict)
     calls_by_name: dict[str, list[tuple[Expr, Where]]] | None = None
     active: set[tuple[object, ...]] = field(default_factory=set)
@@ -748,6 +749,7 @@ class Program:
             found = self._memo.interesting[key] = any(
                 self._interesting_definition(source, name, runs_graph)
                 for source in [module, *self.project.dependencies(module)]
+                if name in self._defined(source)
             )
         return found
 
@@ -783,6 +785,22 @@ class Program:
         if not found:
             found = name in self._tf_function_attributes(source)
         self._memo.interesting[key] = found
+        return found
+
+    def _defined(self, source: ModuleIndex) -> frozenset[str]:
+        """Every name :meth:`_interesting_definition` can answer yes for in ``source``: its
+        ``tf.function``s, functions, methods, classes and ``tf.function`` attributes (most
+        names a loop mentions are defined in none of the modules it can see)."""
+        found = self._memo.defined.get(source.path)
+        if found is None:
+            found = self._memo.defined[source.path] = frozenset(
+                [
+                    *source.tf_function_names,
+                    *self._named(source),
+                    *source.classes,
+                    *self._tf_function_attributes(source),
+                ]
+            )
         return found
 
     def _named_callees(

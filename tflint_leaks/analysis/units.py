@@ -57,15 +57,52 @@ class FileUnits:
         return max(unit.depth for unit in self.all)
 
 
+#: Fields that never hold a node the index reads: expression contexts and operators (``ast``
+#: singletons such as ``Load()`` and ``Add()``, one under every name) and identifiers.
+_SKIPPED_FIELDS = frozenset(
+    {"ctx", "op", "ops", "id", "attr", "type_comment", "kind", "level", "module", "conversion"}
+    | {"simple", "is_async", "tag", "lineno"}
+)
+#: The same for one node type: the ``str`` fields whose names other types use for nodes. (A
+#: list holds nodes or ``None`` once these are left out; a single field is still checked.)
+_SKIPPED_BY_TYPE: dict[type[ast.AST], frozenset[str]] = {
+    ast.Constant: frozenset({"value"}),
+    ast.keyword: frozenset({"arg"}),
+    ast.arg: frozenset({"arg"}),
+    ast.alias: frozenset({"name", "asname"}),
+    ast.FunctionDef: frozenset({"name"}),
+    ast.AsyncFunctionDef: frozenset({"name"}),
+    ast.ClassDef: frozenset({"name"}),
+    ast.ExceptHandler: frozenset({"name"}),
+    ast.Global: frozenset({"names"}),
+    ast.Nonlocal: frozenset({"names"}),
+    ast.MatchAs: frozenset({"name"}),
+    ast.MatchStar: frozenset({"name"}),
+    ast.MatchMapping: frozenset({"rest"}),
+    ast.MatchClass: frozenset({"kwd_attrs"}),
+    ast.MatchSingleton: frozenset({"value"}),
+}
+_CHILD_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
+    skipped = _SKIPPED_FIELDS | _SKIPPED_BY_TYPE.get(kind, frozenset())
+    found = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in skipped)
+    return found
+
+
 def child_nodes(node: ast.AST) -> list[ast.AST]:
-    """``list(ast.iter_child_nodes(node))`` without its two generators (the index's hot path)."""
+    """The child nodes of ``node`` that carry code, in field order: ``ast.iter_child_nodes``
+    without its generators and without contexts and operators (the index's hot path)."""
+    kind = type(node)
+    fields = _CHILD_FIELDS[kind] if kind in _CHILD_FIELDS else _child_fields(kind)
     found: list[ast.AST] = []
-    for name in node._fields:
+    for name in fields:
         value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
+        if type(value) is list:
+            found.extend([item for item in value if item is not None])
+        elif isinstance(value, ast.AST):
             found.append(value)
-        elif type(value) is list:
-            found.extend(item for item in value if isinstance(item, ast.AST))
     return found
 
 
@@ -110,11 +147,14 @@ def _features(
         elif kind is ast.Import or kind is ast.ImportFrom:
             imports.append((depth, node))  # type: ignore[arg-type]
         deepest = max(deepest, depth)
-        inner = is_own and kind not in _NESTED
+        children = child_nodes(node)
+        if not children:
+            continue
         if depth == 1 and body:
-            stack.extend((child, 2, child in body) for child in child_nodes(node))
+            stack.extend([(child, 2, child in body) for child in children])
         else:
-            stack.extend((child, depth + 1, inner) for child in child_nodes(node))
+            inner = is_own and kind not in _NESTED
+            stack.extend([(child, depth + 1, inner) for child in children])
     return frozenset(names), has_loop, deepest
 
 
