@@ -9,6 +9,8 @@ what was finished and terminates the workers.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import signal
 from collections.abc import Callable, Iterator, Sequence
@@ -21,6 +23,13 @@ Item = TypeVar("Item")
 Shared = TypeVar("Shared")
 Result = TypeVar("Result")
 
+#: The cyclic garbage collector's thresholds while linting. A run keeps hundreds of thousands of
+#: small acyclic objects alive (syntax trees, index facts); with Python's defaults (700, 10, 10)
+#: the collector scans them again and again, a third of a cold run's time on tf-keras's sources.
+#: Collecting the youngest generation every 200,000 allocations instead (mypy's choice) keeps
+#: cyclic garbage collected, a few MB later.
+COLLECTOR_THRESHOLDS = (200_000, 30, 30)
+
 _task: Callable[[Any, Any], Any] | None = None
 _shared: Any = None
 
@@ -31,12 +40,24 @@ def _start_worker(task: Callable[[Any, Any], Any], shared: Any) -> None:
     # a worker ignores the one and dies of the other without a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    gc.set_threshold(*COLLECTOR_THRESHOLDS)  # inherited when forked, not when spawned
     _task, _shared = task, shared
 
 
 def _run(item: Any) -> Any:
     assert _task is not None
     return _task(item, _shared)
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Run the body with :data:`COLLECTOR_THRESHOLDS`, then restore the caller's."""
+    before = gc.get_threshold()
+    gc.set_threshold(*COLLECTOR_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def default_jobs() -> int:

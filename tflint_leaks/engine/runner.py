@@ -21,7 +21,7 @@ from tflint_leaks.engine.check import check_file
 from tflint_leaks.engine.discovery import discover
 from tflint_leaks.engine.indexing import Indexes, ParsedFile, index_file, unreadable
 from tflint_leaks.engine.notebook import in_cells
-from tflint_leaks.engine.parallel import Phase
+from tflint_leaks.engine.parallel import Phase, fewer_collections
 from tflint_leaks.engine.suppression import unsuppressed
 from tflint_leaks.source import SourceError, read_source
 
@@ -45,6 +45,7 @@ class RunResult:
     interrupted: bool = False
 
 
+@fewer_collections()
 def lint_paths(
     paths: Sequence[Path | str],
     settings: Settings | Configuration,
