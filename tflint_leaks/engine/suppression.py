@@ -175,6 +175,8 @@ def unsuppressed(
     """What ``noqa`` comments and ``per-file-ignores`` leave of ``diagnostics`` (engine errors
     are never suppressed); ``noqa`` codes that the tool does not know are added to
     ``warnings``."""
+    if not diagnostics and "tfl" not in text.lower():
+        return []  # nothing to suppress, and no code of ours to check (most files: no tokenizing)
     suppressions = parse_suppressions(text, frozenset(BY_CODE))
     for line, code in suppressions.unknown:
         warnings.append(f"{path}:{line}: unknown rule code `{code}` in a noqa comment")
