@@ -163,3 +163,49 @@ def test_module_level_code_no_rule_needs_is_not_parsed(
         ("TFL301", 7),
         ("TFL101", table_end + 3 if loop_at_module_level else table_end + 4),
     ]
+
+
+ALIASED = textwrap.dedent(
+    """\
+    from tensorflow import GradientTape as Tape
+    from tensorflow.data import Dataset as D
+
+
+    def train_step(model, optimizer, x):
+        with Tape(persistent=True) as tape:
+            loss_a, loss_b = model(x)
+        grads_a = tape.gradient(loss_a, model.trainable_variables)
+        grads_b = tape.gradient(loss_b, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads_a + grads_b, model.trainable_variables * 2))
+
+
+    def train(model, x, y, epochs):
+        for epoch in range(epochs):
+            model.fit(D.from_tensor_slices((x, y)).batch(32), epochs=1)
+    """
+)
+
+
+def test_a_trigger_imported_under_another_name_keeps_its_unit(tmp_path: Path) -> None:
+    """Failed before: the units mention `Tape` and `D`, not `GradientTape` and `Dataset`, so
+    the prefilter left them out and the two findings were lost."""
+    path = tmp_path / "aliased.py"
+    path.write_text(ALIASED)
+    findings = _findings([path], prefilter=True)
+    assert [(code, line, column) for _, code, line, column in findings] == [
+        ("TFL201", 6, 10),
+        ("TFL404", 15, 19),
+    ]
+    assert findings == _findings([path], prefilter=False)
+
+
+def test_a_builtin_range_or_zip_in_a_loop_does_not_need_the_dataset_rule(tmp_path: Path) -> None:
+    """`tf.data.Dataset.range` and `.zip` are reached through `Dataset`: a loop over the
+    builtins is left out of the libcst parse (it was parsed for TFL404 before)."""
+    source = "def total(xs, ys):\n    return sum(x * y for x, y in zip(xs, range(len(ys))))\n"
+    path = tmp_path / "plain.py"
+    path.write_text(source)
+    module = index_source(source, path)
+    code = next(code for code in RULES if code.code == "TFL404")
+    needs = combine([code.triggers], module, ProjectIndex([module]))
+    assert blanked_source(source, module, needs) is None

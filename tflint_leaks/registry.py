@@ -334,8 +334,14 @@ CODES: tuple[Code, ...] = (
         "dataset-rebuilt-in-loop",
         "A `tf.data` pipeline is constructed every iteration of a training loop",
         judgement=Judgement.GROWTH,
+        # `Dataset.range` and `Dataset.zip` are reached through the class: a loop must mention
+        # `Dataset` (or an alias of it), not the builtin `range` or `zip` most loops use.
         triggers=Triggers(
-            loop_names=identifiers(keras.DATASET_SOURCES) | {"Dataset"}, project_loop_names=True
+            loop_names=identifiers(
+                s for s in keras.DATASET_SOURCES if not s.startswith("tensorflow.data.Dataset.")
+            )
+            | {"Dataset"},
+            project_loop_names=True,
         ),
         implementation="tfl404_dataset_rebuilt_in_loop.DatasetRebuiltInLoop",
     ),

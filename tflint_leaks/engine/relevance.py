@@ -55,6 +55,14 @@ def combine(
         graph_runners = graph_runners or trigger.project_graph_runners
         if trigger.traced:
             traced = frozenset(module.traced)
+    # A trigger imported under another name (`from tensorflow import GradientTape as Tape`)
+    # is mentioned by that name.
+    for local, target in module.imports.items():
+        imported = target.rpartition(".")[2]
+        if imported in names:
+            names.add(local)
+        if imported in loop_names:
+            loop_names.add(local)
     if project_names or graph_runners:
         units = module.units
         looped = [
