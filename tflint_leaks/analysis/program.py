@@ -236,6 +236,7 @@ class _Memo:
     named: dict[str, dict[str, list[tuple[str, FunctionFacts]]]] = field(default_factory=dict)
     tf_attributes: dict[str, frozenset[str]] = field(default_factory=dict)
     defined: dict[str, frozenset[str]] = field(default_factory=dict)
+    visible: dict[str, frozenset[str]] = field(default_factory=dict)
     ints: dict[tuple[str, ...], int | None] = field(default_factory=dict)
     calls_by_name: dict[str, list[tuple[Expr, Where]]] | None = None
     active: set[tuple[object, ...]] = field(default_factory=set)
@@ -730,17 +731,28 @@ class Program:
         -- defined in the module or in the modules it imports (under their local names too).
         With ``runs_graph``: the functions and methods that run a TF1 graph each time they run
         (graph code builds ops everywhere; only a loop that also runs the graph matters)."""
+        visible = self._visible(module)
         local_targets = {
             local: target.rpartition(".")[2] for local, target in module.imports.items()
         }
         return frozenset(
             name
             for name in candidates
-            if self._interesting(module, name, runs_graph)
+            if (name in visible and self._interesting(module, name, runs_graph))
             or (
-                name in local_targets and self._interesting(module, local_targets[name], runs_graph)
+                local_targets.get(name) in visible
+                and self._interesting(module, local_targets[name], runs_graph)
             )
         )
+
+    def _visible(self, module: ModuleIndex) -> frozenset[str]:
+        """:meth:`_defined` of ``module`` and of every module it imports, together."""
+        found = self._memo.visible.get(module.path)
+        if found is None:
+            found = self._memo.visible[module.path] = frozenset().union(
+                *(self._defined(source) for source in [module, *self.project.dependencies(module)])
+            )
+        return found
 
     def _interesting(self, module: ModuleIndex, name: str, runs_graph: bool) -> bool:
         key = (module.path, name, runs_graph)
