@@ -217,7 +217,7 @@ ROWS = [
         "2000-term-sum",
         write("deep.py", deep_loop(" + ", 2_000)),
         [
-            "deep.py:1:1: TFL001 too deeply nested to parse (2004 levels; the limit is 1000)",
+            "deep.py:1:1: TFL001 too deeply nested to parse (2003 levels; the limit is 1000)",
             GOOD_FINDING,
             found(2),
         ],

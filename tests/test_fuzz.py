@@ -107,7 +107,13 @@ def test_grammar_generated_python(source: str, prefilter: bool) -> None:
     lint_text(source, prefilter=prefilter)
 
 
-@fuzz_settings
+# hypothesmith's node strategy discards the trees libcst cannot render as code, and how many it
+# discards before the first valid one depends on the installed versions (a clean CI run once
+# drew 50 discards to 9 programs): the health check measures the generator, not the linter.
+@settings(
+    fuzz_settings,
+    suppress_health_check=[*fuzz_settings.suppress_health_check, HealthCheck.filter_too_much],
+)
 @given(source=hypothesmith.from_node(), prefilter=st.booleans())
 def test_libcst_generated_python(source: str, prefilter: bool) -> None:
     lint_text(source, prefilter=prefilter)
