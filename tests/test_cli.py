@@ -315,6 +315,27 @@ def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "--output-format", "xml", ".")[0] == 2
 
 
+def test_a_run_without_tensorflow_code_loads_neither_libcst_nor_rules(tmp_path: Path) -> None:
+    """Start-up for a pre-commit hook: a file no rule can fire in is read with ``ast`` only,
+    so libcst, the rule modules and the whole-program facts are never imported."""
+    (tmp_path / "util.py").write_text(
+        "import os\n\ndef f(x):\n    for i in range(3):\n        print(os.path.join(x, str(i)))\n"
+    )
+    script = (
+        "import sys; from tflint_leaks.cli import main; code = main(['--no-cache', sys.argv[1]]);"
+        "print(sorted(m for m in sys.modules if m == 'libcst' or m.startswith("
+        "('tflint_leaks.rules.', 'tflint_leaks.analysis.program', 'tflint_leaks.engine.walker'))));"
+        "sys.exit(code)"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "util.py")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (completed.returncode, completed.stdout.splitlines()[-1]) == (0, "[]"), completed.stderr
+
+
 def test_module_entry_point_and_no_tensorflow_import(project: Path) -> None:
     script = (
         "import sys; from tflint_leaks.cli import main; code = main([sys.argv[1]]);"

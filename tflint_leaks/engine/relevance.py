@@ -16,7 +16,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from tflint_leaks.analysis.index import ModuleIndex
-from tflint_leaks.analysis.program import program_of
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.triggers import Triggers
 from tflint_leaks.analysis.units import Unit
@@ -75,6 +74,10 @@ def combine(
             if unit.has_loop
         ]
         candidates = frozenset().union(*(unit.names for unit in looped))
+        # Imported here: a run whose files never get this far (no TensorFlow in sight) does
+        # not pay for loading the whole-program facts.
+        from tflint_leaks.analysis.program import program_of
+
         program = program_of(project)
         if project_names:
             loop_names |= program.interesting_names(module, candidates)
