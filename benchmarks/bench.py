@@ -3,7 +3,9 @@
     .venv/bin/python benchmarks/bench.py [--packages tf-keras ...] [--no-peers] [--timeout S]
 
 Every measurement is one child process: CPU time (user + system, its waited-for children
-included), wall time and peak RSS (of the largest single process) come from ``os.wait4``. Ratios
+included), wall time and peak RSS (of the largest single process) come from ``os.wait4``. Linux
+carries a forked child's parent's peak across ``exec``, so a peak at or below this script's own is
+not the child's: it is left blank (the small-file rows, where every tool is below it). Ratios
 are to the libcst floor: ``libcst.parse_module`` of every file, once, in one process. The table
 goes to stdout and a JSON record to ``benchmarks/results/<timestamp>.json``. It reports; a slow
 time never fails it. Peers are installed on first use into ``benchmarks/.cache/peers-venv`` and
@@ -17,6 +19,7 @@ import contextlib
 import json
 import os
 import platform
+import resource
 import shutil
 import signal
 import subprocess
@@ -71,7 +74,7 @@ class Run:
     returncode: int
     cpu: float
     wall: float
-    peak_mb: float
+    peak_mb: float | None  # None: at or below the harness's own peak, so not measured
     stdout: str
     stderr: str
     timed_out: bool
@@ -170,6 +173,7 @@ PEERS = (
 
 def measure(argv: Sequence[str], setting: Setting, env: dict[str, str] | None = None) -> Run:
     """Run ``argv`` to completion (or the timeout) and return its resource usage from ``wait4``."""
+    own_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         process = subprocess.Popen(
@@ -205,7 +209,7 @@ def measure(argv: Sequence[str], setting: Setting, env: dict[str, str] | None = 
             returncode=process.returncode,
             cpu=usage.ru_utime + usage.ru_stime,
             wall=wall,
-            peak_mb=usage.ru_maxrss / 1024,  # kilobytes on Linux
+            peak_mb=usage.ru_maxrss / 1024 if usage.ru_maxrss > own_peak else None,  # kB
             stdout=out.read().decode(errors="replace"),
             stderr=err.read().decode(errors="replace"),
             timed_out=expired.is_set(),
