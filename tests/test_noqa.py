@@ -125,3 +125,39 @@ def test_add_noqa_refuses_flags_it_cannot_honour(
         "error: --add-noqa cannot be combined with --fix or --diff\n",
     )
     assert path.read_text() == source
+
+
+@pytest.mark.parametrize(
+    ("comment", "left"),
+    [
+        ("# noqa: E501", [("TFL101", 8)]),
+        ("# noqa: E501,W291", [("TFL101", 8)]),
+        ("# noqa", []),
+        ("# NOQA", []),
+        ("# noqa: E501, tfl101", []),
+        ("# noqa:TFL101", []),
+        ("# noqa: TFL102", [("TFL101", 8)]),
+    ],
+)
+def test_only_blanket_or_tfl_noqa_comments_suppress(
+    tmp_path: Path, comment: str, left: list[tuple[str, int]]
+) -> None:
+    """Other tools' codes leave the finding (such files are not even tokenized); a blanket
+    ``noqa`` or one naming the code suppresses it, on a line that takes the comment of the
+    string the finding starts in."""
+    path = tmp_path / "train.py"
+    path.write_text(
+        HEADER + f'for i in range(100):\n    step(tf.ones([1]), i, """\n    a note""")  {comment}\n'
+    )
+    assert _codes(path) == left
+
+
+@pytest.mark.parametrize(("comment", "left"), [("# noqa: E501", [("TFL101", 8)]), ("# noqa", [])])
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_noqa_lines_end_where_the_tokenizer_ends_them(
+    tmp_path: Path, comment: str, left: list[tuple[str, int]], newline: str
+) -> None:
+    path = tmp_path / "train.py"
+    source = HEADER + f"for i in range(100):\n    step(tf.ones([1]), i)  {comment}\nx = 1\n"
+    path.write_bytes(source.replace("\n", newline).encode())
+    assert _codes(path) == left
