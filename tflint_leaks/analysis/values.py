@@ -24,7 +24,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.names import is_numpy, is_tensorflow
-from tflint_leaks.analysis.nodes import children, descendants, dotted
+from tflint_leaks.analysis.nodes import children, descendants, dotted, own_nodes
 from tflint_leaks.analysis.scope import Assignment, ScopeFacts
 
 #: Resolves a dotted expression to a canonical qualified name through the file's imports.
@@ -469,6 +469,46 @@ class Evaluator:
             return self._folds(func.value)
         return None
 
+    def break_bound(self, loop: cst.For | cst.While) -> int | None:
+        """How many iterations a loop starts at most when a counter ends it: ``if n > 10:
+        break`` and ``n += 1``, both directly in the body, ``n`` set once before the loop to a
+        known integer and nowhere else, and no ``continue`` that could skip the increment."""
+        if not isinstance(loop.body, cst.IndentedBlock):
+            return None
+        statements = list(loop.body.body)
+        if any(isinstance(node, cst.Continue) for node in own_nodes(loop.body)):
+            return None
+        increments = {name: index for index, name in enumerate(map(_increment, statements)) if name}
+        bounds = []
+        for index, statement in enumerate(statements):
+            check = _break_check(statement)
+            if check is None or check[0] not in increments:
+                continue
+            name, operator, limit_node = check
+            start, limit = self._counter_start(name, loop), self._int(limit_node)
+            if start is None or limit is None:
+                continue
+            # The counter's value at the check in iteration k (k = 1, 2, ...).
+            offset = 0 if increments[name] < index else -1
+            first = {">": limit + 1, ">=": limit, "==": limit}[operator] - start - offset
+            if operator == "==" and first < 1:
+                continue  # counted past the limit before the first check: never equal
+            bounds.append(max(first, 1))
+        return min(bounds, default=None)
+
+    def _counter_start(self, name: str, loop: cst.For | cst.While) -> int | None:
+        """The integer ``name`` starts the loop with: one assignment outside the loop, one
+        augmented assignment inside it."""
+        assignments = self._scope.assignments.get(name, [])
+        inside = [a for a in assignments if loop in a.loops]
+        outside = [a for a in assignments if loop not in a.loops]
+        if len(inside) != 1 or not inside[0].augmented or len(outside) != 1:
+            return None
+        (first,) = outside
+        if first.augmented or first.target is not None or first.value is None:
+            return None
+        return self._int(first.value) if isinstance(first.value, cst.Integer) else None
+
     def _folds(self, splitter: cst.BaseExpression) -> int | None:
         """The number of splits a scikit-learn cross-validator makes (``KFold(n_splits=5)``)."""
         if isinstance(splitter, cst.Name):
@@ -601,3 +641,48 @@ def _recurrence(assignment: Assignment) -> bool:
 
 def _literal_text(element: cst.BaseElement) -> str:
     return cst.Module([]).code_for_node(element.value)
+
+
+_BREAK_OPERATORS: dict[type[cst.BaseCompOp], str] = {
+    cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=",
+    cst.Equal: "==",
+}
+
+
+def _increment(statement: cst.BaseStatement) -> str | None:
+    """``n`` for the statement ``n += 1``."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    (small,) = statement.body
+    if (
+        isinstance(small, cst.AugAssign)
+        and isinstance(small.operator, cst.AddAssign)
+        and isinstance(small.target, cst.Name)
+        and isinstance(small.value, cst.Integer)
+        and small.value.evaluated_value == 1
+    ):
+        return small.target.value
+    return None
+
+
+def _break_check(statement: cst.BaseStatement) -> tuple[str, str, cst.BaseExpression] | None:
+    """``(n, ">", limit)`` for the statement ``if n > limit: break`` (no ``else``)."""
+    if not isinstance(statement, cst.If) or statement.orelse is not None:
+        return None
+    body = statement.body.body
+    if not (
+        len(body) == 1
+        and isinstance(body[0], cst.SimpleStatementLine)
+        and len(body[0].body) == 1
+        and isinstance(body[0].body[0], cst.Break)
+    ):
+        return None
+    test = statement.test
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    (comparison,) = test.comparisons
+    operator = _BREAK_OPERATORS.get(type(comparison.operator))
+    if operator is None or not isinstance(test.left, cst.Name):
+        return None
+    return test.left.value, operator, comparison.comparator

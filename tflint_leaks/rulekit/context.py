@@ -293,10 +293,14 @@ class FileContext:
 
     def trip_count(self, loop: LoopNode) -> int | None:
         """How many times a loop of the current scope runs, when that is known (``range(5)``, a
-        literal list, a 5-fold split); a ``while`` loop's is not known."""
-        if isinstance(loop, cst.While):
-            return None
-        return self.evaluator().trip_count(loop.iter)
+        literal list, a 5-fold split, a counter that ``break``s it after a known number)."""
+        evaluator = self.evaluator()
+        if isinstance(loop, cst.CompFor):
+            return evaluator.trip_count(loop.iter)
+        counts = [evaluator.break_bound(loop)]
+        if isinstance(loop, cst.For):
+            counts.append(evaluator.trip_count(loop.iter))
+        return min((count for count in counts if count is not None), default=None)
 
     def iterations(self) -> int | None:
         """How many times the current node runs through the loops of its scope (the product

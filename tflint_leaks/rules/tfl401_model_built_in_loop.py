@@ -46,7 +46,8 @@ class ModelBuiltInLoop(Rule):
     inside a Keras layer or model class, a function returning a model it did not build (a
     cached global), and loops that build a known small number of models (at most
     `max-loop-iterations`, default 10, in all: `range(3)`, a literal grid, a 5-fold split, a
-    `folds=5` parameter every call site leaves or sets small).
+    `folds=5` parameter every call site leaves or sets small, a counter that `break`s the loop
+    after 10 iterations).
 
     ## Example
     ```python
@@ -162,6 +163,20 @@ class ModelBuiltInLoop(Rule):
         Valid(
             """
             import tensorflow as tf
+            from sklearn.model_selection import KFold
+
+            fold = 1
+            for train, test in KFold(n_splits=15).split(x):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.fit(x[train], y[train])
+                fold += 1
+                if fold > 10:
+                    break
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
 
             def cross_validate(folds=5):
                 for fold in range(folds):
@@ -213,6 +228,26 @@ class ModelBuiltInLoop(Rule):
                 model.load_weights(f"weights-{units}.h5")
                 print(units, model.evaluate(x, y))
             """,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            trial = 0
+            while True:
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                print(model.evaluate(x, y))
+                trial += 1
+                if trial >= 50:
+                    break
+            """,
+            5,
+            13,
+            5,
+            60,
+            "`tf.keras.Sequential` builds a new Keras model every iteration (50 in all) and the "
+            "loop never calls `clear_session()`; Keras' global state grows with each model "
+            "(`del` and `gc.collect()` do not release it)",
         ),
         Invalid(
             """

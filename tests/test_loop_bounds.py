@@ -1,0 +1,75 @@
+"""Loops that a counter ends: ``n += 1`` and ``if n > limit: break`` in the body bound the
+loop's trip count, which the loop rules weigh against ``max-loop-iterations`` (default 10) and
+say when they speak. Each row is a loop that builds a Keras model per iteration (TFL401)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tflint_leaks.config import Settings
+from tflint_leaks.engine.runner import lint_paths
+
+BUILD = "    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+FOUND = (
+    "`tf.keras.Sequential` builds a new Keras model every iteration{count} and the loop never "
+    "calls `clear_session()`; Keras' global state grows with each model (`del` and "
+    "`gc.collect()` do not release it)"
+)
+
+
+def _loop(init: str, header: str, *body: str) -> str:
+    lines = "".join(f"    {line}\n" for line in body)
+    return f"import tensorflow as tf\n\n{init}\n{header}\n{BUILD}{lines}"
+
+
+@pytest.mark.parametrize(
+    ("source", "count"),
+    [
+        # increment before the check: n is 1..11 at the checks, the 11th iteration breaks
+        (_loop("n = 0", "while True:", "n += 1", "if n > 11:", "    break"), " (12 in all)"),
+        (_loop("n = 0", "while True:", "n += 1", "if n >= 11:", "    break"), " (11 in all)"),
+        (_loop("n = 0", "while True:", "n += 1", "if n > 10:", "    break"), " (11 in all)"),
+        (_loop("n = 0", "while True:", "n += 1", "if n >= 10:", "    break"), None),
+        # check before the increment: one iteration more
+        (_loop("n = 0", "while True:", "if n >= 11:", "    break", "n += 1"), " (12 in all)"),
+        (_loop("n = 0", "while True:", "if n >= 10:", "    break", "n += 1"), " (11 in all)"),
+        (_loop("n = 5", "while True:", "n += 1", "if n == 20:", "    break"), " (15 in all)"),
+        # the smaller of the iterable's length and the counter's bound
+        (_loop("n = 0", "for x in range(3):", "n += 1", "if n > 50:", "    break"), None),
+        (_loop("n = 0", "for x in data:", "n += 1", "if n > 50:", "    break"), " (51 in all)"),
+        # no bound: equality already passed, a `continue` that can skip the increment, a counter
+        # set twice before, an increment inside an `if`, a step other than 1, a non-constant limit
+        (_loop("n = 5", "while True:", "n += 1", "if n == 3:", "    break"), ""),
+        (
+            _loop(
+                "n = 0",
+                "while True:",
+                "if skip():",
+                "    continue",
+                "n += 1",
+                "if n > 3:",
+                "    break",
+            ),
+            "",
+        ),
+        (_loop("n = 0\nn = 1", "while True:", "n += 1", "if n > 3:", "    break"), ""),
+        (_loop("n = 0", "while True:", "if ok():", "    n += 1", "if n > 3:", "    break"), ""),
+        (_loop("n = 0", "while True:", "n += 2", "if n > 3:", "    break"), ""),
+        (_loop("n = 0", "while True:", "n += 1", "if n > limit():", "    break"), ""),
+        (_loop("n = 0", "while True:", "n += 1", "if n > 3:", "    print(n)"), ""),
+    ],
+)
+def test_a_counter_that_breaks_the_loop_bounds_it(
+    tmp_path: Path, source: str, count: str | None
+) -> None:
+    path = tmp_path / "search.py"
+    path.write_text(textwrap.dedent(source))
+    found = [
+        (d.code, d.start.line, d.start.column, d.message)
+        for d in lint_paths([path], Settings(select=("TFL401",))).diagnostics
+    ]
+    line = 1 + source.split("\n").index(BUILD.rstrip("\n"))
+    assert found == ([] if count is None else [("TFL401", line, 13, FOUND.format(count=count))])
