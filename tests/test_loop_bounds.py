@@ -56,6 +56,13 @@ def _loop(init: str, header: str, *body: str) -> str:
             "",
         ),
         (_loop("n = 0\nn = 1", "while True:", "n += 1", "if n > 3:", "    break"), ""),
+        # set once for all the runs of an inner loop: it does not start again
+        (
+            "import tensorflow as tf\n\nn = 0\nfor epoch in range(3):\n    while True:\n"
+            "        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+            "        n += 1\n        if n == 2:\n            break\n",
+            "",
+        ),
         (_loop("n = 0", "while True:", "if ok():", "    n += 1", "if n > 3:", "    break"), ""),
         (_loop("n = 0", "while True:", "n += 2", "if n > 3:", "    break"), ""),
         (_loop("n = 0", "while True:", "n += 1", "if n > limit():", "    break"), ""),
@@ -71,5 +78,9 @@ def test_a_counter_that_breaks_the_loop_bounds_it(
         (d.code, d.start.line, d.start.column, d.message)
         for d in lint_paths([path], Settings(select=("TFL401",))).diagnostics
     ]
-    line = 1 + source.split("\n").index(BUILD.rstrip("\n"))
-    assert found == ([] if count is None else [("TFL401", line, 13, FOUND.format(count=count))])
+    line, column = next(
+        (number, text.index("tf.keras") + 1)
+        for number, text in enumerate(source.split("\n"), start=1)
+        if "Sequential" in text
+    )
+    assert found == ([] if count is None else [("TFL401", line, column, FOUND.format(count=count))])

@@ -497,14 +497,17 @@ class Evaluator:
         return min(bounds, default=None)
 
     def _counter_start(self, name: str, loop: cst.For | cst.While) -> int | None:
-        """The integer ``name`` starts the loop with: one assignment outside the loop, one
-        augmented assignment inside it."""
+        """The integer ``name`` starts the loop with: one augmented assignment inside the loop,
+        and one assignment outside it, inside the same enclosing loops (so that it starts
+        again each time the loop does)."""
         assignments = self._scope.assignments.get(name, [])
         inside = [a for a in assignments if loop in a.loops]
         outside = [a for a in assignments if loop not in a.loops]
         if len(inside) != 1 or not inside[0].augmented or len(outside) != 1:
             return None
         (first,) = outside
+        if first.loops != inside[0].loops - {loop}:
+            return None
         if first.augmented or first.target is not None or first.value is None:
             return None
         return self._int(first.value) if isinstance(first.value, cst.Integer) else None
