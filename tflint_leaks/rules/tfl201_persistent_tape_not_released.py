@@ -67,6 +67,29 @@ class PersistentTapeNotReleased(Rule):
         Valid("""
         import tensorflow as tf
 
+        def train_step(x, fine_tune):
+            with tf.GradientTape(persistent=True) as tape:
+                y = model(x)
+            if fine_tune:
+                grads = tape.gradient(y, head.trainable_variables)
+            else:
+                print("frozen")
+                log_batch(x)
+            return y
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        def train_step(x, steps):
+            with tf.GradientTape(persistent=True) as tape:
+                y = model(x)
+            for i in range(steps):
+                grads = tape.gradient(y[i], model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        """),
+        Valid("""
+        import tensorflow as tf
+
         def train_step(x):
             with tf.GradientTape(persistent=True) as tape:
                 y = x * x
@@ -246,6 +269,41 @@ class PersistentTapeNotReleased(Rule):
             """
             import tensorflow as tf
 
+            def replay(batch):
+                with tf.GradientTape(persistent=True) as tape:
+                    critic_loss = critic_objective(batch)
+                    alpha_loss = alpha_objective(batch)
+                grads = tape.gradient(critic_loss, critic.trainable_variables)
+                critic_optimizer.apply_gradients(zip(grads, critic.trainable_variables))
+                if auto_alpha:
+                    alpha_grads = tape.gradient(alpha_loss, [log_alpha])
+                    alpha_optimizer.apply_gradients(zip(alpha_grads, [log_alpha]))
+            """,
+            4,
+            10,
+            4,
+            42,
+            "persistent tape `tape` is created every call and stays alive after its last use "
+            "while more work runs; `del tape` after its last `gradient`",
+            fixed="""
+            import tensorflow as tf
+
+            def replay(batch):
+                with tf.GradientTape(persistent=True) as tape:
+                    critic_loss = critic_objective(batch)
+                    alpha_loss = alpha_objective(batch)
+                grads = tape.gradient(critic_loss, critic.trainable_variables)
+                critic_optimizer.apply_gradients(zip(grads, critic.trainable_variables))
+                if auto_alpha:
+                    alpha_grads = tape.gradient(alpha_loss, [log_alpha])
+                    del tape
+                    alpha_optimizer.apply_gradients(zip(alpha_grads, [log_alpha]))
+            """,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
             def pinn_residual(model, t, x):
                 with tf.GradientTape(persistent=True) as tape:
                     tape.watch([t, x])
@@ -314,23 +372,65 @@ class PersistentTapeNotReleased(Rule):
         """The statement holding the tape's last use in the block that creates the tape, and
         the first statement after it that calls something: the tape and everything it recorded
         are still alive while that runs."""
-        name = tape.name or ""
         found = _block_of(self.context.frame.node, tape.statement)
         if found is None:
             return None
         body, start = found
-        last = start
-        for index in range(start, len(body)):
-            if any(isinstance(n, cst.Name) and n.value == name for n in descendants(body[index])):
-                last = index
-        for stmt in body[last + 1 :]:
-            if isinstance(stmt, cst.SimpleStatementLine) and isinstance(
-                stmt.body[0], cst.Del | cst.Pass
-            ):
-                continue
-            if any(isinstance(n, cst.Call) for n in own_nodes(stmt)):
-                return body[last], stmt
+        return _work_after(body, start, tape.name or "")
+
+
+def _work_after(
+    body: Sequence[cst.BaseStatement], start: int, name: str, *, opening: bool = True
+) -> tuple[cst.CSTNode, cst.CSTNode] | None:
+    """In ``body`` from ``start``: the statement holding the last use of ``name`` and the first
+    statement after it that calls something. When nothing follows, the last use may sit in a
+    branch (an ``if``, ``with`` or ``try`` block) with work after it there, as in ``if
+    auto_alpha: grad = tape.gradient(...); optimizer.apply_gradients(...)``; a loop's body is not
+    entered (its next iteration may use the tape again)."""
+    uses = [index for index in range(start, len(body)) if _mentions(body[index], name)]
+    if not uses and not opening:
         return None
+    last = uses[-1] if uses else start
+    for stmt in body[last + 1 :]:
+        if isinstance(stmt, cst.SimpleStatementLine) and isinstance(
+            stmt.body[0], cst.Del | cst.Pass
+        ):
+            continue
+        if any(isinstance(n, cst.Call) for n in own_nodes(stmt)):
+            return body[last], stmt
+    if opening and last == start:
+        return None  # the block that opens the tape: its uses are recorded, not released
+    for block in _branches(body[last]):
+        inner = [s for s in block if isinstance(s, cst.BaseStatement)]
+        found = _work_after(inner, 0, name, opening=False)
+        if found is not None:
+            return found
+    return None
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in descendants(node))
+
+
+def _branches(
+    statement: cst.BaseStatement,
+) -> list[Sequence[cst.BaseStatement | cst.BaseSmallStatement]]:
+    """The statement blocks of an ``if`` (its ``elif`` and ``else`` too), ``with`` or ``try``."""
+    blocks: list[Sequence[cst.BaseStatement | cst.BaseSmallStatement]] = []
+    node: cst.CSTNode | None = statement
+    while isinstance(node, cst.If):
+        blocks.append(node.body.body)
+        node = node.orelse
+    if isinstance(node, cst.Else | cst.With):
+        blocks.append(node.body.body)
+    elif isinstance(node, cst.Try):
+        blocks.append(node.body.body)
+        blocks.extend(handler.body.body for handler in node.handlers)
+        if node.orelse is not None:
+            blocks.append(node.orelse.body.body)
+        if node.finalbody is not None:
+            blocks.append(node.finalbody.body.body)
+    return blocks
 
 
 def _block_of(
