@@ -33,6 +33,7 @@ def _loop(init: str, header: str, *body: str) -> str:
         (_loop("n = 0", "while True:", "n += 1", "if n >= 11:", "    break"), " (11 in all)"),
         (_loop("n = 0", "while True:", "n += 1", "if n > 10:", "    break"), " (11 in all)"),
         (_loop("n = 0", "while True:", "n += 1", "if n >= 10:", "    break"), None),
+        (_loop("n = 0", "while True:", "n += 1", "if n >= 11: break"), " (11 in all)"),
         # check before the increment: one iteration more
         (_loop("n = 0", "while True:", "if n >= 11:", "    break", "n += 1"), " (12 in all)"),
         (_loop("n = 0", "while True:", "if n >= 10:", "    break", "n += 1"), " (11 in all)"),

@@ -673,12 +673,13 @@ def _break_check(statement: cst.BaseStatement) -> tuple[str, str, cst.BaseExpres
     """``(n, ">", limit)`` for the statement ``if n > limit: break`` (no ``else``)."""
     if not isinstance(statement, cst.If) or statement.orelse is not None:
         return None
-    body = statement.body.body
+    block = statement.body
+    lines = [block] if isinstance(block, cst.SimpleStatementSuite) else list(block.body)
     if not (
-        len(body) == 1
-        and isinstance(body[0], cst.SimpleStatementLine)
-        and len(body[0].body) == 1
-        and isinstance(body[0].body[0], cst.Break)
+        len(lines) == 1
+        and isinstance(lines[0], cst.SimpleStatementLine | cst.SimpleStatementSuite)
+        and len(lines[0].body) == 1
+        and isinstance(lines[0].body[0], cst.Break)
     ):
         return None
     test = statement.test
