@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import pickle
 import textwrap
 from pathlib import Path
 
@@ -106,6 +107,33 @@ def test_parameters_take_the_type_every_call_site_passes(
     score = Where(train, train.functions["score"])
     # A model at one call site, a scikit-learn estimator at the other: unknown.
     assert type_in(program, score, "estimator") == (Kind.UNKNOWN, False)
+
+
+def test_a_copy_of_a_module_asks_about_its_parameters_as_the_original(tmp_path: Path) -> None:
+    """A worker process lints a copy of its file's index (pickled with the task): the call
+    sites of the file's functions are found for the copy too (failed before: only the original
+    object matched, so with ``--jobs 2`` a model passed as a parameter was unknown and
+    notebook findings depended on the number of processes)."""
+    modules = project(
+        tmp_path,
+        agent="""
+        import tensorflow as tf
+
+        def choose_action(model, observation):
+            return model.predict(observation)
+
+        policy = tf.keras.models.load_model("policy.keras")
+        for episode in range(1000):
+            choose_action(policy, episode)
+        """,
+    )
+    original = modules["agent"]
+    copy = pickle.loads(pickle.dumps(original))
+    assert copy == original and copy is not original
+    for module in (copy, original):
+        program = Program(ProjectIndex([original]))
+        where = Where(module, module.functions["choose_action"])
+        assert type_in(program, where, "model") == (Kind.MODEL, False)
 
 
 def test_join_keeps_what_all_sides_agree_on() -> None:

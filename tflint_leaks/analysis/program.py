@@ -570,7 +570,12 @@ class Program:
             short = owner  # a constructor runs on ``Class(...)``
         for call, where in self._calls_named().get(short, ()):
             callee = self.resolve(call, where)
-            if callee is not None and callee.function is function:
+            if (
+                callee is not None
+                and callee.module.path == module.path
+                and callee.function is not None
+                and callee.function.qualname == function.qualname
+            ):
                 found.append((call, where))
         return found
 
