@@ -147,6 +147,23 @@ def test_join_keeps_what_all_sides_agree_on() -> None:
     assert join([]) == BOTTOM
 
 
+def test_instances_of_different_classes_join_to_the_choice_of_both() -> None:
+    from tflint_leaks.analysis.program import UNKNOWN, ClassRef, Type
+
+    agent, scripted = ClassRef("a.py", "Agent"), ClassRef("b.py", "Scripted")
+    one, other = Type(Kind.INSTANCE, agent), Type(Kind.INSTANCE, scripted)
+    both = Type(Kind.INSTANCE, choices=(agent, scripted))
+    assert join([one, other]) == both
+    assert join([other, one, one]) == both
+    assert join([both, Type(Kind.INSTANCE, ClassRef("c.py", "Third"))]).choices == (
+        agent,
+        scripted,
+        ClassRef("c.py", "Third"),
+    )
+    assert join([one, Type(Kind.INSTANCE)]) == UNKNOWN  # an instance of no known class
+    assert join([one, Type(Kind.MODEL)]) == UNKNOWN
+
+
 def test_summaries_follow_calls_and_stop_at_tf_functions(tmp_path: Path) -> None:
     modules = project(
         tmp_path,

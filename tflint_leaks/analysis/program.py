@@ -27,7 +27,7 @@ from __future__ import annotations
 import enum
 import weakref
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import astuple, dataclass, field, replace
 
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.facts import Body, Site, Span
@@ -89,6 +89,10 @@ class Type:
     kind: Kind
     #: For an instance (and a model of a project class): its class.
     klass: ClassRef | None = None
+    #: For an instance of one of several project classes (a parameter that call sites pass
+    #: different classes, ``klass`` None): those classes. Only method calls read it: each
+    #: class's method may be the one that runs.
+    choices: tuple[ClassRef, ...] = ()
     #: For a tuple: the types of its elements.
     elements: tuple[Type, ...] = ()
     #: For a tape: ``persistent=True``.
@@ -129,6 +133,10 @@ def join(types: Iterable[Type]) -> Type:
     if all(replace(t, fresh=first.fresh) == first for t in informative):
         return replace(first, fresh=fresh)
     kinds = {t.kind for t in informative}
+    if kinds == {Kind.INSTANCE} and all(t.klass or t.choices for t in informative):
+        # Instances of different project classes: each one's methods may run.
+        classes = {ref for t in informative for ref in ((t.klass,) if t.klass else t.choices)}
+        return Type(Kind.INSTANCE, choices=tuple(sorted(classes, key=astuple)))
     if kinds == {Kind.MODEL}:
         return Type(Kind.MODEL, fresh=fresh)
     if kinds == {Kind.TAPE}:
@@ -608,7 +616,10 @@ class Program:
             head = receiver.text.partition(".")[0]
             if self._name(head, where).kind is Kind.UNKNOWN:
                 return self._resolve_qualified(f"{receiver.text}.{name}", where)
-        owner = self._type(receiver, where)
+        return self._method_of(self._type(receiver, where), name)
+
+    def _method_of(self, owner: Type, name: str) -> Callee | None:
+        """The method ``name`` of an instance of the type ``owner``, through the MRO."""
         if owner.klass is None or owner.kind not in {Kind.INSTANCE, Kind.MODEL}:
             return None
         found = self._class(owner.klass)
@@ -923,8 +934,32 @@ class Program:
                     )
             return
         if callee is None:
-            yield from self._graph_effects(site, where)
+            alternatives = self._alternatives(call, where)
+            if not alternatives:
+                yield from self._graph_effects(site, where)
+            for alternative in alternatives:
+                yield from self._callee_effects(alternative, site, where, depth, nested=nested)
             return
+        yield from self._callee_effects(callee, site, where, depth, nested=nested)
+
+    def _alternatives(self, call: Expr, where: Where) -> list[Callee]:
+        """For a method called on an instance of one of several project classes, the method of
+        each class that has it."""
+        method = call.method
+        if method is None:
+            return []
+        owner = self._type(method[0], where)
+        found = []
+        for ref in owner.choices:
+            single = self._method_of(replace(owner, klass=ref, choices=()), method[1])
+            if single is not None:
+                found.append(single)
+        return found
+
+    def _callee_effects(
+        self, callee: Callee, site: Site, where: Where, depth: int, *, nested: bool
+    ) -> Iterator[Effect]:
+        call, path = site.call, where.module.path
         klass = callee.klass
         if callee.constructs and klass and self.project.is_model_class(callee.module, klass):
             yield Effect(EffectKind.BUILD_MODEL, path, site.span, klass.name)

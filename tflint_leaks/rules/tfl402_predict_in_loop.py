@@ -27,7 +27,9 @@ class PredictInLoop(Rule):
     by a project factory (in this file or another), assigned to `self.model` (or
     `self.actor.model`, through any number of attributes) by the class, or passed in by every
     project call site. The `predict` may sit in a method or function the loop calls (`act()`
-    in a `while not done` loop), up to four calls deep; the finding is then on the `predict`
+    in a `while not done` loop), up to four calls deep, also on an object that call sites
+    give as instances of different project classes (a random agent for warm-up, then the
+    learning agent: each class's `act` may run); the finding is then on the `predict`
     when it is in the same file, else on the call in the loop, and `related` lists every call
     between them.
 
@@ -69,6 +71,28 @@ class PredictInLoop(Rule):
     """
 
     VALID = (
+        Valid("""
+        import random
+
+        class RandomAgent:
+            def act(self, state):
+                return random.randrange(2)
+
+        class Scripted:
+            def predict(self, state):
+                return 0
+
+            def act(self, state):
+                return self.predict(state)
+
+        def run(env, agent):
+            state = env.reset()
+            while True:
+                state, done = env.step(agent.act(state))
+
+        run(env, RandomAgent())
+        run(env, Scripted())
+        """),
         Valid("""
         import tensorflow as tf
 
@@ -282,6 +306,37 @@ class PredictInLoop(Rule):
             26,
             14,
             57,
+            "`self.model.predict` through `act` every iteration builds a new `tf.data` "
+            "pipeline each call; use `self.model(x, training=False)` or `predict_on_batch`",
+        ),
+        Invalid(
+            """
+            import random
+            from tensorflow import keras
+
+            class RandomAgent:
+                def act(self, state):
+                    return random.randrange(2)
+
+            class Agent:
+                def __init__(self):
+                    self.model = keras.Sequential([keras.layers.Dense(2)])
+
+                def act(self, state):
+                    return self.model.predict(state[None]).argmax()
+
+            def run(env, agent):
+                state = env.reset()
+                while True:
+                    state, done = env.step(agent.act(state))
+
+            run(env, RandomAgent())  # warm-up
+            run(env, Agent())
+            """,
+            13,
+            16,
+            13,
+            47,
             "`self.model.predict` through `act` every iteration builds a new `tf.data` "
             "pipeline each call; use `self.model(x, training=False)` or `predict_on_batch`",
         ),
