@@ -112,6 +112,23 @@ class GraphGrowsInLoop(Rule):
         Valid("""
         import tensorflow as tf
 
+        x = tf.compat.v1.placeholder(tf.float32, [None, 4])
+        train_op = tf.compat.v1.train.AdamOptimizer().minimize(tf.reduce_mean(x))
+
+        def freeze(sess, step):
+            frozen = tf.compat.v1.graph_util.convert_variables_to_constants(
+                sess, sess.graph_def, ["output"]
+            )
+            tf.io.write_graph(frozen, "export", f"frozen-{step}.pb", as_text=False)
+
+        with tf.compat.v1.Session() as sess:
+            for step, batch in enumerate(batches):
+                sess.run(train_op, {x: batch})
+                freeze(sess, step)
+        """),
+        Valid("""
+        import tensorflow as tf
+
         sess = tf.compat.v1.Session()
         for network in range(5):
             sess.run(tf.compat.v1.global_variables_initializer())
