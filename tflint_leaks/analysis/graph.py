@@ -190,7 +190,6 @@ _KERAS_NO_OP = frozenset(
         "is_tensor",
         "learning_phase",
         "manual_variable_initialization",
-        "must_run_on_cpu",
         "name_scope",
         "ndim",
         "reset_uids",
