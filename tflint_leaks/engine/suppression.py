@@ -124,18 +124,12 @@ def _may_suppress_ours(text: str) -> bool:
     """Whether a line of ``text`` has a ``noqa`` that is blanket or names a ``TFL`` code: the
     other files (none, or only ``# noqa: E501``: every flake8-clean codebase) need no
     tokenizing. Reading lines rather than comments can only say yes more often."""
-    lowered = text.lower()
-    breaks = ("\n", "\r") if "\r" in text else ("\n",)
-    found = lowered.find("noqa")
-    while found != -1:
-        start = max(text.rfind(mark, 0, found) for mark in breaks) + 1
-        ends = [end for end in (text.find(mark, found) for mark in breaks) if end != -1]
-        end = min(ends, default=len(text))
-        line = text[start:end]
+    if "noqa" not in text.lower():
+        return False
+    for line in split_lines(text):
         match = _FILE.search(line) or _LINE.search(line)
         if match is not None and (not match.group("codes") or "TFL" in match["codes"].upper()):
             return True
-        found = lowered.find("noqa", end)
     return False
 
 
