@@ -616,13 +616,14 @@ class Program:
             head = receiver.text.partition(".")[0]
             if self._name(head, where).kind is Kind.UNKNOWN:
                 return self._resolve_qualified(f"{receiver.text}.{name}", where)
-        return self._method_of(self._type(receiver, where), name)
-
-    def _method_of(self, owner: Type, name: str) -> Callee | None:
-        """The method ``name`` of an instance of the type ``owner``, through the MRO."""
-        if owner.klass is None or owner.kind not in {Kind.INSTANCE, Kind.MODEL}:
+        owner = self._type(receiver, where)
+        if owner.kind not in {Kind.INSTANCE, Kind.MODEL}:
             return None
-        found = self._class(owner.klass)
+        return self._method_of(owner.klass, name)
+
+    def _method_of(self, ref: ClassRef | None, name: str) -> Callee | None:
+        """The method ``name`` of a project class, through the MRO."""
+        found = self._class(ref)
         if found is None:
             return None
         for module, klass in self._mro(*found):
@@ -948,13 +949,8 @@ class Program:
         method = call.method
         if method is None:
             return []
-        owner = self._type(method[0], where)
-        found = []
-        for ref in owner.choices:
-            single = self._method_of(replace(owner, klass=ref, choices=()), method[1])
-            if single is not None:
-                found.append(single)
-        return found
+        choices = self._type(method[0], where).choices
+        return [c for ref in choices if (c := self._method_of(ref, method[1])) is not None]
 
     def _callee_effects(
         self, callee: Callee, site: Site, where: Where, depth: int, *, nested: bool
