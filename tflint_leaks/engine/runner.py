@@ -9,7 +9,7 @@ call; :func:`lint_source` lints an editor's buffer. Each stage lives in its own 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -216,11 +216,6 @@ def _check(
 ) -> tuple[list[Diagnostic], list[str]]:
     project, per_file, prefilter = shared
     settings = per_file[parsed.path]
-    # A worker receives a copy of the file (pickled with the task): check the project's own
-    # index of it, the one every other module's facts refer to.
-    own = project.module_at(parsed.path)
-    if own is not None and own is not parsed.index:
-        parsed = replace(parsed, index=own)
     return check_file(
         parsed, project, settings.options, settings.enabled_codes(), prefilter=prefilter
     )
