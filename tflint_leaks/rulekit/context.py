@@ -10,7 +10,7 @@ loops, ancestors); expensive facts (per-scope assignments, tapes) are computed o
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -302,20 +302,22 @@ class FileContext:
             counts.append(evaluator.trip_count(loop.iter))
         return min((count for count in counts if count is not None), default=None)
 
-    def iterations(self) -> int | None:
-        """How many times the current node runs through the loops of its scope (the product
-        of their trip counts), when every one is known; None otherwise."""
+    def iterations(self, loops: Iterable[LoopNode] | None = None) -> int | None:
+        """How many times the current node runs through the loops of its scope (or through
+        ``loops``, some of them): the product of their trip counts, when every one is known;
+        None otherwise."""
         total = 1
-        for loop in self.loops:
+        for loop in self.loops if loops is None else loops:
             count = self.trip_count(loop)
             if count is None:
                 return None
             total *= count
         return total
 
-    def bounded(self, limit: int) -> bool:
-        """The enclosing loops run the current node at most ``limit`` times in all."""
-        count = self.iterations()
+    def bounded(self, limit: int, loops: Iterable[LoopNode] | None = None) -> bool:
+        """The enclosing loops (or ``loops``, some of them) run the current node at most
+        ``limit`` times in all."""
+        count = self.iterations(loops)
         return count is not None and count <= limit
 
     # -- whole-program facts -------------------------------------------------------------------

@@ -316,7 +316,11 @@ class StepTensorsKept(Rule):
         if name is None or not context.loops or context.in_tf_function or _keras_traced(context):
             return
         loops = _accumulating(context, name)
-        if not loops or _bounded(context, loops) or in_graph_mode(context):
+        if (
+            not loops
+            or context.bounded(context.options.max_loop_iterations, loops)
+            or in_graph_mode(context)
+        ):
             return
         what = _holds(context, value, loops[-1])
         if what is None or not _trains(context, loops[-1]):
@@ -350,17 +354,6 @@ def _accumulating(context: FileContext, name: str) -> list[LoopNode]:
         if not a.augmented and not (a.value is not None and mentions(a.value, name))
     ]
     return [loop for loop in context.loops if not any(loop in a.loops for a in resets)]
-
-
-def _bounded(context: FileContext, loops: list[LoopNode]) -> bool:
-    """The accumulating loops run a known small number of times in all."""
-    total = 1
-    for loop in loops:
-        count = context.trip_count(loop)
-        if count is None:
-            return False
-        total *= count
-    return total <= context.options.max_loop_iterations
 
 
 def _trains(context: FileContext, loop: LoopNode) -> bool:
