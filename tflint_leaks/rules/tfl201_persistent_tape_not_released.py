@@ -12,7 +12,7 @@ from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules._graph import in_graph_mode
 from tflint_leaks.rules._models import STORE_METHODS, method_call
-from tflint_leaks.rules._tapes import bare_references
+from tflint_leaks.rules._tapes import bare_references, mentions
 
 
 class PersistentTapeNotReleased(Rule):
@@ -387,7 +387,7 @@ def _work_after(
     branch (an ``if``, ``with`` or ``try`` block) with work after it there, as in ``if
     auto_alpha: grad = tape.gradient(...); optimizer.apply_gradients(...)``; a loop's body is not
     entered (its next iteration may use the tape again)."""
-    uses = [index for index in range(start, len(body)) if _mentions(body[index], name)]
+    uses = [index for index in range(start, len(body)) if mentions(body[index], name)]
     if not uses and not opening:
         return None
     last = uses[-1] if uses else start
@@ -406,10 +406,6 @@ def _work_after(
         if found is not None:
             return found
     return None
-
-
-def _mentions(node: cst.CSTNode, name: str) -> bool:
-    return any(isinstance(n, cst.Name) and n.value == name for n in descendants(node))
 
 
 def _branches(
