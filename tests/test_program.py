@@ -10,9 +10,12 @@ from pathlib import Path
 import pytest
 
 from tflint_leaks.analysis.index import ModuleIndex, index_source
-from tflint_leaks.analysis.program import Kind, Program, Where, join
+from tflint_leaks.analysis.inference import Where
+from tflint_leaks.analysis.lattice import FunctionRef, Kind
+from tflint_leaks.analysis.program import Program
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.symbolic import from_ast
+from tflint_leaks.engine.prefilter import Prefilter
 
 
 def project(tmp_path: Path, **files: str) -> dict[str, ModuleIndex]:
@@ -26,7 +29,7 @@ def project(tmp_path: Path, **files: str) -> dict[str, ModuleIndex]:
 
 
 def type_in(program: Program, where: Where, expression: str) -> tuple[Kind, bool]:
-    found = program.type_of(from_ast(ast.parse(expression, mode="eval").body), where)
+    found = program.value(from_ast(ast.parse(expression, mode="eval").body), where)
     return found.kind, found.fresh
 
 
@@ -94,7 +97,7 @@ def test_factory_types_through_recursion_tuples_and_bases(
     assert type_in(program, where, "Actor().model") == (Kind.MODEL, False)
     assert type_in(program, where, "Actor().net") == (Kind.MODEL, False)
     assert type_in(program, where, "Actor().size") == (Kind.NUMBER, False)
-    assert type_in(program, where, "Actor()") == (Kind.INSTANCE, False)
+    assert type_in(program, where, "Actor()") == (Kind.INSTANCE, True)  # a new instance
 
 
 def test_parameters_take_the_type_every_call_site_passes(
@@ -136,34 +139,6 @@ def test_a_copy_of_a_module_asks_about_its_parameters_as_the_original(tmp_path: 
         assert type_in(program, where, "model") == (Kind.MODEL, False)
 
 
-def test_join_keeps_what_all_sides_agree_on() -> None:
-    from tflint_leaks.analysis.program import BOTTOM, UNKNOWN, Type
-
-    model, fresh = Type(Kind.MODEL), Type(Kind.MODEL, fresh=True)
-    assert join([Type(Kind.NONE), model]) == model
-    assert join([BOTTOM, fresh]) == fresh
-    assert join([model, fresh]) == model
-    assert join([model, Type(Kind.TENSOR)]) == UNKNOWN
-    assert join([]) == BOTTOM
-
-
-def test_instances_of_different_classes_join_to_the_choice_of_both() -> None:
-    from tflint_leaks.analysis.program import UNKNOWN, ClassRef, Type
-
-    agent, scripted = ClassRef("a.py", "Agent"), ClassRef("b.py", "Scripted")
-    one, other = Type(Kind.INSTANCE, agent), Type(Kind.INSTANCE, scripted)
-    both = Type(Kind.INSTANCE, choices=(agent, scripted))
-    assert join([one, other]) == both
-    assert join([other, one, one]) == both
-    assert join([both, Type(Kind.INSTANCE, ClassRef("c.py", "Third"))]).choices == (
-        agent,
-        scripted,
-        ClassRef("c.py", "Third"),
-    )
-    assert join([one, Type(Kind.INSTANCE)]) == UNKNOWN  # an instance of no known class
-    assert join([one, Type(Kind.MODEL)]) == UNKNOWN
-
-
 def test_summaries_follow_calls_and_stop_at_tf_functions(tmp_path: Path) -> None:
     modules = project(
         tmp_path,
@@ -184,11 +159,7 @@ def test_summaries_follow_calls_and_stop_at_tf_functions(tmp_path: Path) -> None
         """,
     )
     program = Program(ProjectIndex(modules.values()))
-    steps = modules["steps"]
-    where = Where(steps)
-    callee = program.resolve(from_ast(ast.parse("outer(1)", mode="eval").body), where)
-    assert callee is not None
-    effects = program.summary(callee)
+    effects = program.summary(FunctionRef(modules["steps"].path, "outer"))
     kinds = sorted((e.kind.value, tuple(hop.callee for hop in e.chain)) for e in effects)
     # The tf.function's Python body runs only while it traces: no model built per call there;
     # `x` is passed on to it as it is; the model passed to `helper` is fitted there.
@@ -241,12 +212,9 @@ def test_graph_code_builds_and_runs_the_graph_through_calls(tmp_path: Path) -> N
     assert type_in(program, Where(train), "agent.sess") == (Kind.SESSION, False)
 
     def summary(module: str) -> list[tuple[str, str, tuple[str, ...]]]:
-        where = Where(modules[module])
-        callee = program.resolve(from_ast(ast.parse("step(1, 2)", mode="eval").body), where)
-        assert callee is not None
         return sorted(
             (e.kind.value, e.text, tuple(hop.callee for hop in e.chain))
-            for e in program.summary(callee)
+            for e in program.summary(FunctionRef(modules[module].path, "step"))
         )
 
     # The module that mentions sessions keeps its graph ops (not `trainable_variables`, which
@@ -261,8 +229,9 @@ def test_graph_code_builds_and_runs_the_graph_through_calls(tmp_path: Path) -> N
     # Graph ops are everywhere in graph code: only a function that runs the graph is
     # interesting, and only to the rules that ask for graph runners.
     candidates = frozenset({"agent", "sync", "step", "Agent"})
-    assert program.interesting_names(train, candidates, runs_graph=True) == {"sync", "step"}
-    assert program.interesting_names(train, candidates) == set()
+    prefilter = Prefilter(program)
+    assert prefilter.interesting_names(train, candidates, runs_graph=True) == {"sync", "step"}
+    assert prefilter.interesting_names(train, candidates) == set()
 
 
 def test_generator_functions_are_known(tmp_path: Path) -> None:

@@ -23,7 +23,15 @@ from tflint_leaks.analysis.names import (
     is_numpy,
     is_tensorflow,
 )
-from tflint_leaks.analysis.symbolic import UNKNOWN, Expr, Op, from_ast, item
+from tflint_leaks.analysis.symbolic import (
+    BINARY_OPERATORS,
+    UNKNOWN,
+    Expr,
+    Op,
+    from_ast,
+    item,
+    iterate,
+)
 
 #: Builtins whose calls say nothing about models, tapes or functions.
 _PLAIN_BUILTINS = frozenset(
@@ -43,7 +51,7 @@ class Assign:
     value: Expr
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class Span:
     """A range of a file: 1-based lines, 1-based character columns, exclusive end."""
 
@@ -99,11 +107,13 @@ def _kept(call: ast.Call, resolve: Resolve, graph_code: bool) -> bool:
 
 def _targets(target: ast.expr, value: Expr) -> Iterable[Assign]:
     if isinstance(target, ast.Tuple | ast.List):
+        known = True  # positions after a ``*rest`` count from the end: not known
         for position, element in enumerate(target.elts):
             if isinstance(element, ast.Starred):
+                known = False
                 yield from _targets(element.value, UNKNOWN)
             else:
-                yield from _targets(element, item(value, position))
+                yield from _targets(element, item(value, position) if known else UNKNOWN)
         return
     name = from_ast(target)
     if name.op is Op.REF:
@@ -175,11 +185,15 @@ def collect_body(
                 if node.value is not None:
                     assigns.append(Assign(name.text, from_ast(node.value)))
         elif isinstance(node, ast.AugAssign):
-            assigns.extend(_targets(node.target, UNKNOWN))
+            # ``n += 1`` is ``n = n + 1`` (a list's ``+=`` extends it: still a list).
+            operator = BINARY_OPERATORS[type(node.op)]
+            current = from_ast(node.target)
+            value = Expr(Op.BINARY, operator, (current, from_ast(node.value)))
+            assigns.extend(_targets(node.target, value))
         elif isinstance(node, ast.NamedExpr):
             assigns.extend(_targets(node.target, from_ast(node.value)))
         elif isinstance(node, ast.For | ast.AsyncFor):
-            assigns.extend(_targets(node.target, Expr(Op.OTHER, "iter", (from_ast(node.iter),))))
+            assigns.extend(_targets(node.target, iterate(from_ast(node.iter))))
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
             assigns.extend(_targets(node.optional_vars, from_ast(node.context_expr)))
         elif isinstance(node, ast.Return) and node.value is not None:

@@ -31,24 +31,6 @@ from tflint_leaks.analysis.symbolic import Expr, Op
 from tflint_leaks.analysis.units import FileUnits, ImportNode, child_nodes, collect_units
 from tflint_leaks.source import split_lines
 
-#: Keras callback hooks, run in Python once per batch or per epoch: a ``tf.function`` created
-#: inside one is created again every time.
-PER_STEP_METHODS = frozenset(
-    {
-        "on_batch_begin",
-        "on_batch_end",
-        "on_train_batch_begin",
-        "on_train_batch_end",
-        "on_test_batch_begin",
-        "on_test_batch_end",
-        "on_predict_batch_begin",
-        "on_predict_batch_end",
-        "on_epoch_begin",
-        "on_epoch_end",
-    }
-)
-
-
 @dataclass(frozen=True)
 class TfFunctionFacts:
     """How a ``tf.function`` was made and which retracing controls it has."""

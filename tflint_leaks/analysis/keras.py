@@ -8,10 +8,13 @@ Every name here is canonical (see :func:`~tflint_leaks.analysis.names.canonical`
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 #: Classes whose instances are Keras models (a project class deriving from one is a model too).
 MODEL_CLASSES = frozenset({"keras.Model", "keras.Sequential"})
 
-#: Functions that return a new Keras model.
+#: Functions that return a new Keras model (every namespace canonicalises to ``keras.``: tf.keras,
+#: standalone Keras 2, Keras 3, tf_keras), and TensorFlow's SavedModel loader.
 MODEL_LOADERS = frozenset(
     {
         "keras.models.load_model",
@@ -20,8 +23,24 @@ MODEL_LOADERS = frozenset(
         "keras.models.model_from_yaml",
         "keras.models.model_from_config",
         "keras.saving.deserialize_keras_object",
+        "keras.utils.deserialize_keras_object",
+        "keras.layers.deserialize",
+        "tensorflow.saved_model.load",
+        "tensorflow.keras.experimental.load_from_saved_model",
     }
 )
+
+#: The class method that builds a model from its configuration (``Model.from_config(cfg)``,
+#: ``Sequential.from_config``, a project model class's).
+FROM_CONFIG = "from_config"
+
+#: Model methods that run inference through ``predict``'s machinery (in TF2 a new ``tf.data``
+#: pipeline and function traces every call); the Keras 2 spellings included.
+PREDICT_METHODS = frozenset({"predict", "predict_classes", "predict_proba", "predict_generator"})
+#: What a loop should call instead: one step, no pipeline.
+PREDICT_REMEDIES = frozenset({"predict_on_batch", "__call__"})
+#: Model methods that fit the model.
+FIT_METHODS = frozenset({"fit", "fit_generator"})
 
 _APPLICATIONS = "keras.applications."
 
@@ -67,7 +86,9 @@ DATASET_METHODS = frozenset(
 
 #: Model methods that run training or inference on the model.
 TRAINING_METHODS = frozenset(
-    {"fit", "train_on_batch", "evaluate", "test_on_batch", "predict", "predict_on_batch"}
+    {"train_on_batch", "evaluate", "test_on_batch", "predict_on_batch", "evaluate_generator"}
+    | FIT_METHODS
+    | PREDICT_METHODS
 )
 
 #: Calls that take a training step by hand (a custom training loop).
@@ -79,6 +100,9 @@ TRAINING_STEPS = STEP_METHODS | frozenset({"fit", "train_on_batch"})
 def builds_model(name: str) -> bool:
     """Whether calling the canonical ``name`` constructs or loads a Keras model."""
     if name in MODEL_CLASSES or name in MODEL_LOADERS:
+        return True
+    owner, _, last = name.rpartition(".")
+    if last == FROM_CONFIG and owner in MODEL_CLASSES:
         return True
     if name.startswith(_APPLICATIONS):
         # ``keras.applications.ResNet50`` / ``keras.applications.resnet.ResNet50``, not the
@@ -92,5 +116,66 @@ def is_model_class(bases: tuple[str, ...]) -> bool:
     return any(base in MODEL_CLASSES for base in bases)
 
 
+#: Keras callback hooks, run in Python once per batch or per epoch: a ``tf.function`` created
+#: inside one is created again every time.
+PER_STEP_METHODS = frozenset(
+    {
+        "on_batch_begin",
+        "on_batch_end",
+        "on_train_batch_begin",
+        "on_train_batch_end",
+        "on_test_batch_begin",
+        "on_test_batch_end",
+        "on_predict_batch_begin",
+        "on_predict_batch_end",
+        "on_epoch_begin",
+        "on_epoch_end",
+    }
+)
+
 #: Tape methods that compute a gradient from what the tape recorded.
 GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
+
+
+class Splitter(NamedTuple):
+    """A scikit-learn cross-validator: how many splits it makes, from which arguments."""
+
+    #: The arguments whose product is the number of splits: (keyword, position or -1 when
+    #: keyword-only, default); empty for a splitter whose count is the data's size.
+    counts: tuple[tuple[str, int, int], ...]
+    #: The object itself is iterated (the old ``sklearn.cross_validation`` API), rather than
+    #: its ``split(X, y)``.
+    iterable: bool = False
+
+
+_NEW = "sklearn.model_selection."
+_OLD = "sklearn.cross_validation."
+
+#: Every scikit-learn splitter, old and new API, with its defaults (scikit-learn's reference).
+SPLITTERS: dict[str, Splitter] = {
+    f"{_NEW}KFold": Splitter((("n_splits", 0, 5),)),
+    f"{_NEW}StratifiedKFold": Splitter((("n_splits", 0, 5),)),
+    f"{_NEW}GroupKFold": Splitter((("n_splits", 0, 5),)),
+    f"{_NEW}StratifiedGroupKFold": Splitter((("n_splits", 0, 5),)),
+    f"{_NEW}TimeSeriesSplit": Splitter((("n_splits", 0, 5),)),
+    f"{_NEW}RepeatedKFold": Splitter((("n_splits", -1, 5), ("n_repeats", -1, 10))),
+    f"{_NEW}RepeatedStratifiedKFold": Splitter((("n_splits", -1, 5), ("n_repeats", -1, 10))),
+    f"{_NEW}ShuffleSplit": Splitter((("n_splits", 0, 10),)),
+    f"{_NEW}StratifiedShuffleSplit": Splitter((("n_splits", 0, 10),)),
+    f"{_NEW}GroupShuffleSplit": Splitter((("n_splits", 0, 5),)),
+    f"{_NEW}LeaveOneOut": Splitter(()),
+    f"{_NEW}LeavePOut": Splitter(()),
+    f"{_NEW}LeaveOneGroupOut": Splitter(()),
+    f"{_NEW}LeavePGroupsOut": Splitter(()),
+    f"{_NEW}PredefinedSplit": Splitter(()),
+    f"{_OLD}KFold": Splitter((("n_folds", 1, 3),), iterable=True),
+    f"{_OLD}StratifiedKFold": Splitter((("n_folds", 1, 3),), iterable=True),
+    f"{_OLD}LabelKFold": Splitter((("n_folds", 1, 3),), iterable=True),
+    f"{_OLD}ShuffleSplit": Splitter((("n_iter", 1, 10),), iterable=True),
+    f"{_OLD}StratifiedShuffleSplit": Splitter((("n_iter", 1, 10),), iterable=True),
+    f"{_OLD}LeaveOneOut": Splitter((), iterable=True),
+    f"{_OLD}LeaveOneLabelOut": Splitter((), iterable=True),
+}
+
+#: The methods of a splitter: the iterable of splits, and the number of splits.
+SPLIT_METHOD = "split"

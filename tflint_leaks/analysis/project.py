@@ -1,14 +1,20 @@
-"""Cross-file lookups over every :class:`ModuleIndex` of the project.
+"""Cross-file lookups over every :class:`ModuleIndex` of the project: the static facts.
 
 Modules are found by dotted name. A module that is imported but was not given on the command
 line (pre-commit passes only the changed files) is looked up on disk next to the importer and
-indexed on demand, so ``from steps import train_step`` still resolves.
+indexed. :meth:`ProjectIndex.close` does that for every import of every module, once, before
+any question is asked, and freezes the project: from then on the set of modules is fixed, so
+every question has the same answer whichever file asks it first and in whichever process.
+
+Everything here follows chains with explicit worklists and visited sets: a re-export cycle
+between a package's ``__init__`` and its modules, a class hierarchy thousands deep or a base
+class that is its own ancestor end like any other lookup, without recursion.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,9 +25,8 @@ from tflint_leaks.analysis.index import (
     TfFunctionFacts,
     index_source,
 )
+from tflint_leaks.analysis.names import resolve_dotted
 from tflint_leaks.source import SourceError, read_source
-
-_MAX_REEXPORT_DEPTH = 4
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,20 @@ class Definition:
     tf_function: TfFunctionFacts | None = None
 
 
+@dataclass(frozen=True)
+class Global:
+    """A module-level name of the project that a dotted name refers to: the module, the name
+    there, and the attributes read from it (``models.policy.net``: ``models``, ``policy``,
+    ``("net",)``)."""
+
+    module: ModuleIndex
+    name: str
+    attributes: tuple[str, ...]
+
+
+ClassDef = tuple[ModuleIndex, ClassFacts]
+
+
 class ProjectIndex:
     def __init__(self, modules: Iterable[ModuleIndex] = ()) -> None:
         self._by_name: dict[str, list[ModuleIndex]] = {}
@@ -44,6 +63,9 @@ class ProjectIndex:
         self._dependencies: dict[str, list[ModuleIndex]] = {}
         #: (root, top-level name) pairs with neither a module nor a package on disk.
         self._absent: set[tuple[str, str]] = set()
+        self._frozen = False
+        self._mro: dict[tuple[str, str], tuple[ClassDef, ...]] = {}
+        self._subclasses: dict[tuple[str, str], tuple[ClassDef, ...]] | None = None
         for module in modules:
             self.add(module)
 
@@ -53,13 +75,32 @@ class ProjectIndex:
         for key in [key for key in self._found if key[0] == module.module]:
             del self._found[key]
         self._dependencies.clear()
+        self._mro.clear()
+        self._subclasses = None
 
     def module_at(self, path: str) -> ModuleIndex | None:
         """The indexed module of a file."""
         return self._by_path.get(path)
 
     def modules(self) -> list[ModuleIndex]:
-        return list(self._by_path.values())
+        """Every module, sorted by path."""
+        return [self._by_path[path] for path in sorted(self._by_path)]
+
+    def close(self) -> ProjectIndex:
+        """Index every project module an indexed module imports (found on disk next to the
+        importer), until none is left, then freeze the set of modules. Returns ``self``."""
+        if self._frozen:
+            return self
+        done: set[str] = set()
+        while True:
+            todo = [path for path in sorted(self._by_path) if path not in done]
+            if not todo:
+                break
+            for path in todo:
+                done.add(path)
+                self.dependencies(self._by_path[path])
+        self._frozen = True
+        return self
 
     # -- modules -------------------------------------------------------------------------------
 
@@ -76,6 +117,8 @@ class ProjectIndex:
                 return candidate
         if len(candidates) == 1:
             return candidates[0]
+        if self._frozen:
+            return None
         return self._load_from_disk(name, Path(importer.root))
 
     def _load_from_disk(self, name: str, root: Path) -> ModuleIndex | None:
@@ -93,7 +136,7 @@ class ProjectIndex:
             try:
                 source = read_source(path)
                 module = index_source(source, path, ast.parse(source))
-            except (SourceError, SyntaxError, ValueError, RecursionError):
+            except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
                 self._missing.add(path)
                 continue
             self.add(module)
@@ -102,23 +145,48 @@ class ProjectIndex:
 
     # -- definitions ---------------------------------------------------------------------------
 
-    def lookup(self, qualified: str, importer: ModuleIndex, depth: int = 0) -> Definition | None:
+    def lookup(self, qualified: str, importer: ModuleIndex) -> Definition | None:
         """Find the project definition a fully qualified name refers to: a function, a class, a
-        method (``pkg.mod.Class.method``), or a module-level ``name = tf.function(fn)``."""
-        if depth > _MAX_REEXPORT_DEPTH:
+        method (``pkg.mod.Class.method``), or a module-level ``name = tf.function(fn)``,
+        following re-exports (``from .layers import Dense`` in a package ``__init__``)."""
+        seen: set[tuple[str, str]] = set()
+        while (qualified, importer.path) not in seen:
+            seen.add((qualified, importer.path))
+            found = self._split(qualified, importer)
+            if found is None:
+                return None
+            module, rest = found
+            definition = self._defined(module, rest)
+            if definition is not None:
+                return definition
+            reexported = module.imports.get(rest[0])
+            if reexported is None:
+                return None
+            qualified, importer = ".".join([reexported, *rest[1:]]), module
+        return None  # a re-export cycle
+
+    def local(self, module: ModuleIndex, dotted: str) -> Definition | None:
+        """A definition of ``module`` itself (``step`` or ``Trainer.step``), or one it imports."""
+        rest = dotted.split(".")
+        definition = self._defined(module, rest)
+        if definition is not None:
+            return definition
+        reexported = module.imports.get(rest[0])
+        if reexported is None:
             return None
+        return self.lookup(".".join([reexported, *rest[1:]]), module)
+
+    def _split(self, qualified: str, importer: ModuleIndex) -> tuple[ModuleIndex, list[str]] | None:
+        """The project module a qualified name starts with (the longest that exists) and the
+        rest of the name."""
         parts = qualified.split(".")
         for split in range(len(parts) - 1, 0, -1):
             module = self.find_module(".".join(parts[:split]), importer)
             if module is not None:
-                return self._in_module(module, parts[split:], depth)
+                return module, parts[split:]
         return None
 
-    def local(self, module: ModuleIndex, dotted: str) -> Definition | None:
-        """A definition of ``module`` itself (``step`` or ``Trainer.step``)."""
-        return self._in_module(module, dotted.split("."), 0)
-
-    def _in_module(self, module: ModuleIndex, rest: list[str], depth: int) -> Definition | None:
+    def _defined(self, module: ModuleIndex, rest: list[str]) -> Definition | None:
         head = rest[0]
         if len(rest) == 1:
             if head in module.tf_function_names:
@@ -135,42 +203,100 @@ class ProjectIndex:
             tf_function = self.class_tf_functions(module, klass).get(rest[1])
             if method is not None or tf_function is not None:
                 return Definition(module, function=method, klass=klass, tf_function=tf_function)
-        reexported = module.imports.get(head)
-        if reexported is not None:
-            return self.lookup(".".join([reexported, *rest[1:]]), module, depth + 1)
         return None
 
+    def global_of(self, text: str, module: ModuleIndex) -> Global | None:
+        """The project module-level name an imported dotted name (``models.policy.net``)
+        refers to, following re-exports; None for a library or a cycle."""
+        qualified = resolve_dotted(text, module.imports)
+        seen: set[tuple[str, str]] = set()
+        while qualified is not None and (qualified, module.path) not in seen:
+            seen.add((qualified, module.path))
+            found = self._split(qualified, module)
+            if found is None:
+                return None
+            target, rest = found
+            head = rest[0]
+            bound = (
+                head in target.functions
+                or head in target.classes
+                or head in target.tf_function_names
+                or any(a.target == head for a in target.body.assigns)
+                or any(a.target == head for a in target.body.annotations)
+            )
+            if bound or head not in target.imports:
+                return Global(target, head, tuple(rest[1:]))
+            qualified = resolve_dotted(".".join(rest), target.imports)
+            module = target
+        return None
+
+    # -- classes -------------------------------------------------------------------------------
+
+    def bases(self, module: ModuleIndex, klass: ClassFacts) -> list[ClassDef]:
+        """The project classes a class names as its bases, in order."""
+        found: list[ClassDef] = []
+        for base in klass.bases:
+            definition = self.lookup(base, module) if "." in base else self.local(module, base)
+            if definition is not None and definition.klass is not None and not definition.function:
+                found.append((definition.module, definition.klass))
+        return found
+
+    def mro(self, module: ModuleIndex, klass: ClassFacts) -> tuple[ClassDef, ...]:
+        """The class and its project ancestors in Python's method resolution order (C3; where
+        the bases admit none, depth first), the class first. A base that is its own ancestor
+        is left out where it closes the cycle."""
+        key = (module.path, klass.name)
+        cached = self._mro.get(key)
+        if cached is not None:
+            return cached
+        # Linearise every ancestor first, deepest first, with an explicit stack.
+        on_path: set[tuple[str, str]] = {key}
+        stack: list[tuple[ClassDef, Iterator[ClassDef]]] = [
+            ((module, klass), iter(self.bases(module, klass)))
+        ]
+        while stack:
+            current, bases = stack[-1]
+            base = next(bases, None)
+            if base is not None:
+                base_key = (base[0].path, base[1].name)
+                if base_key not in self._mro and base_key not in on_path:
+                    on_path.add(base_key)
+                    stack.append((base, iter(self.bases(*base))))
+                continue
+            stack.pop()
+            current_key = (current[0].path, current[1].name)
+            on_path.discard(current_key)
+            parents = [self._mro[_key(b)] for b in self.bases(*current) if _key(b) in self._mro]
+            if len(parents) == 1:
+                self._mro[current_key] = (current, *parents[0])  # single inheritance
+            else:
+                self._mro[current_key] = (current, *_c3([list(p) for p in parents]))
+        return self._mro[key]
+
+    def subclasses(self, module: ModuleIndex, klass: ClassFacts) -> tuple[ClassDef, ...]:
+        """The project classes that have ``klass`` among their ancestors (not itself), sorted."""
+        if self._subclasses is None:
+            table: dict[tuple[str, str], list[ClassDef]] = {}
+            for owner in self.modules():
+                for candidate in owner.classes.values():
+                    for ancestor in self.mro(owner, candidate)[1:]:
+                        table.setdefault(_key(ancestor), []).append((owner, candidate))
+            self._subclasses = {key: tuple(found) for key, found in table.items()}
+        return self._subclasses.get((module.path, klass.name), ())
+
     def class_tf_functions(
-        self, module: ModuleIndex, klass: ClassFacts, depth: int = 0
+        self, module: ModuleIndex, klass: ClassFacts
     ) -> dict[str, TfFunctionFacts]:
         """``tf.function`` attributes of a class, including those inherited from project bases."""
         found: dict[str, TfFunctionFacts] = {}
-        if depth <= _MAX_REEXPORT_DEPTH:
-            for base in klass.bases:
-                definition = self.lookup(base, module) if "." in base else self.local(module, base)
-                if definition is not None and definition.klass is not None:
-                    found.update(
-                        self.class_tf_functions(definition.module, definition.klass, depth + 1)
-                    )
-        found.update(klass.tf_functions)
+        for _, owner in reversed(self.mro(module, klass)):
+            found.update(owner.tf_functions)
         return found
 
-    def is_model_class(self, module: ModuleIndex, klass: ClassFacts, depth: int = 0) -> bool:
+    def is_model_class(self, module: ModuleIndex, klass: ClassFacts) -> bool:
         """Whether ``klass`` is a Keras model: it derives from ``keras.Model`` or
         ``keras.Sequential``, directly or through project bases."""
-        if klass.is_keras_model:
-            return True
-        if depth > _MAX_REEXPORT_DEPTH:
-            return False
-        for base in klass.bases:
-            definition = self.lookup(base, module) if "." in base else self.local(module, base)
-            if (
-                definition is not None
-                and definition.klass is not None
-                and self.is_model_class(definition.module, definition.klass, depth + 1)
-            ):
-                return True
-        return False
+        return any(owner.is_keras_model for _, owner in self.mro(module, klass))
 
     def dependencies(self, module: ModuleIndex) -> list[ModuleIndex]:
         """The project modules this module's imports resolve to (for cache invalidation)."""
@@ -190,3 +316,38 @@ class ProjectIndex:
                     break
         found.pop(module.path, None)
         return sorted(found.values(), key=lambda m: m.path)
+
+
+def _key(definition: ClassDef) -> tuple[str, str]:
+    return definition[0].path, definition[1].name
+
+
+def _c3(linearizations: list[list[ClassDef]]) -> list[ClassDef]:
+    """C3's merge of the bases' linearisations (each starting with its base); depth first
+    where there is no consistent order."""
+    sequences = [list(s) for s in linearizations if s]
+    merged: list[ClassDef] = []
+    while sequences:
+        head = None
+        tails = {_key(d) for sequence in sequences for d in sequence[1:]}
+        for sequence in sequences:
+            if _key(sequence[0]) not in tails:
+                head = sequence[0]
+                break
+        if head is None:
+            # No consistent order (Python would refuse the class): depth first, each once.
+            seen = {_key(m) for m in merged}
+            for sequence in sequences:
+                for definition in sequence:
+                    if _key(definition) not in seen:
+                        seen.add(_key(definition))
+                        merged.append(definition)
+            return merged
+        merged.append(head)
+        chosen = _key(head)
+        sequences = [
+            rest
+            for sequence in sequences
+            if (rest := [d for d in sequence if _key(d) != chosen])
+        ]
+    return merged

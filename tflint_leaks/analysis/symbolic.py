@@ -1,12 +1,18 @@
 """Expressions as plain data, so the whole-program facts can be computed once per module,
 cached, and read back for any file.
 
-An :class:`Expr` keeps what the facts need of an expression and nothing else: dotted names,
-calls (callee, positional and keyword arguments), attributes and constant subscripts of other
-expressions, tuples, the kind of a literal, and "something else". Both parsers feed it: the
-``ast`` index (:func:`from_ast`, here) and the libcst rules
-(:func:`tflint_leaks.analysis.symbolic_cst.from_cst`), so one evaluator
-(:mod:`tflint_leaks.analysis.program`) answers for both.
+An :class:`Expr` keeps what the solver needs of an expression: dotted names, calls (callee,
+positional and keyword arguments), attributes and subscripts of other expressions, displays
+(tuples, lists, sets, dicts: their first :data:`MAX_DISPLAYED` elements and their length),
+comprehensions, arithmetic, the kind of a literal (and an integer's value), and "something
+else". Both parsers feed it: the ``ast`` index (:func:`from_ast`, here) and the libcst rules
+(:func:`tflint_leaks.analysis.symbolic_cst.from_cst`); ``tests/test_symbolic.py`` checks that
+the two agree on every expression of every rule example and fixture.
+
+Where positions stop being known (an argument after ``*args``, an element after ``*rest``), the
+expression keeps only what comes before and says so (``text`` ``"*"``), so no argument is ever
+matched to the wrong parameter. Expressions nested deeper than :data:`MAX_DEPTH` are "something
+else": generated code, whose values no rule needs.
 """
 
 from __future__ import annotations
@@ -19,18 +25,35 @@ from typing import NamedTuple
 class Op(enum.Enum):
     #: A dotted name, ``text``: ``model``, ``self.actor.model``, ``tf.keras.Sequential``.
     REF = "ref"
-    #: ``parts[0](*parts[1:])``; the last ``len(keywords)`` arguments are keyword arguments.
+    #: ``parts[0](*parts[1:])``; the last ``len(keywords)`` arguments are keyword arguments;
+    #: ``text`` ``"*"`` when ``*args`` or ``**kwargs`` hide the rest.
     CALL = "call"
     #: ``parts[0].text`` where ``parts[0]`` is not a dotted name (``build()[0].model``).
     ATTR = "attr"
-    #: ``parts[0][number]``; ``number`` is -1 for an index that is not an integer literal.
+    #: ``parts[0][number]``; ``number`` is -1 for an index that is not an integer literal,
+    #: ``text`` ``"slice"`` for a slice.
     ITEM = "item"
-    #: A literal; ``text`` is its kind: ``number``, ``str``, ``true``, ``false``, ``none``,
-    #: ``container``; an integer's value is in ``number``.
+    #: A literal; ``text`` is its kind: ``number``, ``str``, ``true``, ``false``, ``none``;
+    #: a non-negative integer's value is in ``number``.
     LITERAL = "literal"
-    #: A tuple display: ``parts`` are its elements.
-    TUPLE = "tuple"
-    #: Anything else (arithmetic, comparisons, lambdas, ...), with its operands in ``parts``.
+    #: A display: ``text`` is ``tuple``, ``list``, ``set`` or ``dict``; ``parts`` its first
+    #: elements (a dict's keys and values, alternating); ``number`` its length (-1 when a
+    #: ``*`` or ``**`` element makes it unknown).
+    DISPLAY = "display"
+    #: A comprehension: ``text`` is ``list``, ``set``, ``dict`` or ``generator``; ``parts`` are
+    #: the element (a dict's key and value) then each ``for`` clause's iterable; ``keywords``
+    #: the names each clause binds (:func:`target_names`); ``number`` is 1 when it has an
+    #: ``if``.
+    COMPREHENSION = "comprehension"
+    #: ``parts[0] <text> parts[1]`` for ``+ - * / // % ** @ << >> & | ^``.
+    BINARY = "binary"
+    #: ``<text> parts[0]`` for ``-``, ``+``, ``~`` and ``not``.
+    UNARY = "unary"
+    #: The items of an iterable, ``parts[0]`` (what a ``for`` target is bound to).
+    ITERATE = "iterate"
+    #: Anything else, with its operands in ``parts`` and a word in ``text``: ``if`` (a
+    #: conditional expression: one of its two values), ``or``/``and`` (one of its operands),
+    #: ``compare`` (a bool), ``lambda``, ``""``.
     OTHER = "other"
 
 
@@ -51,14 +74,26 @@ class Expr(NamedTuple):
 
     @property
     def positional(self) -> tuple[Expr, ...]:
-        """A call's positional arguments."""
+        """A call's positional arguments (those before a ``*args``)."""
         return self.parts[1 : len(self.parts) - len(self.keywords)]
+
+    @property
+    def open(self) -> bool:
+        """A call whose ``*args`` or ``**kwargs`` may fill any other parameter."""
+        return self.text == "*"
 
     def keyword(self, name: str) -> Expr | None:
         """A call's keyword argument ``name``."""
         if name not in self.keywords:
             return None
         return self.parts[len(self.parts) - len(self.keywords) + self.keywords.index(name)]
+
+    def argument(self, position: int, name: str) -> Expr | None:
+        """The argument a call passes for the parameter at ``position`` called ``name``."""
+        found = self.keyword(name)
+        if found is None and 0 <= position < len(self.positional):
+            found = self.positional[position]
+        return found
 
     @property
     def method(self) -> tuple[Expr, str] | None:
@@ -75,8 +110,11 @@ class Expr(NamedTuple):
 
 
 UNKNOWN = Expr(Op.OTHER)
-#: A generator expression (``(x for x in xs)``): a Python generator, nothing else known.
-GENERATOR = Expr(Op.OTHER, "generator")
+#: Displays keep this many elements (and their length); comprehensions and long literal tables
+#: need no more to be known.
+MAX_DISPLAYED = 8
+#: Expressions nested deeper are "something else".
+MAX_DEPTH = 40
 
 
 def ref(name: str) -> Expr:
@@ -103,59 +141,150 @@ def item(value: Expr, number: int) -> Expr:
     return Expr(Op.ITEM, "", (value,), number=number)
 
 
-_LITERALS: dict[type, str] = {
-    int: "number",
-    float: "number",
-    complex: "number",
-    str: "str",
-    bytes: "str",
-    type(None): "none",
-    type(Ellipsis): "none",
-}
-_CONTAINERS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+def iterate(value: Expr) -> Expr:
+    return Expr(Op.ITERATE, "", (value,))
 
 
-def from_ast(node: ast.expr) -> Expr:
+def display(kind: str, elements: list[Expr], length: int) -> Expr:
+    """A display of ``length`` elements (-1: unknown, a ``*`` element), the first of which are
+    ``elements`` (for a dict: keys and values alternating)."""
+    limit = MAX_DISPLAYED * 2 if kind == "dict" else MAX_DISPLAYED
+    return Expr(Op.DISPLAY, kind, tuple(elements[:limit]), number=length)
+
+
+def call(func: Expr, positional: list[Expr], keywords: list[tuple[str, Expr]], hidden: bool) -> Expr:
+    return Expr(
+        Op.CALL,
+        "*" if hidden else "",
+        (func, *positional, *(value for _, value in keywords)),
+        tuple(name for name, _ in keywords),
+    )
+
+
+#: Operator spellings, shared by both converters.
+BINARY_OPERATORS: dict[type, str] = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+    ast.Pow: "**", ast.MatMult: "@", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&",
+    ast.BitOr: "|", ast.BitXor: "^",
+}  # fmt: skip
+_UNARY: dict[type, str] = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~", ast.Not: "not"}
+_DISPLAYS: dict[type, str] = {ast.Tuple: "tuple", ast.List: "list", ast.Set: "set"}
+_COMPREHENSIONS: dict[type, str] = {
+    ast.ListComp: "list", ast.SetComp: "set", ast.DictComp: "dict", ast.GeneratorExp: "generator"
+}  # fmt: skip
+
+
+def _literal(value: object) -> Expr:
+    if type(value) is bool:
+        return literal("true" if value else "false")
+    if type(value) is int:
+        return integer(value)
+    if isinstance(value, int | float | complex):
+        return literal("number")
+    if isinstance(value, str | bytes):
+        return literal("str")
+    if value is None:
+        return literal("none")
+    return UNKNOWN  # Ellipsis
+
+
+def target_names(node: ast.expr) -> str:
+    """The names a comprehension clause binds: ``x``, ``a,b`` (a flat tuple: one name per
+    position), or ``?`` and every name it binds, sorted (their values unknown)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Tuple | ast.List) and all(isinstance(e, ast.Name) for e in node.elts):
+        return ",".join(e.id for e in node.elts if isinstance(e, ast.Name))
+    return "?" + ",".join(sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)}))
+
+
+def from_ast(node: ast.expr, depth: int = 0) -> Expr:
     """The :class:`Expr` of an ``ast`` expression."""
+    if depth > MAX_DEPTH:
+        return UNKNOWN
+    inner = depth + 1
     if isinstance(node, ast.Name):
         return ref(node.id)
     if isinstance(node, ast.Attribute):
-        return attribute(from_ast(node.value), node.attr)
+        return attribute(from_ast(node.value, inner), node.attr)
     if isinstance(node, ast.Call):
-        keywords = [k for k in node.keywords if k.arg is not None]
-        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
-        return Expr(
-            Op.CALL,
-            "",
-            (
-                from_ast(node.func),
-                *(from_ast(a) for a in positional),
-                *(from_ast(k.value) for k in keywords),
-            ),
-            tuple(k.arg for k in keywords if k.arg is not None),
-        )
+        positional: list[Expr] = []
+        hidden = False
+        for argument in node.args:
+            if isinstance(argument, ast.Starred):
+                hidden = True
+                break
+            positional.append(from_ast(argument, inner))
+        keywords: list[tuple[str, Expr]] = []
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                hidden = True
+            else:
+                keywords.append((keyword.arg, from_ast(keyword.value, inner)))
+        return call(from_ast(node.func, inner), positional, keywords, hidden)
     if isinstance(node, ast.Constant):
-        if type(node.value) is bool:
-            return literal("true" if node.value else "false")
-        if type(node.value) is int:
-            return integer(node.value)
-        return literal(_LITERALS.get(type(node.value), "other"))
-    if isinstance(node, _CONTAINERS):
-        return literal("container")
+        return _literal(node.value)
     if isinstance(node, ast.JoinedStr):
         return literal("str")
-    if isinstance(node, ast.Tuple):
-        return Expr(Op.TUPLE, "", tuple(from_ast(e) for e in node.elts))
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        elements: list[Expr] = []
+        length = len(node.elts)
+        for element in node.elts:
+            if isinstance(element, ast.Starred):
+                length = -1
+                break
+            if len(elements) < MAX_DISPLAYED:
+                elements.append(from_ast(element, inner))
+        return display(_DISPLAYS[type(node)], elements, length)
+    if isinstance(node, ast.Dict):
+        pairs: list[Expr] = []
+        length = len(node.keys)
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is None:
+                length = -1
+                break
+            if len(pairs) < MAX_DISPLAYED * 2:
+                pairs.extend((from_ast(key, inner), from_ast(value, inner)))
+        return display("dict", pairs, length)
+    if type(node) in _COMPREHENSIONS:
+        assert isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp)
+        produced = (
+            [from_ast(node.key, inner), from_ast(node.value, inner)]
+            if isinstance(node, ast.DictComp)
+            else [from_ast(node.elt, inner)]
+        )
+        return Expr(
+            Op.COMPREHENSION,
+            _COMPREHENSIONS[type(node)],
+            (*produced, *(from_ast(clause.iter, inner) for clause in node.generators)),
+            tuple(target_names(clause.target) for clause in node.generators),
+            int(any(clause.ifs for clause in node.generators)),
+        )
     if isinstance(node, ast.Subscript):
         index = node.slice
+        if isinstance(index, ast.Slice):
+            return Expr(Op.ITEM, "slice", (from_ast(node.value, inner),))
         number = index.value if isinstance(index, ast.Constant) and type(index.value) is int else -1
-        return item(from_ast(node.value), number)
+        return item(from_ast(node.value, inner), number)
+    if isinstance(node, ast.BinOp):
+        return Expr(
+            Op.BINARY,
+            BINARY_OPERATORS[type(node.op)],
+            (from_ast(node.left, inner), from_ast(node.right, inner)),
+        )
+    if isinstance(node, ast.UnaryOp):
+        return Expr(Op.UNARY, _UNARY[type(node.op)], (from_ast(node.operand, inner),))
+    if isinstance(node, ast.BoolOp):
+        word = "and" if isinstance(node.op, ast.And) else "or"
+        return Expr(Op.OTHER, word, tuple(from_ast(v, inner) for v in node.values))
+    if isinstance(node, ast.Compare):
+        return Expr(Op.OTHER, "compare")
+    if isinstance(node, ast.Lambda):
+        return Expr(Op.OTHER, "lambda")
     if isinstance(node, ast.Await):
-        return from_ast(node.value)
+        return from_ast(node.value, inner)
     if isinstance(node, ast.NamedExpr):
-        return from_ast(node.value)
+        return from_ast(node.value, inner)
     if isinstance(node, ast.IfExp):
-        return Expr(Op.OTHER, "if", (from_ast(node.body), from_ast(node.orelse)))
-    if isinstance(node, ast.GeneratorExp):
-        return GENERATOR
+        return Expr(Op.OTHER, "if", (from_ast(node.body, inner), from_ast(node.orelse, inner)))
     return UNKNOWN

@@ -1,48 +1,63 @@
 """libcst expressions as :class:`~tflint_leaks.analysis.symbolic.Expr`, so the rules ask the
-whole-program facts the same questions the ``ast`` index answers."""
+whole-program facts the same questions the ``ast`` index answers (the same :class:`Expr` for
+the same code: ``tests/test_symbolic.py``)."""
 
 from __future__ import annotations
 
 import libcst as cst
 
+from tflint_leaks.analysis.nodes import descendants
+
 from tflint_leaks.analysis.symbolic import (
-    GENERATOR,
+    MAX_DEPTH,
+    MAX_DISPLAYED,
     UNKNOWN,
     Expr,
     Op,
     attribute,
+    call,
+    display,
     integer,
     item,
     literal,
     ref,
 )
 
-_CONTAINERS = (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)
+_BINARY: dict[type, str] = {
+    cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
+    cst.Modulo: "%", cst.Power: "**", cst.MatrixMultiply: "@", cst.LeftShift: "<<",
+    cst.RightShift: ">>", cst.BitAnd: "&", cst.BitOr: "|", cst.BitXor: "^",
+}  # fmt: skip
+_UNARY: dict[type, str] = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~", cst.Not: "not"}
+_DISPLAYS: dict[type, str] = {cst.Tuple: "tuple", cst.List: "list", cst.Set: "set"}
+_COMPREHENSIONS: dict[type, str] = {
+    cst.ListComp: "list", cst.SetComp: "set", cst.DictComp: "dict", cst.GeneratorExp: "generator"
+}  # fmt: skip
+_LITERAL_NAMES = {"True": "true", "False": "false", "None": "none"}
 
 
-def from_cst(node: cst.BaseExpression) -> Expr:
+def from_cst(node: cst.BaseExpression, depth: int = 0) -> Expr:
     """The :class:`Expr` of a libcst expression (the same as ``from_ast`` of the same code)."""
+    if depth > MAX_DEPTH:
+        return UNKNOWN
+    inner = depth + 1
     if isinstance(node, cst.Name):
-        if node.value in {"True", "False"}:
-            return literal(node.value.lower())
-        if node.value == "None":
-            return literal("none")
-        return ref(node.value)
+        kind = _LITERAL_NAMES.get(node.value)
+        return literal(kind) if kind is not None else ref(node.value)
     if isinstance(node, cst.Attribute):
-        return attribute(from_cst(node.value), node.attr.value)
+        return attribute(from_cst(node.value, inner), node.attr.value)
     if isinstance(node, cst.Call):
-        positional = [a.value for a in node.args if a.keyword is None and not a.star]
-        keywords = [a for a in node.args if a.keyword is not None]
-        return Expr(
-            Op.CALL,
-            "",
-            (
-                from_cst(node.func),
-                *(from_cst(value) for value in positional),
-                *(from_cst(a.value) for a in keywords),
-            ),
-            tuple(a.keyword.value for a in keywords if a.keyword is not None),
-        )
+        positional: list[Expr] = []
+        keywords: list[tuple[str, Expr]] = []
+        hidden = False
+        for argument in node.args:
+            if argument.keyword is not None:
+                keywords.append((argument.keyword.value, from_cst(argument.value, inner)))
+            elif argument.star:
+                hidden = True
+            elif not hidden:
+                positional.append(from_cst(argument.value, inner))
+        return call(from_cst(node.func, inner), positional, keywords, hidden)
     if isinstance(node, cst.Integer):
         value = node.evaluated_value
         return integer(value) if isinstance(value, int) else literal("number")
@@ -50,23 +65,104 @@ def from_cst(node: cst.BaseExpression) -> Expr:
         return literal("number")
     if isinstance(node, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
         return literal("str")
-    if isinstance(node, _CONTAINERS):
-        return literal("container")
-    if isinstance(node, cst.Tuple):
-        return Expr(Op.TUPLE, "", tuple(from_cst(e.value) for e in node.elements))
+    if type(node) in _DISPLAYS:
+        assert isinstance(node, cst.Tuple | cst.List | cst.Set)
+        elements: list[Expr] = []
+        length = len(node.elements)
+        for element in node.elements:
+            if isinstance(element, cst.StarredElement):
+                length = -1
+                break
+            if len(elements) < MAX_DISPLAYED:
+                elements.append(from_cst(element.value, inner))
+        return display(_DISPLAYS[type(node)], elements, length)
+    if isinstance(node, cst.Dict):
+        pairs: list[Expr] = []
+        length = len(node.elements)
+        for entry in node.elements:
+            if not isinstance(entry, cst.DictElement):
+                length = -1
+                break
+            if len(pairs) < MAX_DISPLAYED * 2:
+                pairs.extend((from_cst(entry.key, inner), from_cst(entry.value, inner)))
+        return display("dict", pairs, length)
+    if type(node) in _COMPREHENSIONS:
+        assert isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp)
+        produced = (
+            [from_cst(node.key, inner), from_cst(node.value, inner)]
+            if isinstance(node, cst.DictComp)
+            else [from_cst(node.elt, inner)]
+        )
+        clauses: list[cst.CompFor] = []
+        clause: cst.CompFor | None = node.for_in
+        while clause is not None:
+            clauses.append(clause)
+            clause = clause.inner_for_in
+        return Expr(
+            Op.COMPREHENSION,
+            _COMPREHENSIONS[type(node)],
+            (*produced, *(from_cst(c.iter, inner) for c in clauses)),
+            tuple(_target_names(c.target) for c in clauses),
+            int(any(c.ifs for c in clauses)),
+        )
     if isinstance(node, cst.Subscript):
+        subscripted = from_cst(node.value, inner)
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+            return Expr(Op.ITEM, "slice", (subscripted,))
         number = -1
         if len(node.slice) == 1:
             index = node.slice[0].slice
             if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
-                number = int(index.value.evaluated_value)
-        return item(from_cst(node.value), number)
+                evaluated = index.value.evaluated_value
+                number = evaluated if isinstance(evaluated, int) else -1
+        return item(subscripted, number)
+    if isinstance(node, cst.BinaryOperation):
+        return Expr(
+            Op.BINARY,
+            _BINARY[type(node.operator)],
+            (from_cst(node.left, inner), from_cst(node.right, inner)),
+        )
+    if isinstance(node, cst.UnaryOperation):
+        return Expr(Op.UNARY, _UNARY[type(node.operator)], (from_cst(node.expression, inner),))
+    if isinstance(node, cst.BooleanOperation):
+        word = "and" if isinstance(node.operator, cst.And) else "or"
+        return Expr(Op.OTHER, word, tuple(from_cst(v, inner) for v in _operands(node, word)))
+    if isinstance(node, cst.Comparison):
+        return Expr(Op.OTHER, "compare")
+    if isinstance(node, cst.Lambda):
+        return Expr(Op.OTHER, "lambda")
     if isinstance(node, cst.Await):
-        return from_cst(node.expression)
+        return from_cst(node.expression, inner)
     if isinstance(node, cst.NamedExpr):
-        return from_cst(node.value)
+        return from_cst(node.value, inner)
     if isinstance(node, cst.IfExp):
-        return Expr(Op.OTHER, "if", (from_cst(node.body), from_cst(node.orelse)))
-    if isinstance(node, cst.GeneratorExp):
-        return GENERATOR
+        return Expr(Op.OTHER, "if", (from_cst(node.body, inner), from_cst(node.orelse, inner)))
     return UNKNOWN
+
+
+def _target_names(node: cst.BaseExpression) -> str:
+    """As :func:`~tflint_leaks.analysis.symbolic.target_names`."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Tuple | cst.List) and all(
+        isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in node.elements
+    ):
+        return ",".join(e.value.value for e in node.elements if isinstance(e.value, cst.Name))
+    names = {n.value for n in descendants(node) if isinstance(n, cst.Name)}
+    return "?" + ",".join(sorted(names))
+
+
+def _operands(node: cst.BooleanOperation, word: str) -> list[cst.BaseExpression]:
+    """The operands of ``a or b or c`` as ``ast`` lists them (libcst nests them to the left;
+    parentheses make an operand of their own, as in ``ast``)."""
+    found: list[cst.BaseExpression] = []
+    current: cst.BaseExpression = node
+    while (
+        isinstance(current, cst.BooleanOperation)
+        and (("and" if isinstance(current.operator, cst.And) else "or") == word)
+        and (current is node or not current.lpar)
+    ):
+        found.append(current.right)
+        current = current.left
+    found.append(current)
+    return found[::-1]

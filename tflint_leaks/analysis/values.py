@@ -33,7 +33,10 @@ ResolveFn = Callable[[cst.BaseExpression], str | None]
 UNBOUNDED = 1 << 30
 
 
-class Kind(enum.Enum):
+class Form(enum.Enum):
+    """The form of a value the loop-variation questions need (not the whole-program value:
+    that is :mod:`.lattice`'s)."""
+
     NUMBER = "Python number"
     BOOL = "bool"
     STR = "string"
@@ -49,8 +52,10 @@ class Kind(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Value:
-    kind: Kind
+class Variation:
+    """How a value varies across the enclosing loops' iterations, and its form."""
+
+    kind: Form
     #: Distinct values across the enclosing loops' iterations (0: constant).
     card: int = 0
     #: For a tensor: its shape changes; for a container: its length changes.
@@ -63,8 +68,8 @@ class Value:
         return self.card > 0
 
 
-CONSTANT_UNKNOWN = Value(Kind.UNKNOWN)
-OPAQUE = Value(Kind.OPAQUE)
+CONSTANT_UNKNOWN = Variation(Form.UNKNOWN)
+OPAQUE = Variation(Form.OPAQUE)
 
 # Calls whose result is a Python number derived from their arguments.
 _PY_NUMBER_BUILTINS = frozenset({"float", "int", "round", "abs", "min", "max", "pow", "sum"})
@@ -144,30 +149,17 @@ _TF_CONVERSIONS = frozenset(
 _TF_SHAPE_PRESERVING = frozenset(
     {"tensorflow.concat", "tensorflow.stack", "tensorflow.pad", "numpy.concatenate", "numpy.stack"}
 )
-# scikit-learn cross-validators: (keyword, default) of the arguments whose product is the number
-# of splits.
-_FOLDS: dict[str, tuple[tuple[str, int], ...]] = {
-    "KFold": (("n_splits", 5),),
-    "StratifiedKFold": (("n_splits", 5),),
-    "GroupKFold": (("n_splits", 5),),
-    "StratifiedGroupKFold": (("n_splits", 5),),
-    "TimeSeriesSplit": (("n_splits", 5),),
-    "RepeatedKFold": (("n_splits", 5), ("n_repeats", 10)),
-    "RepeatedStratifiedKFold": (("n_splits", 5), ("n_repeats", 10)),
-    "ShuffleSplit": (("n_splits", 10),),
-    "StratifiedShuffleSplit": (("n_splits", 10),),
-}
 # Iterables whose items are Python numbers, with the index of the argument bounding the count.
 _NUMBER_ITERABLES = frozenset(
     {"range", "numpy.arange", "numpy.linspace", "numpy.logspace", "numpy.geomspace"}
 )
 
 
-def _join(values: list[Value]) -> Value:
+def _join(values: list[Variation]) -> Variation:
     """The value of something that is one of ``values``."""
     kinds = {v.kind for v in values}
-    kind = kinds.pop() if len(kinds) == 1 else Kind.OPAQUE
-    return Value(
+    kind = kinds.pop() if len(kinds) == 1 else Form.OPAQUE
+    return Variation(
         kind,
         max(v.card for v in values),
         any(v.size_varies for v in values),
@@ -191,19 +183,22 @@ class Evaluator:
         scope: ScopeFacts,
         loops: frozenset[LoopNode],
         resolve: ResolveFn,
-        known_int: Callable[[str], int | None],
+        items: Callable[[cst.BaseExpression], int | None],
+        returns_number: Callable[[cst.Call], bool],
     ) -> None:
         self._scope = scope
         self._loops = loops
         self._resolve = resolve
-        #: The value of a name this scope does not assign (a parameter, a module constant).
-        self._known_int = known_int
+        #: How many items iterating an expression gives, when known (the whole-program facts).
+        self._items = items
+        #: Whether a call runs project code that returns a Python number.
+        self._returns_number = returns_number
         self._visiting: set[str] = set()
-        self._memo: dict[cst.BaseExpression, Value] = {}
+        self._memo: dict[cst.BaseExpression, Variation] = {}
 
     # -- entry point ---------------------------------------------------------------------------
 
-    def value(self, node: cst.BaseExpression) -> Value:
+    def value(self, node: cst.BaseExpression) -> Variation:
         cached = self._memo.get(node)
         if cached is None:
             cached = self._memo[node] = self._evaluate(node)
@@ -211,30 +206,30 @@ class Evaluator:
 
     # -- expressions ---------------------------------------------------------------------------
 
-    def _evaluate(self, node: cst.BaseExpression) -> Value:
+    def _evaluate(self, node: cst.BaseExpression) -> Variation:
         if isinstance(node, cst.Integer | cst.Float | cst.Imaginary):
-            return Value(Kind.NUMBER)
+            return Variation(Form.NUMBER)
         if isinstance(node, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
-            return Value(Kind.STR)
+            return Variation(Form.STR)
         if isinstance(node, cst.Name) and node.value in {"True", "False"}:
-            return Value(Kind.BOOL)
+            return Variation(Form.BOOL)
         if isinstance(node, cst.Name) and node.value == "None":
-            return Value(Kind.NONE)
+            return Variation(Form.NONE)
         if isinstance(node, cst.Name | cst.Attribute):
             return self._name(node)
         if isinstance(node, cst.UnaryOperation):
             inner = self.value(node.expression)
             if isinstance(node.operator, cst.Not):
-                return Value(Kind.BOOL, min(inner.card, 2))
+                return Variation(Form.BOOL, min(inner.card, 2))
             return inner
         if isinstance(node, cst.BinaryOperation):
             return self._arithmetic([self.value(node.left), self.value(node.right)])
         if isinstance(node, cst.Comparison | cst.BooleanOperation):
-            return Value(Kind.BOOL, 2 if self._any_varies(node) else 0)
+            return Variation(Form.BOOL, 2 if self._any_varies(node) else 0)
         if isinstance(node, cst.IfExp):
             return _join([self.value(node.body), self.value(node.orelse)])
         if isinstance(node, cst.Lambda):
-            return Value(Kind.CALLABLE, UNBOUNDED)
+            return Variation(Form.CALLABLE, UNBOUNDED)
         if isinstance(node, cst.List | cst.Tuple | cst.Set):
             return self._display([e.value for e in node.elements], node.elements)
         if isinstance(node, cst.Dict):
@@ -255,31 +250,31 @@ class Evaluator:
             return self.value(node).varies
         return any(self._any_varies(child) for child in children(node))
 
-    def _arithmetic(self, operands: list[Value]) -> Value:
+    def _arithmetic(self, operands: list[Variation]) -> Variation:
         kinds = {v.kind for v in operands}
         card = _combine([v.card for v in operands])
-        if Kind.TENSOR in kinds:
-            return Value(Kind.TENSOR, card, any(v.size_varies for v in operands))
-        if Kind.CONTAINER in kinds:
+        if Form.TENSOR in kinds:
+            return Variation(Form.TENSOR, card, any(v.size_varies for v in operands))
+        if Form.CONTAINER in kinds:
             # list + list, [x] * n: the length changes when any operand does.
-            return Value(Kind.CONTAINER, card, size_varies=card > 0, content_varies=card > 0)
-        if Kind.NUMBER in kinds and kinds <= {Kind.NUMBER, Kind.UNKNOWN, Kind.BOOL}:
-            return Value(Kind.NUMBER, card)
-        if kinds <= {Kind.UNKNOWN}:
-            return Value(Kind.UNKNOWN, card)
-        if Kind.STR in kinds and kinds <= {Kind.STR, Kind.UNKNOWN}:
-            return Value(Kind.STR, card)
-        return Value(Kind.OPAQUE, card)
+            return Variation(Form.CONTAINER, card, size_varies=card > 0, content_varies=card > 0)
+        if Form.NUMBER in kinds and kinds <= {Form.NUMBER, Form.UNKNOWN, Form.BOOL}:
+            return Variation(Form.NUMBER, card)
+        if kinds <= {Form.UNKNOWN}:
+            return Variation(Form.UNKNOWN, card)
+        if Form.STR in kinds and kinds <= {Form.STR, Form.UNKNOWN}:
+            return Variation(Form.STR, card)
+        return Variation(Form.OPAQUE, card)
 
-    def _display(self, values: list[cst.BaseExpression], elements: Sequence[cst.CSTNode]) -> Value:
+    def _display(self, values: list[cst.BaseExpression], elements: Sequence[cst.CSTNode]) -> Variation:
         items = [self.value(v) for v in values]
         starred = any(isinstance(e, cst.StarredElement | cst.StarredDictElement) for e in elements)
         size_varies = starred and any(item.varies for item in items)
         content_varies = any(
-            (item.kind is Kind.NUMBER and item.varies) or item.content_varies for item in items
+            (item.kind is Form.NUMBER and item.varies) or item.content_varies for item in items
         )
-        return Value(
-            Kind.CONTAINER,
+        return Variation(
+            Form.CONTAINER,
             _combine([item.card for item in items]),
             size_varies,
             content_varies,
@@ -287,50 +282,50 @@ class Evaluator:
 
     def _comprehension(
         self, node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
-    ) -> Value:
+    ) -> Variation:
         # The number of items is the number of items of the iterables; it changes when one does.
-        iterables: list[Value] = []
+        iterables: list[Variation] = []
         comp: cst.CompFor | None = node.for_in
         while comp is not None:
             iterables.append(self._iterable_size(comp.iter))
             comp = comp.inner_for_in
         card = _combine([v.card for v in iterables])
-        return Value(Kind.CONTAINER, card, size_varies=card > 0, content_varies=card > 0)
+        return Variation(Form.CONTAINER, card, size_varies=card > 0, content_varies=card > 0)
 
-    def _iterable_size(self, node: cst.BaseExpression) -> Value:
+    def _iterable_size(self, node: cst.BaseExpression) -> Variation:
         if isinstance(node, cst.Call) and self._callee(node) in _NUMBER_ITERABLES:
-            return Value(Kind.NUMBER, _combine([self.value(a.value).card for a in node.args]))
+            return Variation(Form.NUMBER, _combine([self.value(a.value).card for a in node.args]))
         return self.value(node)
 
-    def _subscript(self, node: cst.Subscript) -> Value:
+    def _subscript(self, node: cst.Subscript) -> Variation:
         base = self.value(node.value)
         slices = [e.slice for e in node.slice]
-        bounds: list[Value] = []
+        bounds: list[Variation] = []
         for item in slices:
             if isinstance(item, cst.Slice):
                 for part in (item.lower, item.upper, item.step):
                     if part is not None:
                         bounds.append(self.value(part))
-        shape_card = _combine([b.card for b in bounds if b.kind in {Kind.NUMBER, Kind.UNKNOWN}])
+        shape_card = _combine([b.card for b in bounds if b.kind in {Form.NUMBER, Form.UNKNOWN}])
         if shape_card:
             # x[:i] with i changing: the slice's length changes with i.
-            if base.kind is Kind.CONTAINER:
-                return Value(Kind.CONTAINER, shape_card, size_varies=True, content_varies=True)
-            return Value(Kind.TENSOR, shape_card, size_varies=True)
-        if base.kind is Kind.TENSOR and all(isinstance(s, cst.Index) for s in slices):
+            if base.kind is Form.CONTAINER:
+                return Variation(Form.CONTAINER, shape_card, size_varies=True, content_varies=True)
+            return Variation(Form.TENSOR, shape_card, size_varies=True)
+        if base.kind is Form.TENSOR and all(isinstance(s, cst.Index) for s in slices):
             indices = [self.value(s.value) for s in slices if isinstance(s, cst.Index)]
-            return Value(Kind.TENSOR, _combine([base.card, *[i.card for i in indices]]))
-        if base.kind is Kind.TENSOR:
-            return Value(Kind.TENSOR, base.card, base.size_varies)
-        return Value(Kind.OPAQUE, base.card)
+            return Variation(Form.TENSOR, _combine([base.card, *[i.card for i in indices]]))
+        if base.kind is Form.TENSOR:
+            return Variation(Form.TENSOR, base.card, base.size_varies)
+        return Variation(Form.OPAQUE, base.card)
 
     # -- names -------------------------------------------------------------------------------
 
-    def _name(self, node: cst.Name | cst.Attribute) -> Value:
+    def _name(self, node: cst.Name | cst.Attribute) -> Variation:
         key = dotted(node)
         if key is None:
             assert isinstance(node, cst.Attribute)
-            return Value(Kind.OPAQUE, self.value(node.value).card)
+            return Variation(Form.OPAQUE, self.value(node.value).card)
         assignments = self._scope.assignments.get(key)
         if not assignments:
             return CONSTANT_UNKNOWN
@@ -344,13 +339,13 @@ class Evaluator:
         finally:
             self._visiting.discard(key)
 
-    def _assignment(self, assignment: Assignment) -> Value:
+    def _assignment(self, assignment: Assignment) -> Variation:
         inside = bool(assignment.loops & self._loops)
         if assignment.target is not None:
             item = self._loop_item(assignment.target.iterable, assignment.target.path)
             return item if inside else replace(item, card=0)
         if assignment.value is None:
-            return Value(Kind.OPAQUE, UNBOUNDED if inside else 0)
+            return Variation(Form.OPAQUE, UNBOUNDED if inside else 0)
         value = self.value(assignment.value)
         if not assignment.augmented and inside and _recurrence(assignment):
             # ``step = step + 1``, ``lr = lr * 0.95``, ``(i := i + 1)``: a new value on every
@@ -368,27 +363,27 @@ class Evaluator:
             return replace(combined, card=UNBOUNDED) if inside else replace(combined, card=0)
         return value if inside else replace(value, card=0)
 
-    def _loop_item(self, iterable: cst.BaseExpression, path: tuple[int, ...]) -> Value:
+    def _loop_item(self, iterable: cst.BaseExpression, path: tuple[int, ...]) -> Variation:
         """The value of element ``path`` of one item of ``iterable``."""
         if isinstance(iterable, cst.Call):
             callee = self._callee(iterable)
             args = [a.value for a in iterable.args if a.keyword is None and not a.star]
             if callee in _NUMBER_ITERABLES and not path:
-                return Value(Kind.NUMBER, self._count(callee, iterable))
+                return Variation(Form.NUMBER, self._items(iterable) or UNBOUNDED)
             if callee == "enumerate" and args:
                 if path[:1] == (0,):
-                    return Value(Kind.NUMBER, self._literal_length(args[0]))
+                    return Variation(Form.NUMBER, self._items(args[0]) or UNBOUNDED)
                 if path[:1] == (1,):
                     return self._loop_item(args[0], path[1:])
             if callee == "zip" and path and path[0] < len(args):
                 return self._loop_item(args[path[0]], path[1:])
             if callee == "itertools.count" and not path:
-                return Value(Kind.NUMBER, UNBOUNDED)
+                return Variation(Form.NUMBER, UNBOUNDED)
             if callee is not None and (is_tensorflow(callee) or callee.endswith(".enumerate")):
                 # tf.range, Dataset.enumerate(): the counters are tensors.
-                return Value(Kind.TENSOR, UNBOUNDED)
+                return Variation(Form.TENSOR, UNBOUNDED)
             if isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value == "enumerate":
-                return Value(Kind.TENSOR, UNBOUNDED)
+                return Variation(Form.TENSOR, UNBOUNDED)
         if isinstance(iterable, cst.List | cst.Tuple | cst.Set) and not any(
             isinstance(e, cst.StarredElement) for e in iterable.elements
         ):
@@ -396,154 +391,15 @@ class Evaluator:
             if items:
                 joined = _join(items)
                 return replace(joined, card=max(len(set(map(_literal_text, iterable.elements))), 1))
-        return Value(Kind.OPAQUE, UNBOUNDED)
+        return Variation(Form.OPAQUE, UNBOUNDED)
 
-    def _element(self, node: cst.BaseExpression, path: tuple[int, ...]) -> Value:
+    def _element(self, node: cst.BaseExpression, path: tuple[int, ...]) -> Variation:
         for position in path:
             if isinstance(node, cst.Tuple | cst.List) and position < len(node.elements):
                 node = node.elements[position].value
             else:
                 return OPAQUE
         return self.value(node)
-
-    def _count(self, callee: str, call: cst.Call) -> int:
-        """How many items a ``range``/``np.linspace`` call yields, when that is a constant."""
-        args = [a.value for a in call.args]
-        if callee == "range":
-            bounds = [self._int(a) for a in args[:2]]
-            if len(bounds) == 1 and bounds[0] is not None:
-                return max(bounds[0], 0) or 1
-            if len(bounds) == 2 and None not in bounds:
-                return max(bounds[1] - bounds[0], 0) or 1  # type: ignore[operator]
-            return UNBOUNDED
-        num = next((a.value for a in call.args if a.keyword and a.keyword.value == "num"), None)
-        if num is None and len(args) >= 3 and callee != "numpy.arange":
-            num = args[2]
-        if num is None:
-            return UNBOUNDED if callee == "numpy.arange" else 50
-        return self._int(num) or UNBOUNDED
-
-    def _int(self, node: cst.BaseExpression) -> int | None:
-        if isinstance(node, cst.Integer):
-            return int(node.evaluated_value)
-        if not isinstance(node, cst.Name):
-            return None
-        assignments = self._scope.assignments.get(node.value)
-        if not assignments:
-            return self._known_int(node.value)
-        if len(assignments) == 1 and not assignments[0].loops:
-            # ``n_splits = 15`` once in this scope, before the loop.
-            value = assignments[0].value
-            return self._int(value) if isinstance(value, cst.Integer) else None
-        return None
-
-    def trip_count(self, iterable: cst.BaseExpression) -> int | None:
-        """How many items ``iterable`` yields, when that is known here: ``range`` of constants,
-        a literal list or tuple (or a name of this scope holding one), ``zip``/``enumerate`` of
-        those, a K-fold ``split`` (``n_splits``); None otherwise."""
-        if isinstance(iterable, cst.List | cst.Tuple | cst.Set):
-            starred = any(isinstance(e, cst.StarredElement) for e in iterable.elements)
-            return None if starred else len(iterable.elements)
-        if isinstance(iterable, cst.Name):
-            assignments = self._scope.assignments.get(iterable.value, [])
-            if len(assignments) != 1:
-                return None
-            (only,) = assignments
-            if only.value is None or only.loops or only.target is not None:
-                return None
-            return self.trip_count(only.value)
-        if not isinstance(iterable, cst.Call):
-            return None
-        callee = self._callee(iterable)
-        args = [a.value for a in iterable.args if a.keyword is None and not a.star]
-        if callee == "range":
-            count = self._count(callee, iterable)
-            return None if count == UNBOUNDED else count
-        if callee == "enumerate" and args:
-            return self.trip_count(args[0])
-        if callee == "zip" and args:
-            counts = [c for c in (self.trip_count(a) for a in args) if c is not None]
-            return min(counts) if counts else None
-        func = iterable.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "split":
-            return self._folds(func.value)
-        return None
-
-    def break_bound(self, loop: cst.For | cst.While) -> int | None:
-        """How many iterations a loop starts at most when a counter ends it: ``if n > 10:
-        break`` and ``n += 1``, both directly in the body, ``n`` set once before the loop to a
-        known integer and nowhere else, and no ``continue`` that could skip the increment."""
-        if not isinstance(loop.body, cst.IndentedBlock):
-            return None
-        statements = list(loop.body.body)
-        if any(isinstance(node, cst.Continue) for node in own_nodes(loop.body)):
-            return None
-        increments = {name: index for index, name in enumerate(map(_increment, statements)) if name}
-        bounds = []
-        for index, statement in enumerate(statements):
-            check = _break_check(statement)
-            if check is None or check[0] not in increments:
-                continue
-            name, operator, limit_node = check
-            start, limit = self._counter_start(name, loop), self._int(limit_node)
-            if start is None or limit is None:
-                continue
-            # The counter's value at the check in iteration k (k = 1, 2, ...).
-            offset = 0 if increments[name] < index else -1
-            first = {">": limit + 1, ">=": limit, "==": limit}[operator] - start - offset
-            if operator == "==" and first < 1:
-                continue  # counted past the limit before the first check: never equal
-            bounds.append(max(first, 1))
-        return min(bounds, default=None)
-
-    def _counter_start(self, name: str, loop: cst.For | cst.While) -> int | None:
-        """The integer ``name`` starts the loop with: one augmented assignment inside the loop,
-        and one assignment outside it, inside the same enclosing loops (so that it starts
-        again each time the loop does)."""
-        assignments = self._scope.assignments.get(name, [])
-        inside = [a for a in assignments if loop in a.loops]
-        outside = [a for a in assignments if loop not in a.loops]
-        if len(inside) != 1 or not inside[0].augmented or len(outside) != 1:
-            return None
-        (first,) = outside
-        if first.loops != inside[0].loops - {loop}:
-            return None
-        if first.augmented or first.target is not None or first.value is None:
-            return None
-        return self._int(first.value) if isinstance(first.value, cst.Integer) else None
-
-    def _folds(self, splitter: cst.BaseExpression) -> int | None:
-        """The number of splits a scikit-learn cross-validator makes (``KFold(n_splits=5)``)."""
-        if isinstance(splitter, cst.Name):
-            assignments = self._scope.assignments.get(splitter.value, [])
-            if len(assignments) != 1 or assignments[0].value is None:
-                return None
-            splitter = assignments[0].value
-        if not isinstance(splitter, cst.Call):
-            return None
-        callee = self._callee(splitter) or ""
-        defaults = _FOLDS.get(callee.rpartition(".")[2]) if callee.startswith("sklearn.") else None
-        if defaults is None:
-            return None
-        count = 1
-        for index, (keyword, default) in enumerate(defaults):
-            given = next(
-                (a.value for a in splitter.args if a.keyword and a.keyword.value == keyword),
-                None,
-            )
-            positional = [a.value for a in splitter.args if a.keyword is None]
-            if given is None and index < len(positional):
-                given = positional[index]
-            value = default if given is None else self._int(given)
-            if value is None:
-                return None
-            count *= value
-        return count
-
-    def _literal_length(self, node: cst.BaseExpression) -> int:
-        if isinstance(node, cst.List | cst.Tuple):
-            return max(len(node.elements), 1)
-        return UNBOUNDED
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -553,47 +409,50 @@ class Evaluator:
             return resolved
         return node.func.value if isinstance(node.func, cst.Name) else None
 
-    def _call(self, node: cst.Call) -> Value:
+    def _call(self, node: cst.Call) -> Variation:
         callee = self._callee(node)
         args = [self.value(a.value) for a in node.args]
         card = _combine([a.card for a in args])
         if callee in _PY_NUMBER_BUILTINS or callee in _NUMPY_SCALARS:
-            if callee in {"min", "max", "sum"} and any(a.kind is Kind.TENSOR for a in args):
-                return Value(Kind.TENSOR, card)
-            return Value(Kind.NUMBER, card)
+            if callee in {"min", "max", "sum"} and any(a.kind is Form.TENSOR for a in args):
+                return Variation(Form.TENSOR, card)
+            return Variation(Form.NUMBER, card)
         if callee == "len":
             first = args[0] if args else OPAQUE
-            sized = first.kind is Kind.CONTAINER and first.size_varies
-            return Value(Kind.NUMBER, first.card if sized else 0)
+            sized = first.kind is Form.CONTAINER and first.size_varies
+            return Variation(Form.NUMBER, first.card if sized else 0)
         if callee == "bool":
-            return Value(Kind.BOOL, min(card, 2))
+            return Variation(Form.BOOL, min(card, 2))
         if callee in {"str", "repr", "format"}:
-            return Value(Kind.STR, card)
+            return Variation(Form.STR, card)
         if callee in {"list", "tuple", "dict", "set", "sorted"}:
-            return Value(Kind.CONTAINER, card, size_varies=card > 0, content_varies=card > 0)
+            return Variation(Form.CONTAINER, card, size_varies=card > 0, content_varies=card > 0)
         if callee is not None and callee.startswith("math."):
-            return Value(Kind.NUMBER, card)
+            return Variation(Form.NUMBER, card)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "item" and not args:
-            return Value(Kind.NUMBER, self.value(node.func.value).card)
+            return Variation(Form.NUMBER, self.value(node.func.value).card)
         if callee is None:
-            return Value(Kind.OPAQUE, card)
+            if self._returns_number(node):
+                # A project function computing a number from its arguments (``schedule(epoch)``).
+                return Variation(Form.NUMBER, card)
+            return Variation(Form.OPAQUE, card)
         if callee in _TF_CONVERSIONS:
             first = args[0] if args else OPAQUE
-            size_varies = first.size_varies or (first.kind is Kind.CONTAINER and first.size_varies)
-            return Value(Kind.TENSOR, card, size_varies)
+            size_varies = first.size_varies or (first.kind is Form.CONTAINER and first.size_varies)
+            return Variation(Form.TENSOR, card, size_varies)
         if callee in _TF_SHAPED:
-            return Value(Kind.TENSOR, card, self._shape_argument_varies(node, callee))
+            return Variation(Form.TENSOR, card, self._shape_argument_varies(node, callee))
         if callee in _NUMPY_ARRAYS:
-            return Value(Kind.TENSOR, card, self._numpy_shape_varies(node, callee))
+            return Variation(Form.TENSOR, card, self._numpy_shape_varies(node, callee))
         if callee in _TF_SHAPE_PRESERVING:
-            return Value(Kind.TENSOR, card, any(a.size_varies for a in args))
+            return Variation(Form.TENSOR, card, any(a.size_varies for a in args))
         if is_tensorflow(callee) and callee.rpartition(".")[2][:1].islower():
             if callee.startswith(("tensorflow.data.", "tensorflow.io.", "tensorflow.summary.")):
-                return Value(Kind.OPAQUE, card)
-            return Value(Kind.TENSOR, card)
-        if is_numpy(callee) and args and all(a.kind is Kind.NUMBER for a in args):
-            return Value(Kind.NUMBER, card)
-        return Value(Kind.OPAQUE, card)
+                return Variation(Form.OPAQUE, card)
+            return Variation(Form.TENSOR, card)
+        if is_numpy(callee) and args and all(a.kind is Form.NUMBER for a in args):
+            return Variation(Form.NUMBER, card)
+        return Variation(Form.OPAQUE, card)
 
     def _shape_argument_varies(self, node: cst.Call, callee: str) -> bool:
         position, keyword = _TF_SHAPED[callee]
@@ -619,9 +478,9 @@ class Evaluator:
 
     def _shape_varies(self, node: cst.BaseExpression) -> bool:
         value = self.value(node)
-        if value.kind is Kind.CONTAINER:
+        if value.kind is Form.CONTAINER:
             return value.content_varies or value.size_varies
-        return value.kind in {Kind.NUMBER, Kind.UNKNOWN} and value.varies
+        return value.kind in {Form.NUMBER, Form.UNKNOWN} and value.varies
 
 
 def _recurrence(assignment: Assignment) -> bool:
@@ -651,6 +510,59 @@ _BREAK_OPERATORS: dict[type[cst.BaseCompOp], str] = {
     cst.GreaterThanEqual: ">=",
     cst.Equal: "==",
 }
+
+
+IntValue = Callable[[cst.BaseExpression], int | None]
+
+
+def break_bound(loop: cst.For | cst.While, scope: ScopeFacts, int_value: IntValue) -> int | None:
+    """How many iterations a loop starts at most when a counter ends it: ``if n > 10:
+    break`` and ``n += 1``, both directly in the body, ``n`` set once before the loop to a
+    known integer and nowhere else, and no ``continue`` that could skip the increment
+    (``int_value`` gives the value of the start and of the limit)."""
+    if not isinstance(loop.body, cst.IndentedBlock):
+        return None
+    statements = list(loop.body.body)
+    if any(isinstance(node, cst.Continue) for node in own_nodes(loop.body)):
+        return None
+    increments = {name: index for index, name in enumerate(map(_increment, statements)) if name}
+    bounds = []
+    for index, statement in enumerate(statements):
+        check = _break_check(statement)
+        if check is None or check[0] not in increments:
+            continue
+        name, operator, limit_node = check
+        first_value = _counter_start(name, loop, scope)
+        start = int_value(first_value) if first_value is not None else None
+        limit = int_value(limit_node)
+        if start is None or limit is None:
+            continue
+        # The counter's value at the check in iteration k (k = 1, 2, ...).
+        offset = 0 if increments[name] < index else -1
+        first = {">": limit + 1, ">=": limit, "==": limit}[operator] - start - offset
+        if operator == "==" and first < 1:
+            continue  # counted past the limit before the first check: never equal
+        bounds.append(max(first, 1))
+    return min(bounds, default=None)
+
+
+def _counter_start(
+    name: str, loop: cst.For | cst.While, scope: ScopeFacts
+) -> cst.BaseExpression | None:
+    """What ``name`` starts the loop with: one augmented assignment inside the loop, and one
+    assignment outside it, inside the same enclosing loops (so that it starts again each time
+    the loop does)."""
+    assignments = scope.assignments.get(name, [])
+    inside = [a for a in assignments if loop in a.loops]
+    outside = [a for a in assignments if loop not in a.loops]
+    if len(inside) != 1 or not inside[0].augmented or len(outside) != 1:
+        return None
+    (first,) = outside
+    if first.loops != inside[0].loops - {loop}:
+        return None
+    if first.augmented or first.target is not None or first.value is None:
+        return None
+    return first.value
 
 
 def _increment(statement: cst.BaseStatement) -> str | None:

@@ -76,13 +76,13 @@ def combine(
         candidates = frozenset().union(*(unit.names for unit in looped))
         # Imported here: a run whose files never get this far (no TensorFlow in sight) does
         # not pay for loading the whole-program facts.
-        from tflint_leaks.analysis.program import program_of
+        from tflint_leaks.engine.prefilter import prefilter_of
 
-        program = program_of(project)
+        prefilter = prefilter_of(project)
         if project_names:
-            loop_names |= program.interesting_names(module, candidates)
+            loop_names |= prefilter.interesting_names(module, candidates)
         if graph_runners:
-            loop_names |= program.interesting_names(module, candidates, runs_graph=True)
+            loop_names |= prefilter.interesting_names(module, candidates, runs_graph=True)
     return Needs(False, frozenset(names), frozenset(loop_names), traced)
 
 

@@ -16,20 +16,21 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from tflint_leaks.analysis.effects import Effect, EffectKind
 from tflint_leaks.analysis.facts import Span
 from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex, TfFunctionFacts
+from tflint_leaks.analysis.inference import TargetKind, Where
+from tflint_leaks.analysis.lattice import ArrayOrigin, Kind, Value
 from tflint_leaks.analysis.loops import LoopNode, LoopParts
 from tflint_leaks.analysis.names import TF_FUNCTION, resolve_dotted
 from tflint_leaks.analysis.nodes import dotted, own_nodes
-from tflint_leaks.analysis.program import Callee as ProgramCallee
-from tflint_leaks.analysis.program import Effect, EffectKind, Program, Type, Where, program_of
-from tflint_leaks.analysis.program import Kind as TypeKind
+from tflint_leaks.analysis.program import Program, program_of
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.scope import ScopeFacts, collect_scope
-from tflint_leaks.analysis.symbolic import ref
+from tflint_leaks.analysis.symbolic import Expr, ref
 from tflint_leaks.analysis.symbolic_cst import from_cst
 from tflint_leaks.analysis.tapes import Tape, collect_tapes
-from tflint_leaks.analysis.values import Evaluator
+from tflint_leaks.analysis.values import Evaluator, break_bound
 from tflint_leaks.diagnostics import RelatedRole
 
 if TYPE_CHECKING:
@@ -282,25 +283,30 @@ class FileContext:
         return facts
 
     def evaluator(self) -> Evaluator:
-        """Evaluates expressions of the current scope relative to the enclosing loops."""
-        where = self.where()
+        """Evaluates how expressions of the current scope vary across the enclosing loops."""
         return Evaluator(
             self.scope_facts(),
             frozenset(self.loops),
             self.resolve,
-            lambda name: self.program.int_value(ref(name), where),
+            self.items,
+            self.returns_number,
         )
 
     def trip_count(self, loop: LoopNode) -> int | None:
-        """How many times a loop of the current scope runs, when that is known (``range(5)``, a
-        literal list, a 5-fold split, a counter that ``break``s it after a known number)."""
-        evaluator = self.evaluator()
-        if isinstance(loop, cst.CompFor):
-            return evaluator.trip_count(loop.iter)
-        counts = [evaluator.break_bound(loop)]
-        if isinstance(loop, cst.For):
-            counts.append(evaluator.trip_count(loop.iter))
+        """How many times a loop of the current scope runs at most, when that is known: the
+        items of what it iterates (``range(1, FOLDS + 1)``, a literal list, ``zip`` and
+        ``enumerate`` of those, a K-fold split, ``dict.items()``...), or a counter that
+        ``break``s it after a known number."""
+        counts: list[int | None] = []
+        if isinstance(loop, cst.For | cst.CompFor):
+            counts.append(self.items(loop.iter))
+        if not isinstance(loop, cst.CompFor):
+            counts.append(break_bound(loop, self.scope_facts(), self.int_value))
         return min((count for count in counts if count is not None), default=None)
+
+    def items(self, iterable: cst.BaseExpression) -> int | None:
+        """At most how many items iterating ``iterable`` here gives, when that is known."""
+        return self.value(from_cst(iterable)).bound
 
     def iterations(self, loops: Iterable[LoopNode] | None = None) -> int | None:
         """How many times the current node runs through the loops of its scope (or through
@@ -343,14 +349,40 @@ class FileContext:
                 shadowed.update(name for name in scope.assignments if "." not in name)
         return Where(module, shadowed=frozenset(shadowed))
 
-    def type_of(self, node: cst.BaseExpression) -> Type:
-        """The type of an expression here: a Keras model, a tape, an instance of a project class
-        (see :mod:`tflint_leaks.analysis.program`)."""
-        return self.program.type_of(from_cst(node), self.where())
+    def value(self, expr: Expr) -> Value:
+        """What an expression (already converted) may be here."""
+        return self.program.value(expr, self.where())
 
-    def callee(self, node: cst.Call) -> ProgramCallee | None:
-        """The project function, method or class constructor ``node`` runs, if known."""
-        return self.program.resolve(from_cst(node), self.where())
+    def type_of(self, node: cst.BaseExpression | str) -> Value:
+        """What an expression (or the name) may be here, across the whole program: a Keras
+        model, a tape, an instance of a project class, a number with its integers, a container
+        with its length... (see :mod:`tflint_leaks.analysis.lattice`: ``.kind`` answers "is
+        it certainly a ...?")."""
+        return self.value(ref(node) if isinstance(node, str) else from_cst(node))
+
+    def int_value(self, node: cst.BaseExpression | str) -> int | None:
+        """The largest integer an expression (or the name) may be here, when every value it
+        may be is a known integer: a literal, arithmetic on constants, a module or class
+        constant, a parameter every call site gives a known value."""
+        found = self.type_of(node).ints
+        return max(found) if found else None
+
+    def returns_number(self, node: cst.Call) -> bool:
+        """The call runs project code that returns a Python number (``schedule(epoch)``)."""
+        value = self.type_of(node)
+        return value.kind is Kind.NUMBER and self.calls_project_code(node, constructors=False)
+
+    def array_origin(self, name: str) -> ArrayOrigin | None:
+        """Where the NumPy array ``name`` holds here may come from (its function's, its
+        module's or the module it is imported from), unless it may also be a tensor or is a
+        scalar or a small literal array."""
+        return self.program.array_origin(ref(name), self.where())
+
+    def calls_project_code(self, node: cst.Call, *, constructors: bool = True) -> bool:
+        """``node`` may run a project function or method (or, with ``constructors``,
+        construct an instance of a project class)."""
+        kinds = {TargetKind.FUNCTION, TargetKind.CONSTRUCTOR} if constructors else {TargetKind.FUNCTION}
+        return any(t.kind in kinds for t in self.program.targets(from_cst(node), self.where()))
 
     def effects(self, node: cst.Call) -> tuple[Effect, ...]:
         """What ``node`` does each time it runs: the call itself (an effect with no chain) and
@@ -373,16 +405,22 @@ class FileContext:
         return Callee(name, target.facts, target.function, target.path)
 
     def project_class(self, node: cst.BaseExpression) -> tuple[ModuleIndex, ClassFacts] | None:
-        """The project class that ``node`` (a callee expression) names, if any."""
-        name = dotted(node)
-        return self.program.project_class(name, self.where()) if name is not None else None
+        """The project class that ``node`` (a callee expression) names, if it is one."""
+        found = self.type_of(node)
+        atoms = found.atoms_of(Kind.CLASS)
+        if len(atoms) != 1 or len(found.informative) != 1:
+            return None
+        return self.program.inference.klass(atoms[0].ref)  # type: ignore[arg-type]
 
     def instance_class(self, name: str) -> tuple[ModuleIndex, ClassFacts] | None:
         """The project class of the value ``name`` holds here, when it is known."""
-        found = self.program.type_of(ref(name), self.where())
-        if found.kind not in {TypeKind.INSTANCE, TypeKind.MODEL}:
-            return None
-        return self.program.class_of(found.klass)
+        klass = self.value(ref(name)).klass
+        return self.program.inference.klass(klass) if klass is not None else None
+
+    def defines(self, value: Value, method: str) -> bool:
+        """Whether one of the project classes ``value`` may be of defines ``method`` (an
+        override of a Keras model's ``predict``)."""
+        return self.program.defines(value, method)
 
     # -- Keras models, cleanup, tapes -------------------------------------------------------------
 
@@ -390,11 +428,11 @@ class FileContext:
         """``node`` constructs or loads a new Keras model: a Keras constructor or loader, a
         project model class, or a project factory that returns a model it builds."""
         found = self.type_of(node)
-        return found.kind is TypeKind.MODEL and found.fresh
+        return found.kind is Kind.MODEL and found.fresh
 
     def is_model(self, node: cst.BaseExpression) -> bool:
         """``node`` is known to be a Keras model (its type, across the project)."""
-        return self.type_of(node).kind is TypeKind.MODEL
+        return self.type_of(node).kind is Kind.MODEL
 
     def cleans_up(self, node: cst.Call) -> bool:
         """``node`` calls ``clear_session()``, directly or through project code."""

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tflint_leaks.analysis.program import Effect, EffectKind
-from tflint_leaks.analysis.values import Value
+from tflint_leaks.rulekit.facts import Effect, EffectKind
+from tflint_leaks.rulekit.facts import Variation
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import Callee, FileContext, Report
 from tflint_leaks.rulekit.rule import Rule
@@ -41,7 +41,7 @@ def repeated_tf_function_call(context: FileContext, node: cst.Call) -> Callee | 
 
 def repeated_call_arguments(
     context: FileContext, node: cst.Call
-) -> Iterator[tuple[Callee, Argument, Value]]:
+) -> Iterator[tuple[Callee, Argument, Variation]]:
     """For a ``tf.function`` call repeated by a loop: each argument that ``input_signature``
     does not cover, with its value across the loop's iterations."""
     callee = repeated_tf_function_call(context, node)
@@ -53,7 +53,7 @@ def repeated_call_arguments(
             yield callee, argument, evaluator.value(argument.value)
 
 
-def varies_unboundedly(context: FileContext, value: Value) -> bool:
+def varies_unboundedly(context: FileContext, value: Variation) -> bool:
     """Takes more distinct values over the loop than ``max-python-values`` allows."""
     return value.card > context.options.max_python_values
 

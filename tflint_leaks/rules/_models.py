@@ -8,7 +8,7 @@ import libcst as cst
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.nodes import dotted
-from tflint_leaks.analysis.program import EffectKind
+from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.rulekit.context import FileContext
 
 #: Calls that keep their argument: a model passed to one is kept on purpose (an ensemble).

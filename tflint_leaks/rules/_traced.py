@@ -7,7 +7,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.names import CONTAINER_BUILTINS, CONTAINER_TYPES
 from tflint_leaks.analysis.nodes import dotted
-from tflint_leaks.analysis.program import Kind as TypeKind
+from tflint_leaks.rulekit.facts import Kind
 from tflint_leaks.rulekit.context import FileContext, Frame, FrameKind
 
 
@@ -72,7 +72,7 @@ def outliving_container(context: FileContext, receiver: cst.BaseExpression) -> s
     if name is None:
         return None
     if name.startswith("self.") and name.count(".") == 1:
-        if context.type_of(receiver).kind is TypeKind.CONTAINER:
+        if context.type_of(receiver).kind is Kind.CONTAINER:
             return "an attribute of `self`"
         return None
     if "." in name:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.analysis.program import EffectKind
-from tflint_leaks.analysis.values import Kind
+from tflint_leaks.rulekit.facts import EffectKind
+from tflint_leaks.rulekit.facts import Form
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
@@ -392,7 +392,7 @@ class PythonScalarArgument(Rule):
         self._through_helpers(node)
         self._recursion(node)
         for callee, argument, value in repeated_call_arguments(self.context, node):
-            if value.kind is not Kind.NUMBER or not varies_unboundedly(self.context, value):
+            if value.kind is not Form.NUMBER or not varies_unboundedly(self.context, value):
                 continue
             report = self.report(
                 argument.value,
@@ -455,7 +455,7 @@ class PythonScalarArgument(Rule):
                 continue
             argument = positional[effect.parameter]
             value = context.evaluator().value(argument)
-            if value.kind is not Kind.NUMBER or not varies_unboundedly(context, value):
+            if value.kind is not Form.NUMBER or not varies_unboundedly(context, value):
                 continue
             helper = effect.chain[0].callee.rpartition(".")[2]
             report = self.report(

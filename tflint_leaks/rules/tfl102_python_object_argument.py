@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.nodes import dotted
-from tflint_leaks.analysis.values import Kind
+from tflint_leaks.rulekit.facts import Form
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
     relate_call,
@@ -241,7 +241,7 @@ class PythonObjectArgument(Rule):
             what = self._new_object(argument.value)
             if what is None:
                 changes = value.content_varies or value.size_varies
-                if value.kind is not Kind.CONTAINER or not changes:
+                if value.kind is not Form.CONTAINER or not changes:
                     continue
                 if not varies_unboundedly(self.context, value):
                     continue

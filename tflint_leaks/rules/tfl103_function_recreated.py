@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.analysis.index import PER_STEP_METHODS
+from tflint_leaks.analysis.keras import PER_STEP_METHODS
 from tflint_leaks.analysis.names import TF_FUNCTION
-from tflint_leaks.analysis.program import EffectKind
+from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop, report_through
@@ -345,8 +345,7 @@ class FunctionRecreated(Rule):
         """A call in a loop to project code that creates a ``tf.function`` each time it runs
         (a factory, a method that defines one, through up to four calls, in any file). Not when
         that code also builds a new model every time: the new function is needed then."""
-        callee = self.context.callee(node)
-        if callee is None or callee.constructs:
+        if not self.context.calls_project_code(node, constructors=False):
             return  # a class that makes tf.functions per instance is TFL104's
         effects = self.context.effects(node)
         if any(effect.kind is EffectKind.BUILD_MODEL for effect in effects):

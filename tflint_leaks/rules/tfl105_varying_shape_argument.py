@@ -3,8 +3,8 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tflint_leaks.analysis.facts import Span
-from tflint_leaks.analysis.values import Kind
+from tflint_leaks.rulekit.facts import Span
+from tflint_leaks.rulekit.facts import Form
 from tflint_leaks.rulekit.context import Report
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
@@ -344,7 +344,7 @@ class VaryingShapeArgument(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         for callee, argument, value in repeated_call_arguments(self.context, node):
-            if callee.facts.reduce_retracing or value.kind is not Kind.TENSOR:
+            if callee.facts.reduce_retracing or value.kind is not Form.TENSOR:
                 continue
             if not value.size_varies or not varies_unboundedly(self.context, value):
                 continue

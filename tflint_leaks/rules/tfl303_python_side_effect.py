@@ -4,19 +4,13 @@ import libcst as cst
 
 from tflint_leaks.analysis.names import TF_VARIABLE
 from tflint_leaks.analysis.nodes import dotted
-from tflint_leaks.analysis.program import Kind as TypeKind
-from tflint_leaks.analysis.program import Program, Where
-from tflint_leaks.analysis.symbolic import GENERATOR, Expr, Op
+from tflint_leaks.rulekit.facts import Kind
 from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._traced import defining_frame, first_traced
 
 #: Modules whose calls return a different value (or act) every time: frozen at trace time.
 _IMPURE_PREFIXES = ("random.", "numpy.random.", "time.", "datetime.datetime.now")
-#: Builtins that return a Python iterator over their arguments.
-_ITERATOR_BUILTINS = frozenset({"zip", "map", "filter", "enumerate", "reversed"})
-#: Builtins that return a Python sequence.
-_PYTHON_SEQUENCES = frozenset({"range", "list", "tuple", "sorted"})
 
 
 class PythonSideEffect(Rule):
@@ -355,51 +349,10 @@ class PythonSideEffect(Rule):
 
 
 def _python_iterator(context: FileContext, name: str) -> str | None:
-    """What ``name`` holds when every value bound to it is a Python iterator or generator: "a
+    """What ``name`` holds when everything it may hold is a Python iterator or generator: "a
     Python iterator", "a Python generator"; None otherwise (a ``tf.data`` iterator, unknown)."""
-    program = context.program
-    found: str | None = None
-    for value, where in program.bindings(name, context.where()):
-        found = _iterator_kind(program, value, where)
-        if found is None:
-            return None
-    return found
-
-
-def _iterator_kind(program: Program, value: Expr, where: Where) -> str | None:
-    if value == GENERATOR:
-        return "a Python generator"
-    if value.op is not Op.CALL or value.func.op is not Op.REF:
+    value = context.type_of(name)
+    if value.kind is not Kind.ITERATOR:
         return None
-    builtin = _builtin(program, value, where)
-    if builtin in _ITERATOR_BUILTINS:
-        return "a Python iterator"
-    if builtin == "iter" and value.positional:
-        return (
-            "a Python iterator" if _python_iterable(program, value.positional[0], where) else None
-        )
-    qualified = program.canonical(value.func.text, where)
-    if qualified is not None and qualified.startswith("itertools."):
-        return "a Python iterator"
-    callee = program.resolve(value, where)
-    if callee is not None and callee.function is not None and callee.function.generator:
-        return "a Python generator"
-    return None
-
-
-def _python_iterable(program: Program, iterable: Expr, where: Where) -> bool:
-    """A Python container or ``range``: what ``iter`` makes of it is a Python iterator."""
-    if iterable.op is Op.TUPLE or iterable == GENERATOR:
-        return True
-    if iterable.op is Op.CALL and _builtin(program, iterable, where) in _PYTHON_SEQUENCES:
-        return True
-    return program.type_of(iterable, where).kind is TypeKind.CONTAINER
-
-
-def _builtin(program: Program, call: Expr, where: Where) -> str | None:
-    """The builtin a call calls (``iter``, ``range``), when nothing in the project or the
-    file's imports shadows it."""
-    func = call.func
-    if func.op is not Op.REF or "." in func.text or program.canonical(func.text, where):
-        return None
-    return func.text if program.resolve(call, where) is None else None
+    generator = all(each.flag for each in value.informative)
+    return "a Python generator" if generator else "a Python iterator"

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.nodes import dotted
-from tflint_leaks.analysis.program import EffectKind
+from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import InsertStatement, Report
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
@@ -433,7 +433,7 @@ class ModelBuiltInLoop(Rule):
                 report.relate(
                     RelatedRole.MODEL, "the model is built here", effect.span, effect.path
                 )
-        elif method_call(node, STORE_METHODS) is None and context.callee(node) is not None:
+        elif method_call(node, STORE_METHODS) is None and context.calls_project_code(node):
             # A model built only to be passed on, then dropped: ``score(build_model())``.
             for arg in node.args:
                 value = arg.value

@@ -3,8 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.nodes import dotted
-from tflint_leaks.analysis.program import EffectKind
-from tflint_leaks.analysis.program import Kind as TypeKind
+from tflint_leaks.rulekit.facts import EffectKind, Kind
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
@@ -456,8 +455,8 @@ class PredictInLoop(Rule):
             return
         receiver = method_call(node, _PREDICT)
         found = context.type_of(receiver) if receiver is not None else None
-        if receiver is not None and found is not None and found.kind is TypeKind.MODEL:
-            if context.program.defines(found.klass, "predict") or built_in_loop(context, receiver):
+        if receiver is not None and found is not None and found.kind is Kind.MODEL:
+            if context.defines(found, "predict") or built_in_loop(context, receiver):
                 return
             name = dotted(receiver) or "model"
             report = self.report(node, _message(name, every_iteration(context)))

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.analysis.program import EffectKind
+from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
@@ -216,7 +216,7 @@ class FitInLoop(Rule):
             21,
             11,
             37,
-            "`train_one` builds and fits a model and is called every iteration (249 in all); "
+            "`train_one` builds and fits a model and is called every iteration (32 in all); "
             "since TensorFlow 2.11 each `fit` registers gradient functions globally that "
             "keep its graphs alive even after `clear_session()` "
             "(tensorflow/tensorflow#61791); run each trial in a fresh process",

@@ -2,12 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.analysis.arrays import SMALL_ARRAY_ELEMENTS, ArrayOrigin, array_origin
 from tflint_leaks.analysis.nodes import own_nodes
-from tflint_leaks.analysis.program import Where
-from tflint_leaks.analysis.symbolic import ref
-from tflint_leaks.analysis.symbolic_cst import from_cst
 from tflint_leaks.rulekit.context import FileContext, FrameKind
+from tflint_leaks.rulekit.facts import SMALL_ARRAY_ELEMENTS, Kind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._traced import defining_frame, first_traced
 
@@ -419,66 +416,28 @@ def _is_callback_call(context: FileContext, node: cst.CSTNode, callback: cst.CST
 def _captured(context: FileContext, name: str, index: int | None) -> str | None:
     """What the captured ``name`` is, for the message, when it is a NumPy array or a large
     Python container of numbers; None otherwise."""
-    origin = _origin(context, name)
+    origin = context.array_origin(name)
     if origin is not None:
         return f"a NumPy array from {origin.describe()}"
-    count = _container_size(context, name, index)
+    count = _container_size(context, name)
     if count is not None:
         return f"a Python container of {count} numbers"
     return None
 
 
-def _origin(context: FileContext, name: str) -> ArrayOrigin | None:
-    """The array's origin, looked up where the name is bound (an enclosing function, the
-    module, or the module it is imported from)."""
-    return array_origin(context.program, ref(name), context.where())
-
-
-def _container_size(context: FileContext, name: str, index: int | None) -> int | None:
-    """The number of elements of a large Python container bound to ``name`` in this file
-    (``[0.0] * n``, a comprehension over ``range(n)``, ``list(range(n))``)."""
-    if index is None:
+def _container_size(context: FileContext, name: str) -> int | None:
+    """The number of numbers a large Python container bound to ``name`` may hold (``[0.0] *
+    n``, a comprehension over ``range(n)``, ``list(range(n))``), where it is bound."""
+    value = context.type_of(name)
+    lengths = value.lengths
+    if value.kind is not Kind.CONTAINER or not lengths:
         return None
-    for assignment in context.scope_facts(context.frames[index]).assignments.get(name, ()):
-        count = _elements(context, assignment.value)
-        if count is not None and count >= SMALL_ARRAY_ELEMENTS:
-            return count
-    return None
-
-
-def _elements(context: FileContext, node: cst.BaseExpression | None) -> int | None:
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
-        for items, times in ((node.left, node.right), (node.right, node.left)):
-            if isinstance(items, cst.List) and all(
-                isinstance(e.value, cst.Integer | cst.Float) for e in items.elements
-            ):
-                count = _int(context, times)
-                return None if count is None else count * len(items.elements)
-        return None
-    if isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp):
-        total = 1
-        clause: cst.CompFor | None = node.for_in
-        while clause is not None:
-            count = _range_size(context, clause.iter)
-            if count is None:
-                return None
-            total *= count
-            clause = clause.inner_for_in
-        return total
-    if (
-        isinstance(node, cst.Call)
-        and node.args
-        and (_is_builtin(context, node.func, "list") or _is_builtin(context, node.func, "tuple"))
-    ):
-        return _range_size(context, node.args[0].value)
-    return None
-
-
-def _range_size(context: FileContext, node: cst.BaseExpression) -> int | None:
-    """``range(n)`` with a known ``n``."""
-    if isinstance(node, cst.Call) and _is_builtin(context, node.func, "range") and node.args:
-        return _int(context, node.args[0].value) if len(node.args) == 1 else None
-    return None
+    numbers = all(
+        each.element is not None and each.element.kind in {Kind.NUMBER, Kind.BOOL}
+        for each in value.informative
+    )
+    count = max(lengths)
+    return count if numbers and count >= SMALL_ARRAY_ELEMENTS else None
 
 
 def _is_builtin(context: FileContext, func: cst.BaseExpression, name: str) -> bool:
@@ -489,10 +448,6 @@ def _is_builtin(context: FileContext, func: cst.BaseExpression, name: str) -> bo
         and name not in context.module_index.imports
         and defining_frame(context, name) is None
     )
-
-
-def _int(context: FileContext, node: cst.BaseExpression) -> int | None:
-    return context.program.int_value(from_cst(node), Where(context.module_index))
 
 
 def _single_binding(context: FileContext, name: str, index: int | None) -> cst.Assign | None:

@@ -6,7 +6,7 @@ from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.names import TF_VARIABLE
 from tflint_leaks.analysis.nodes import dotted
-from tflint_leaks.analysis.program import Kind as TypeKind
+from tflint_leaks.rulekit.facts import Kind
 from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop, source_of
@@ -395,7 +395,7 @@ def _holds(
     if not isinstance(value, cst.Call):
         return None
     receiver = method_call(value, keras.GRADIENT_METHODS)
-    if receiver is not None and context.type_of(receiver).kind is TypeKind.TAPE:
+    if receiver is not None and context.type_of(receiver).kind is Kind.TAPE:
         return "the gradients"
     if context.is_model(value.func):
         return "the model's outputs"

@@ -5,7 +5,7 @@ import libcst as cst
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.nodes import dotted
-from tflint_leaks.analysis.program import Effect, EffectKind
+from tflint_leaks.rulekit.facts import Effect, EffectKind
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
-from tflint_leaks.analysis.arrays import SMALL_ARRAY_ELEMENTS
+from tflint_leaks.analysis.library import SMALL_ARRAY_ELEMENTS
 from tflint_leaks.diagnostics import CallSite, Confirmation, Diagnostic, Verdict
 from tflint_leaks.registry import BY_CODE, Judgement
 from tflint_leaks.runtime import protocol

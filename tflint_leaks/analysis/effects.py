@@ -1,0 +1,365 @@
+"""What a call does each time it runs: the effect equations.
+
+An effect is something a rule looks for in a loop: a model built, fitted or predicted with, the
+session cleared, a ``tf.function`` or a persistent tape created, a dataset built, a parameter
+passed on to a ``tf.function``, a TF1 graph grown or run. The unknown
+``("summary", path, qualname)`` is what a function does each time it runs: its own effects and
+those of the project code it calls, each with the chain of calls that leads to it (at most
+:data:`MAX_CHAIN` calls long: the length of a chain a finding can show).
+
+Effects are computed from the values of :mod:`.inference` (a receiver is a Keras model only
+when every value it may hold is one), and values never depend on effects: the value unknowns
+are solved before an effect reads them, so a summary reads final values.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.facts import Site, Span
+from tflint_leaks.analysis.graph import (
+    GRAPH_METHODS,
+    RUN_IN_SESSION_METHODS,
+    SESSION_RUN_METHODS,
+    builds_graph,
+    is_graph_code,
+)
+from tflint_leaks.analysis.index import FunctionFacts, TfFunctionFacts
+from tflint_leaks.analysis.inference import Inference, Target, TargetKind, Where, callee_name
+from tflint_leaks.analysis.lattice import ClassRef, FunctionRef, Kind, Value
+from tflint_leaks.analysis.names import GRADIENT_TAPE, resolve_dotted
+from tflint_leaks.analysis.symbolic import Expr, Op
+
+Query = tuple[Any, ...]
+
+#: How many calls long a chain from a call to an effect may be
+#: (``loop -> a() -> b() -> c() -> model.predict``).
+MAX_CHAIN = 4
+
+
+class EffectKind(enum.Enum):
+    PREDICT = "predict"
+    BUILD_MODEL = "build-model"
+    FIT = "fit"
+    CLEAR_SESSION = "clear-session"
+    CREATE_TF_FUNCTION = "create-tf-function"
+    PERSISTENT_TAPE = "persistent-tape"
+    DATASET = "dataset"
+    #: A parameter of the function (``parameter``) is passed to a ``tf.function``.
+    PARAMETER_TO_TF_FUNCTION = "parameter-to-tf-function"
+    #: Nodes are added to the default graph (in graph code: a TensorFlow op, ``v.assign``).
+    GRAPH_OP = "graph-op"
+    #: The graph runs in a session (``sess.run``, ``x.eval(session=sess)``).
+    RUN_GRAPH = "run-graph"
+
+
+#: What graph code does: it builds ops everywhere, so only the functions that run the graph are
+#: interesting, and only to the rules that ask.
+GRAPH_EFFECTS = frozenset({EffectKind.GRAPH_OP, EffectKind.RUN_GRAPH})
+
+
+@dataclass(frozen=True, order=True)
+class Hop:
+    """One call on the way to an effect: the call site and the function it runs."""
+
+    path: str
+    span: Span
+    callee: str
+
+
+@dataclass(frozen=True)
+class TfFunctionTarget:
+    """The ``tf.function`` a call invokes: how it was made, the function it wraps (when it is a
+    decorated project function, for its parameters), and the file that defines it."""
+
+    facts: TfFunctionFacts
+    function: FunctionFacts | None
+    path: str
+
+
+@dataclass(frozen=True)
+class Effect:
+    kind: EffectKind
+    path: str
+    span: Span
+    #: What a message names: the model (``self.model``), the builder (``build_model``).
+    text: str
+    #: The calls from the summarised function down to the effect, outermost first.
+    chain: tuple[Hop, ...] = ()
+    #: For :data:`EffectKind.PARAMETER_TO_TF_FUNCTION`: the parameter's position.
+    parameter: int = -1
+    #: For :data:`EffectKind.PARAMETER_TO_TF_FUNCTION`: the ``tf.function`` called.
+    tf_function: TfFunctionTarget | None = None
+
+    @property
+    def identity(self) -> tuple[str, str, Span, str, int]:
+        """What the effect is, whatever chain reaches it."""
+        return self.kind.value, self.path, self.span, self.text, self.parameter
+
+
+def _canonical(effects: Iterator[Effect] | list[Effect]) -> tuple[Effect, ...]:
+    """One effect per identity, reached by its shortest chain (the first of those in order),
+    sorted: the same tuple whatever order the effects were found in."""
+    best: dict[tuple[str, str, Span, str, int], Effect] = {}
+    for effect in effects:
+        key = effect.identity
+        known = best.get(key)
+        if known is None or (len(effect.chain), effect.chain) < (len(known.chain), known.chain):
+            best[key] = effect
+    return tuple(best[key] for key in sorted(best))
+
+
+class Effects:
+    """The effect equations of one project, over its value equations."""
+
+    def __init__(self, inference: Inference) -> None:
+        self.inference = inference
+
+    def equations(self) -> dict[str, tuple[Any, tuple[Effect, ...]]]:
+        return {"summary": (self._summary, ())}
+
+    # -- summaries -----------------------------------------------------------------------------
+
+    def _summary(self, query: Query) -> Generator[Query, Any, tuple[Effect, ...]]:
+        _, path, qualname = query
+        module = self.inference.module(path)
+        if qualname in module.traced or module.functions[qualname].tf_function:
+            return ()  # a tf.function's Python body runs only while it traces
+        where = self.inference.where_of(module, qualname)
+        function = where.function
+        assert function is not None
+        effects = [
+            Effect(EffectKind.CREATE_TF_FUNCTION, path, span, qualname)
+            for span in function.creates_tf_function
+        ]
+        for site in function.body.calls:
+            found = yield from self.site_effects(site, where, nested=True)
+            effects.extend(e for e in found if len(e.chain) < MAX_CHAIN)
+        return _canonical(effects)
+
+    def site_effects(
+        self, site: Site, where: Where, *, nested: bool
+    ) -> Generator[Query, Any, list[Effect]]:
+        """What one call site does each time it runs. ``nested``: seen from the summary of
+        the function making it (a parameter passed to a ``tf.function`` is then translated
+        to the caller's parameters)."""
+        call, path = site.call, where.module.path
+        inference = self.inference
+        effects: list[Effect] = []
+        method = call.method
+        if method is not None and (
+            method[1] in keras.PREDICT_METHODS or method[1] in keras.FIT_METHODS
+        ):
+            receiver = yield from inference.evaluate(method[0], where)
+            if receiver.kind is Kind.MODEL and not self.defines(receiver, method[1]):
+                kind = EffectKind.PREDICT if method[1] in keras.PREDICT_METHODS else EffectKind.FIT
+                return [Effect(kind, path, site.span, _text(method[0]))]
+        if where.function is not None:
+            traced = yield from self.tf_function(call, where)
+            if traced is not None:
+                return list(self._to_tf_function(call, site, where, traced))
+        targets = yield from inference.targets(call, where)
+        project = False
+        for target in targets:
+            if target.kind is TargetKind.LIBRARY:
+                made = _library_effect(target.name, call)
+                if made is not None:
+                    # A graph op is named in full (``tf.assign``), the others by their last name.
+                    text = _text(call.func)
+                    text = text if made is EffectKind.GRAPH_OP else text.rpartition(".")[2]
+                    effects.append(Effect(made, path, site.span, text))
+            elif target.kind in {TargetKind.FUNCTION, TargetKind.CONSTRUCTOR}:
+                project = True
+                found = yield from self._callee_effects(target, site, where, nested=nested)
+                effects.extend(found)
+        if not project:
+            effects.extend((yield from self._graph_effects(site, where)))
+        return effects
+
+    def _to_tf_function(
+        self, call: Expr, site: Site, where: Where, target: TfFunctionTarget
+    ) -> Iterator[Effect]:
+        function = where.function
+        assert function is not None
+        for position, argument in enumerate(call.positional):
+            if target.facts.covers(position):
+                continue  # input_signature: a tensor of the declared spec, not a Python value
+            if argument.op is Op.REF and argument.text in function.params:
+                yield Effect(
+                    EffectKind.PARAMETER_TO_TF_FUNCTION,
+                    where.module.path,
+                    site.span,
+                    callee_name(call) or "?",
+                    parameter=function.params.index(argument.text),
+                    tf_function=target,
+                )
+
+    def _callee_effects(
+        self, target: Target, site: Site, where: Where, *, nested: bool
+    ) -> Generator[Query, Any, list[Effect]]:
+        inference = self.inference
+        path = where.module.path
+        klass = target.klass
+        if target.kind is TargetKind.CONSTRUCTOR and klass is not None:
+            definition = inference.klass(klass)
+            if definition is not None and inference.project.is_model_class(*definition):
+                return [Effect(EffectKind.BUILD_MODEL, path, site.span, klass.name)]
+        ref = target.ref
+        if ref is None:
+            return []
+        effects: list[Effect] = []
+        factory = yield from self.is_factory(ref)
+        if factory:
+            effects.append(Effect(EffectKind.BUILD_MODEL, path, site.span, ref.qualname))
+        hop = Hop(path, site.span, ref.qualname)
+        summary = yield ("summary", ref.path, ref.qualname)
+        for effect in summary:
+            if effect.kind is EffectKind.BUILD_MODEL and factory:
+                continue  # the model is returned: the caller's assignment is the effect
+            translated = self._through(effect, site.call, where) if nested else effect
+            if translated is not None:
+                effects.append(replace(translated, chain=(hop, *translated.chain)))
+        return effects
+
+    def is_factory(self, ref: FunctionRef) -> Generator[Query, Any, bool]:
+        """The function returns a new model it built (a model factory)."""
+        returned: Value = yield ("returns", ref.path, ref.qualname)
+        return returned.kind is Kind.MODEL and returned.fresh
+
+    def _graph_effects(self, site: Site, where: Where) -> Generator[Query, Any, list[Effect]]:
+        """A method call on something that is not project code that runs the graph (a
+        session's ``run``, ``x.eval(sess)``) or, in graph code, adds to it (``v.assign(x)``)."""
+        call = site.call
+        method = call.method
+        if method is None:
+            return []
+        receiver, name = method
+        path = where.module.path
+        text = f"{_text(receiver)}.{name}"
+        if name in SESSION_RUN_METHODS:
+            value = yield from self.inference.evaluate(receiver, where)
+            if value.kind is Kind.SESSION:
+                return [Effect(EffectKind.RUN_GRAPH, path, site.span, text)]
+        if name in RUN_IN_SESSION_METHODS:
+            for argument in (*call.positional[:1], call.keyword("session")):
+                if argument is None:
+                    continue
+                value = yield from self.inference.evaluate(argument, where)
+                if value.kind is Kind.SESSION:
+                    return [Effect(EffectKind.RUN_GRAPH, path, site.span, text)]
+        if name in GRAPH_METHODS and is_graph_code(where.module.units):
+            return [Effect(EffectKind.GRAPH_OP, path, site.span, text)]
+        return []
+
+    def _through(self, effect: Effect, call: Expr, where: Where) -> Effect | None:
+        """An effect of the callee seen from the caller: a parameter passed on to a
+        ``tf.function`` stays an effect only when the caller passes its own parameter."""
+        if effect.kind is not EffectKind.PARAMETER_TO_TF_FUNCTION:
+            return effect
+        positional = call.positional
+        if effect.parameter >= len(positional) or where.function is None:
+            return None
+        argument = positional[effect.parameter]
+        if argument.op is Op.REF and argument.text in where.function.params:
+            return replace(effect, parameter=where.function.params.index(argument.text))
+        return None
+
+    def defines(self, value: Value, method: str) -> bool:
+        """Whether one of the project classes a value may be of defines ``method``."""
+        inference = self.inference
+        return any(
+            inference.method_of(ref, method) is not None
+            for each in value.informative
+            for ref in inference.classes(each)
+        )
+
+    # -- tf.function targets -------------------------------------------------------------------
+
+    def tf_function(
+        self, call: Expr, where: Where
+    ) -> Generator[Query, Any, TfFunctionTarget | None]:
+        """The ``tf.function`` a call invokes, if the project index knows it."""
+        inference = self.inference
+        module = where.module
+        func = call.func
+        if func.op is Op.REF and "." not in func.text and func.text not in where.shadowed:
+            name = func.text
+            if where.function is not None and name in where.function.local_tf_functions:
+                facts = where.function.local_tf_functions[name]
+                return TfFunctionTarget(facts, None, module.path)
+            if name in module.tf_function_names and name not in module.imports:
+                return TfFunctionTarget(module.tf_function_names[name], None, module.path)
+        method = call.method
+        if method is not None:
+            receiver = yield from inference.evaluate(method[0], where)
+            for each in receiver.informative:
+                for klass in inference.classes(each):
+                    found = self._tf_method(klass, method[1])
+                    if found is not None:
+                        return found
+        targets = yield from inference.targets(call, where)
+        for target in targets:
+            ref = target.ref
+            if target.kind is TargetKind.FUNCTION and ref is not None:
+                function = inference.module(ref.path).functions[ref.qualname]
+                if function.tf_function is not None:
+                    return TfFunctionTarget(function.tf_function, function, ref.path)
+        if func.op is Op.REF and func.text.partition(".")[0] in module.imports:
+            qualified = resolve_dotted(func.text, module.imports)
+            imported = inference.project.lookup(qualified, module) if qualified else None
+            if imported is not None and imported.tf_function is not None:
+                return TfFunctionTarget(
+                    imported.tf_function, imported.function, imported.module.path
+                )
+        return None
+
+    def _tf_method(self, klass: ClassRef, name: str) -> TfFunctionTarget | None:
+        """The ``tf.function`` attribute ``name`` of a project class (a decorated method, or
+        ``self.name = tf.function(...)``), through its bases."""
+        inference = self.inference
+        definition = inference.klass(klass)
+        if definition is None:
+            return None
+        facts = inference.project.class_tf_functions(*definition).get(name)
+        if facts is None:
+            return None
+        method = inference.method_of(klass, name)
+        if method is None:
+            return TfFunctionTarget(facts, None, definition[0].path)
+        return TfFunctionTarget(
+            facts, inference.module(method.path).functions[method.qualname], method.path
+        )
+
+
+def _library_effect(qualified: str, call: Expr) -> EffectKind | None:
+    if keras.builds_model(qualified):
+        return EffectKind.BUILD_MODEL
+    if qualified in keras.CLEAR_SESSION:
+        return EffectKind.CLEAR_SESSION
+    if qualified == GRADIENT_TAPE:
+        flag = call.keyword("persistent")
+        if flag is not None and flag.op is Op.LITERAL and flag.text == "true":
+            return EffectKind.PERSISTENT_TAPE
+        return None
+    if qualified in keras.DATASET_SOURCES:
+        return EffectKind.DATASET
+    if builds_graph(qualified):
+        return EffectKind.GRAPH_OP
+    return None
+
+
+def _text(expr: Expr) -> str:
+    if expr.op is Op.REF:
+        return expr.text
+    if expr.op is Op.ATTR:
+        return f"{_text(expr.parts[0])}.{expr.text}"
+    if expr.op is Op.CALL:
+        return f"{_text(expr.func)}(...)"
+    if expr.op is Op.ITEM:
+        return f"{_text(expr.parts[0])}[{expr.number if expr.number >= 0 else '...'}]"
+    return "..."
+

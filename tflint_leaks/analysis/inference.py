@@ -1,0 +1,875 @@
+"""The value equations: what every name, attribute, parameter, call and return may be.
+
+Each unknown of the solver (:mod:`.solver`) that this module answers is one equation over the
+lattice (:mod:`.lattice`):
+
+* ``("local", path, qualname, name)``: a name a function assigns, the join of every value it
+  is assigned (flow-insensitively) and of what is appended to it;
+* ``("global", path, name)``: a module-level name: its assignments, else its annotation, the
+  function, class or ``tf.function`` it defines, or what it is imported as (a project module's
+  global, followed through re-exports by the solver, or a library name);
+* ``("attribute", path, class, name)``: an attribute of an instance of a project class, from
+  the class bodies and every ``self.name = ...`` of its whole method resolution order;
+* ``("param", path, qualname, name)``: a parameter: its annotation, else what every project
+  call site passes (its default where a call leaves it out), and "unknown" for a function the
+  project cannot see all the callers of (one no call names, or one passed around as a value);
+* ``("returns", path, qualname)``: what a function returns;
+* ``("callers", path, qualname)``: the call sites that may run a function.
+
+:meth:`Inference.evaluate` gives any expression's value in a :class:`Where`, and
+:meth:`Inference.targets` what a call may run; both are generators run by the solver. Every
+equation is monotone (the join of distributive transfers over the atoms), so the solver's
+answers are the least solution, whichever question comes first.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Generator, Iterable, Iterator
+from typing import Any, NamedTuple
+
+from tflint_leaks.analysis import keras, library
+from tflint_leaks.analysis.facts import Body
+from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex
+from tflint_leaks.analysis.lattice import (
+    BOOL,
+    BOTTOM,
+    NONE,
+    NUMBER,
+    STR,
+    TENSOR,
+    TOP,
+    UNKNOWN,
+    Atom,
+    ClassRef,
+    FunctionRef,
+    Kind,
+    Value,
+    arithmetic,
+    atom,
+    container,
+    join,
+    number,
+)
+from tflint_leaks.analysis.names import canonical, resolve_dotted
+from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.analysis.symbolic import Expr, Op
+
+Query = tuple[Any, ...]
+Computation = Generator[Query, Any, Value]
+
+#: Builtins a bare name means when nothing in its module binds it.
+BUILTINS = frozenset(
+    {
+        "range", "len", "enumerate", "zip", "list", "tuple", "sorted", "reversed", "set",
+        "frozenset", "iter", "next", "dict", "min", "max", "abs", "int", "round", "float",
+        "complex", "bool", "str", "repr", "format", "sum", "isinstance", "issubclass", "hasattr",
+        "callable", "all", "any", "print", "super", "ord", "chr", "hash", "id", "divmod", "pow",
+        "setattr", "delattr", "getattr", "open", "map", "filter", "type", "vars", "object",
+        "input", "ascii", "exec",
+    }
+)  # fmt: skip
+#: Calls that put their argument into the container they are called on.
+STORE_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put"})
+_LITERALS = {"number": NUMBER, "str": STR, "true": BOOL, "false": BOOL, "none": NONE}
+_ANNOTATIONS = {
+    "int": NUMBER, "float": NUMBER, "bool": BOOL, "str": STR, "list": atom(Kind.CONTAINER),
+    "dict": atom(Kind.CONTAINER), "tuple": atom(Kind.CONTAINER),
+}  # fmt: skip
+
+
+class Where(NamedTuple):
+    """Where an expression is evaluated: a module's own code, a class body, or a function (a
+    method of ``klass``). Names in ``shadowed`` are bound in a nested scope (unknown); names
+    in ``bound`` by an enclosing comprehension."""
+
+    module: ModuleIndex
+    function: FunctionFacts | None = None
+    klass: ClassFacts | None = None
+    shadowed: frozenset[str] = frozenset()
+    bound: tuple[tuple[str, Value], ...] = ()
+
+    @property
+    def body(self) -> Body:
+        if self.function is not None:
+            return self.function.body
+        return self.klass.body if self.klass is not None else self.module.body
+
+    @property
+    def qualname(self) -> str:
+        return self.function.qualname if self.function is not None else ""
+
+    @property
+    def scope(self) -> tuple[str, str]:
+        """Which body this is: the file, and the function's qualified name, the class body's
+        ``class Name``, or "" for the module's own code."""
+        if self.function is None and self.klass is not None:
+            return self.module.path, f"class {self.klass.name}"
+        return self.module.path, self.qualname
+
+
+class TargetKind(enum.Enum):
+    #: A project function or method (``ref``), found on ``klass`` when it is a method.
+    FUNCTION = "function"
+    #: A project class constructed: ``klass``, and its ``__init__`` (``ref``) if it has one.
+    CONSTRUCTOR = "constructor"
+    #: A library callable, ``name`` canonical.
+    LIBRARY = "library"
+    #: A method ``name`` of a value that is not project code (``model.predict``).
+    METHOD = "method"
+    #: Calling a value that is not a function (a ``tf.function``, a model, a layer).
+    VALUE = "value"
+    UNKNOWN = "unknown"
+
+
+class Target(NamedTuple):
+    """Something a call may run."""
+
+    kind: TargetKind
+    ref: FunctionRef | None = None
+    klass: ClassRef | None = None
+    name: str = ""
+    receiver: Atom | None = None
+
+
+_UNKNOWN_TARGET = Target(TargetKind.UNKNOWN)
+#: A call site: the file, the qualified name of the function making it ("" for module code),
+#: and its index among that body's calls.
+SiteId = tuple[str, str, int]
+
+
+class Inference:
+    """The value equations of one project (registered with a :class:`~.solver.Solver` by
+    :class:`~tflint_leaks.analysis.program.Program`)."""
+
+    def __init__(self, project: ProjectIndex) -> None:
+        self.project = project
+        self._locals: dict[tuple[str, str], dict[str, list[Expr]]] = {}
+        self._stored: dict[tuple[str, str], dict[str, list[Expr]]] = {}
+        self._calls_named: dict[str, list[SiteId]] | None = None
+        self._as_values: frozenset[str] | None = None
+
+    def equations(self) -> dict[str, tuple[Any, Value | tuple[()]]]:
+        return {
+            "local": (self._local, BOTTOM),
+            "global": (self._global, BOTTOM),
+            "attribute": (self._attribute, BOTTOM),
+            "param": (self._param, BOTTOM),
+            "returns": (self._returns, BOTTOM),
+            "callers": (self._callers, ()),
+        }
+
+    # -- what the equations read -------------------------------------------------------------
+
+    def module(self, path: str) -> ModuleIndex:
+        found = self.project.module_at(path)
+        assert found is not None, path
+        return found
+
+    def where_of(self, module: ModuleIndex, qualname: str) -> Where:
+        """The place of a function (or of the module's own code, ``qualname`` "")."""
+        if not qualname:
+            return Where(module)
+        function = module.functions[qualname]
+        owner = qualname.partition(".")[0] if "." in qualname else None
+        return Where(module, function, module.classes.get(owner) if owner else None)
+
+    def klass(self, ref: ClassRef) -> tuple[ModuleIndex, ClassFacts] | None:
+        module = self.project.module_at(ref.path)
+        if module is None or ref.name not in module.classes:
+            return None
+        return module, module.classes[ref.name]
+
+    def _assigned(self, where: Where) -> dict[str, list[Expr]]:
+        """A body's assignments by target (names, and ``self.x``)."""
+        key = where.scope
+        found = self._locals.get(key)
+        if found is None:
+            found = self._locals[key] = {}
+            for assign in where.body.assigns:
+                found.setdefault(assign.target, []).append(assign.value)
+        return found
+
+    def _stores(self, where: Where) -> dict[str, list[Expr]]:
+        """What a body puts into the containers it names (``agents.append(agent)``), by the
+        container's name."""
+        key = where.scope
+        found = self._stored.get(key)
+        if found is None:
+            found = self._stored[key] = {}
+            for site in where.body.calls:
+                method = site.call.method
+                if method is not None and method[1] in STORE_METHODS and site.call.positional:
+                    receiver = method[0]
+                    if receiver.op is Op.REF:
+                        value = site.call.positional[-1]
+                        if method[1] == "extend":
+                            value = Expr(Op.ITERATE, "", (value,))
+                        found.setdefault(receiver.text, []).append(value)
+        return found
+
+    def cone(self, module: ModuleIndex, klass: ClassFacts) -> Value:
+        """An instance of ``klass`` or of one of its project subclasses (``self``)."""
+        kind = Kind.MODEL if self.project.is_model_class(module, klass) else Kind.INSTANCE
+        return atom(kind, ref=ClassRef(module.path, klass.name), cone=True)
+
+    def instance(self, ref: ClassRef, *, fresh: bool) -> Value:
+        """A new instance of a project class (a model if it derives from one)."""
+        found = self.klass(ref)
+        model = found is not None and self.project.is_model_class(*found)
+        return atom(Kind.MODEL if model else Kind.INSTANCE, ref=ref, flag=fresh)
+
+    def classes(self, found: Atom) -> list[ClassRef]:
+        """The project classes an instance atom may be of (a cone: the class and its
+        subclasses)."""
+        ref = found.ref
+        if not isinstance(ref, ClassRef):
+            return []
+        if not found.cone:
+            return [ref]
+        definition = self.klass(ref)
+        subclasses = self.project.subclasses(*definition) if definition is not None else ()
+        return [ref, *(ClassRef(m.path, k.name) for m, k in subclasses)]
+
+    def method_of(self, ref: ClassRef, name: str, *, after: bool = False) -> FunctionRef | None:
+        """The method ``name`` of a project class, through its method resolution order
+        (after the class itself with ``after``, as ``super()`` looks)."""
+        definition = self.klass(ref)
+        if definition is None:
+            return None
+        order = self.project.mro(*definition)
+        for module, owner in order[1:] if after else order:
+            qualname = f"{owner.name}.{name}"
+            if qualname in module.functions:
+                return FunctionRef(module.path, qualname)
+        return None
+
+    # -- expressions ---------------------------------------------------------------------------
+
+    def evaluate(self, expr: Expr, where: Where) -> Computation:
+        """What ``expr`` may be, evaluated in ``where``."""
+        op = expr.op
+        if op is Op.REF:
+            head, _, rest = expr.text.partition(".")
+            value = yield from self._name(head, where)
+            for name in rest.split(".") if rest else ():
+                value = yield from self.attribute_of(value, name)
+            return value
+        if op is Op.CALL:
+            return (yield from self._call(expr, where))
+        if op is Op.LITERAL:
+            if expr.text == "number" and expr.number >= 0:
+                return number({expr.number})
+            return _LITERALS.get(expr.text, UNKNOWN)
+        if op is Op.ATTR:
+            base = yield from self.evaluate(expr.parts[0], where)
+            return (yield from self.attribute_of(base, expr.text))
+        if op is Op.ITEM:
+            base = yield from self.evaluate(expr.parts[0], where)
+            return _item(base, expr)
+        if op is Op.DISPLAY:
+            return (yield from self._display(expr, where))
+        if op is Op.COMPREHENSION:
+            return (yield from self._comprehension(expr, where))
+        if op is Op.BINARY:
+            left = yield from self.evaluate(expr.parts[0], where)
+            right = yield from self.evaluate(expr.parts[1], where)
+            return _binary(expr.text, left, right)
+        if op is Op.UNARY:
+            operand = yield from self.evaluate(expr.parts[0], where)
+            return _unary(expr.text, operand)
+        if op is Op.ITERATE:
+            return library.elements((yield from self.evaluate(expr.parts[0], where)))
+        if expr.text in {"if", "or", "and"}:
+            return join((yield from self.evaluate_all(expr.parts, where)))
+        if expr.text == "compare":
+            return BOOL
+        return UNKNOWN
+
+    def evaluate_all(
+        self, exprs: Iterable[Expr], where: Where
+    ) -> Generator[Query, Any, list[Value]]:
+        """The values of several expressions."""
+        found: list[Value] = []
+        for expr in exprs:
+            found.append((yield from self.evaluate(expr, where)))
+        return found
+
+    def _name(self, name: str, where: Where) -> Computation:
+        for bound, value in where.bound:
+            if bound == name:
+                return value
+        if name in where.shadowed:
+            return UNKNOWN
+        function = where.function
+        module = where.module
+        if function is not None and name not in function.body.globals:
+            if name in self._assigned(where):
+                return (yield from ask(("local", module.path, function.qualname, name)))
+            if name in function.params:
+                found = yield from ask(("param", module.path, function.qualname, name))
+                return found.stale()
+            if name == "self" and function.is_method and where.klass is not None:
+                return self.cone(module, where.klass)
+        found = yield from ask(("global", module.path, name))
+        return found.stale()
+
+    def attribute_of(self, value: Value, name: str) -> Computation:
+        """``value.name``."""
+        if value.top:
+            return TOP
+        found: list[Value] = []
+        for each in value.atoms:
+            kind = each.kind
+            if kind in {Kind.INSTANCE, Kind.MODEL, Kind.CLASS} and isinstance(each.ref, ClassRef):
+                for ref in self.classes(each):
+                    attribute = yield from ask(("attribute", ref.path, ref.name, name))
+                    found.append(attribute.stale())
+            elif kind is Kind.MODULE:
+                found.append((yield from self._module_attribute(str(each.ref), name)))
+            else:
+                found.append(library.attribute(each, name))
+        return join(found)
+
+    def _module_attribute(self, path: str, name: str) -> Computation:
+        """``module.name``: a global of the module, or a submodule of a package."""
+        module = self.module(path)
+        submodule = self.project.find_module(f"{module.module}.{name}", module)
+        bound = (
+            name in self._assigned(Where(module))
+            or name in module.functions
+            or name in module.classes
+            or name in module.imports
+            or name in module.tf_function_names
+        )
+        if submodule is not None and not bound:
+            return atom(Kind.MODULE, ref=submodule.path)
+        return (yield from ask(("global", path, name)))
+
+    def _display(self, expr: Expr, where: Where) -> Computation:
+        values = yield from self.evaluate_all(expr.parts, where)
+        length = frozenset({expr.number}) if expr.number >= 0 else None
+        if expr.text == "dict":
+            keys, mapped = values[0::2], values[1::2]
+            return container(length=length, element=join(keys), mapped=join(mapped))
+        complete = expr.number == len(values)
+        items = tuple(values) if complete and expr.text != "set" else None
+        return container(length=length, element=join(values), items=items)
+
+    def _comprehension(self, expr: Expr, where: Where) -> Computation:
+        names = expr.keywords
+        elements_count = 2 if expr.text == "dict" else 1
+        iterables = expr.parts[elements_count:]
+        bound = list(where.bound)
+        lengths: frozenset[int] | None = frozenset({1})
+        most: int | None = 1
+        for clause, iterable in zip(names, iterables, strict=True):
+            inner = where._replace(bound=tuple(bound))
+            value = yield from self.evaluate(iterable, inner)
+            lengths = arithmetic("*", lengths, value.lengths)
+            most = None if most is None or value.bound is None else most * value.bound
+            item = library.elements(value)
+            bound[:0] = _bind(clause, item)
+        if expr.number:
+            lengths = None  # an ``if`` keeps some of them
+        inner = where._replace(bound=tuple(bound))
+        element = yield from self.evaluate(expr.parts[0], inner)
+        if expr.text == "generator":
+            return library.iterator(element, lengths, most, generator=True)
+        if expr.text == "dict":
+            mapped = yield from self.evaluate(expr.parts[1], inner)
+            return container(length=lengths, element=element, mapped=mapped, bound=most)
+        return container(length=lengths, element=element, bound=most)
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def targets(self, call: Expr, where: Where) -> Generator[Query, Any, tuple[Target, ...]]:
+        """What a call may run."""
+        found: list[Target] = []
+        method = call.method
+        if method is not None:
+            receiver, name = method
+            value = yield from self.evaluate(receiver, where)
+            if value.top:
+                return (_UNKNOWN_TARGET,)
+            for each in value.atoms:
+                found.extend((yield from self._method_targets(each, name, where)))
+        else:
+            value = yield from self.evaluate(call.func, where)
+            if value.top:
+                return (_UNKNOWN_TARGET,)
+            for each in value.atoms:
+                found.extend(self._call_targets(each))
+        return tuple(dict.fromkeys(found))
+
+    def _call_targets(self, each: Atom) -> list[Target]:
+        kind, ref = each.kind, each.ref
+        if kind is Kind.FUNCTION and isinstance(ref, FunctionRef):
+            owner = ref.qualname.partition(".")[0] if "." in ref.qualname else None
+            return [Target(TargetKind.FUNCTION, ref, ClassRef(ref.path, owner) if owner else None)]
+        if kind is Kind.CLASS and isinstance(ref, ClassRef):
+            return [Target(TargetKind.CONSTRUCTOR, self.method_of(ref, "__init__"), ref)]
+        if kind is Kind.LIBRARY:
+            return [Target(TargetKind.LIBRARY, name=canonical(str(ref)))]
+        if kind is Kind.INSTANCE and isinstance(ref, ClassRef):
+            return [
+                Target(TargetKind.FUNCTION, method, klass)
+                if (method := self.method_of(klass, "__call__")) is not None
+                else Target(TargetKind.VALUE, receiver=each)
+                for klass in self.classes(each)
+            ]
+        if kind is Kind.UNKNOWN:
+            return [_UNKNOWN_TARGET]
+        return [Target(TargetKind.VALUE, receiver=each)]
+
+    def _method_targets(
+        self, each: Atom, name: str, where: Where
+    ) -> Generator[Query, Any, list[Target]]:
+        kind, ref = each.kind, each.ref
+        if kind is Kind.MODULE:
+            value = yield from self._module_attribute(str(ref), name)
+            return [t for found in value.atoms for t in self._call_targets(found)]
+        if kind is Kind.LIBRARY:
+            return [Target(TargetKind.LIBRARY, name=canonical(f"{ref}.{name}"))]
+        if kind is Kind.SUPER and isinstance(ref, ClassRef):
+            method = self.method_of(ref, name, after=True)
+            if method is not None:
+                return [Target(TargetKind.FUNCTION, method, ref)]
+            return [Target(TargetKind.METHOD, name=name, receiver=each)]
+        if kind in {Kind.INSTANCE, Kind.MODEL, Kind.CLASS} and isinstance(ref, ClassRef):
+            found: list[Target] = []
+            for klass in self.classes(each):
+                method = self.method_of(klass, name)
+                if method is not None:
+                    found.append(Target(TargetKind.FUNCTION, method, klass))
+                    continue
+                attribute = yield from ask(("attribute", klass.path, klass.name, name))
+                callable_atoms = [a for a in attribute.atoms if a.kind is not Kind.UNKNOWN]
+                if callable_atoms:
+                    found.extend(t for a in callable_atoms for t in self._call_targets(a))
+                elif kind is Kind.INSTANCE:
+                    found.append(_UNKNOWN_TARGET)
+                else:
+                    found.append(Target(TargetKind.METHOD, name=name, receiver=each))
+            return found
+        if kind is Kind.UNKNOWN:
+            return [_UNKNOWN_TARGET]
+        return [Target(TargetKind.METHOD, name=name, receiver=each)]
+
+    def _call(self, call: Expr, where: Where) -> Computation:
+        targets = yield from self.targets(call, where)
+        values: list[Value] = []
+        for target in targets:
+            values.append((yield from self.target_value(target, call, where)))
+        return join(values)
+
+    def target_value(self, target: Target, call: Expr, where: Where) -> Computation:
+        """What running ``target`` for ``call`` returns."""
+        kind = target.kind
+        if kind is TargetKind.FUNCTION and target.ref is not None:
+            returned = yield from ask(("returns", target.ref.path, target.ref.qualname))
+            return _made_in(returned, target.ref.qualname)
+        if kind is TargetKind.CONSTRUCTOR and target.klass is not None:
+            return self.instance(target.klass, fresh=True)
+
+        def evaluate(expr: Expr) -> Computation:
+            return self.evaluate(expr, where)
+
+        if kind is TargetKind.LIBRARY:
+            name = target.name
+            if name.startswith("builtins."):
+                owner = where.klass
+                klass = ClassRef(where.module.path, owner.name) if owner is not None else None
+                return (yield from library.builtin(name[9:], call, evaluate, klass))
+            return (yield from library.library(name, call, evaluate))
+        receiver = target.receiver
+        if kind is TargetKind.METHOD and receiver is not None:
+            if receiver.kind is Kind.CLASS and target.name == keras.FROM_CONFIG:
+                assert isinstance(receiver.ref, ClassRef)
+                value = self.instance(receiver.ref, fresh=True)
+                return value if value.kind is Kind.MODEL else UNKNOWN
+            return library.method(receiver, target.name)
+        if kind is TargetKind.VALUE and receiver is not None:
+            if receiver.kind in {Kind.TF_FUNCTION, Kind.MODEL}:
+                return TENSOR
+            if receiver.kind is Kind.INSTANCE and isinstance(receiver.ref, ClassRef):
+                definition = self.klass(receiver.ref)
+                keras_layer = definition is not None and any(
+                    k.is_keras_subclass for _, k in self.project.mro(*definition)
+                )
+                return TENSOR if keras_layer else UNKNOWN
+        return UNKNOWN
+
+    # -- the equations -------------------------------------------------------------------------
+
+    def _local(self, query: Query) -> Computation:
+        _, path, qualname, name = query
+        where = self.where_of(self.module(path), qualname)
+        values = yield from self.evaluate_all(self._assigned(where)[name], where)
+        values.append((yield from self._stored_in(name, where)))
+        return join(values)
+
+    def _stored_in(self, name: str, where: Where) -> Computation:
+        """What a body appends to the container ``name`` (BOTTOM when nothing)."""
+        stored = self._stores(where).get(name, ())
+        if not stored:
+            return BOTTOM
+        items = yield from self.evaluate_all(stored, where)
+        return container(element=join(items))
+
+    def _global(self, query: Query) -> Computation:
+        _, path, name = query
+        module = self.module(path)
+        where = Where(module)
+        assigned = self._assigned(where).get(name)
+        if assigned:
+            values = yield from self.evaluate_all(assigned, where)
+            values.append((yield from self._stored_in(name, where)))
+            return join(values)
+        annotation = next((a.value for a in module.body.annotations if a.target == name), None)
+        if annotation is not None:
+            return self._annotation(annotation, where)
+        if name in module.tf_function_names:
+            return atom(Kind.TF_FUNCTION)
+        if name in module.functions:
+            return atom(Kind.FUNCTION, ref=FunctionRef(path, name))
+        if name in module.classes:
+            return atom(Kind.CLASS, ref=ClassRef(path, name))
+        target = module.imports.get(name)
+        if target is not None:
+            return (yield from self._imported(target, module))
+        if name in BUILTINS:
+            return atom(Kind.LIBRARY, ref=f"builtins.{name}")
+        return UNKNOWN
+
+    def _imported(self, target: str, importer: ModuleIndex) -> Computation:
+        """What an import binds: a project module, a global of one, or a library name."""
+        parts = target.split(".")
+        for split in range(len(parts), 0, -1):
+            module = self.project.find_module(".".join(parts[:split]), importer)
+            if module is None or module.path == importer.path and split == len(parts):
+                continue
+            value = atom(Kind.MODULE, ref=module.path)
+            for name in parts[split:]:
+                value = yield from self.attribute_of(value, name)
+            return value
+        return atom(Kind.LIBRARY, ref=canonical(target))
+
+    def _annotation(self, annotation: Expr, where: Where) -> Value:
+        """The value an annotation names: a Keras model class, a project class, a builtin."""
+        if annotation.op is not Op.REF:
+            return UNKNOWN
+        qualified = resolve_dotted(annotation.text, where.module.imports)
+        if qualified in keras.MODEL_CLASSES:
+            return atom(Kind.MODEL)
+        if "." not in annotation.text and annotation.text in _ANNOTATIONS:
+            return _ANNOTATIONS[annotation.text]
+        module = where.module
+        definition = (
+            self.project.local(module, annotation.text)
+            if annotation.text.partition(".")[0] in module.imports or "." not in annotation.text
+            else None
+        )
+        if definition is None or definition.klass is None or definition.function is not None:
+            return UNKNOWN
+        return self.cone(definition.module, definition.klass)
+
+    def _attribute(self, query: Query) -> Computation:
+        _, path, class_name, name = query
+        definition = self.klass(ClassRef(path, class_name))
+        if definition is None:
+            return UNKNOWN
+        values: list[Value] = []
+        target = f"self.{name}"
+        method: FunctionRef | None = None
+        for owner_module, owner in self.project.mro(*definition):
+            in_body = Where(owner_module, klass=owner)
+            for value in self._assigned(in_body).get(name, ()):
+                values.append((yield from self.evaluate(value, in_body)))
+            for method_name in owner.methods:
+                qualname = f"{owner.name}.{method_name}"
+                function = owner_module.functions.get(qualname)
+                if function is None:
+                    continue
+                inside = Where(owner_module, function, owner)
+                for value in self._assigned(inside).get(target, ()):
+                    values.append((yield from self.evaluate(value, inside)))
+                values.append((yield from self._stored_in(target, inside)))
+            if method is None and name in owner.methods:
+                method = FunctionRef(owner_module.path, f"{owner.name}.{name}")
+        found = join(values)
+        if found == BOTTOM:
+            if method is not None:
+                return atom(Kind.FUNCTION, ref=method)
+            if name in self.project.class_tf_functions(*definition):
+                return atom(Kind.TF_FUNCTION)
+            return UNKNOWN
+        return found
+
+    def _returns(self, query: Query) -> Computation:
+        _, path, qualname = query
+        where = self.where_of(self.module(path), qualname)
+        function = where.function
+        assert function is not None
+        if function.generator:
+            return library.iterator(generator=True)
+        if not function.body.returns:
+            return NONE
+        return join((yield from self.evaluate_all(function.body.returns, where)))
+
+    def _param(self, query: Query) -> Computation:
+        _, path, qualname, name = query
+        module = self.module(path)
+        where = self.where_of(module, qualname)
+        function = where.function
+        assert function is not None
+        annotation = next((a.value for a in function.body.annotations if a.target == name), None)
+        if annotation is not None:
+            found = self._annotation(annotation, where)
+            if found.kind is not Kind.UNKNOWN:
+                return found
+        default = next((a.value for a in function.body.defaults if a.target == name), None)
+        position = function.params.index(name)
+        values: list[Value] = []
+        if self.is_open(function):
+            # Called from where the project cannot see: its default, or anything.
+            values.append((yield from self.evaluate(default, Where(module))) if default else UNKNOWN)
+        sites = yield ("callers", path, qualname)
+        for site in sites:
+            call, caller = self.site(site)
+            argument = call.argument(position, name)
+            if argument is not None:
+                values.append((yield from self.evaluate(argument, caller)))
+            elif default is not None and not call.open:
+                values.append((yield from self.evaluate(default, Where(module))))
+            else:
+                values.append(UNKNOWN)
+        return join(values)
+
+    def _callers(self, query: Query) -> Generator[Query, Any, tuple[SiteId, ...]]:
+        _, path, qualname = query
+        wanted = FunctionRef(path, qualname)
+        found: list[SiteId] = []
+        for site in self.calls_named().get(_short_name(qualname), ()):
+            call, where = self.site(site)
+            targets = yield from self.targets(call, where)
+            if any(t.ref == wanted for t in targets):
+                found.append(site)
+        return tuple(found)
+
+    # -- the call graph's static part ----------------------------------------------------------
+
+    def site(self, site: SiteId) -> tuple[Expr, Where]:
+        path, qualname, index = site
+        where = self.where_of(self.module(path), qualname)
+        return where.body.calls[index].call, where
+
+    def bodies(self) -> Iterator[Where]:
+        """Every body of the project: each module's own code, functions and methods."""
+        for module in self.project.modules():
+            yield Where(module)
+            for qualname in module.functions:
+                yield self.where_of(module, qualname)
+
+    def calls_named(self) -> dict[str, list[SiteId]]:
+        """Every call of the project by the last identifier of its callee (``__init__`` is
+        called by its class's name), built once."""
+        if self._calls_named is None:
+            table: dict[str, list[SiteId]] = {}
+            for where in self.bodies():
+                for index, site in enumerate(where.body.calls):
+                    name = callee_name(site.call)
+                    if name is not None:
+                        table.setdefault(name, []).append(
+                            (where.module.path, where.qualname, index)
+                        )
+            self._calls_named = table
+        return self._calls_named
+
+    def is_open(self, function: FunctionFacts) -> bool:
+        """Whether the project cannot see every call of ``function``: no call names it, it
+        is passed around or stored as a value (a callback, ``Thread(target=...)``,
+        ``tf.function(fn)``), or it is a special method Python calls itself."""
+        short = _short_name(function.qualname)
+        if short not in self.calls_named():
+            return True
+        last = function.qualname.rpartition(".")[2]
+        if last.startswith("__") and last.endswith("__") and last != "__init__":
+            return True
+        return short in self._value_names() or last in self._value_names()
+
+    def _value_names(self) -> frozenset[str]:
+        """The last identifier of every name the project uses as a value, not as a callee."""
+        if self._as_values is None:
+            found: set[str] = set()
+            for where in self.bodies():
+                body = where.body
+                used: set[str] = set()
+                for assign in body.assigns:
+                    _names_in(assign.value, used)
+                for returned in body.returns:
+                    _names_in(returned, used)
+                for site in body.calls:
+                    for argument in site.call.parts[1:]:
+                        _names_in(argument, used)
+                # A name the body binds itself is a variable there, not the function.
+                variables = set(self._assigned(where))
+                if where.function is not None:
+                    variables.update(where.function.params)
+                found |= used - variables
+            self._as_values = frozenset(found)
+        return self._as_values
+
+
+def ask(query: Query) -> Computation:
+    """The value of another unknown (the solver sends it back)."""
+    found: Value = yield query
+    return found
+
+
+def _made_in(value: Value, qualname: str) -> Value:
+    """What a project function returns, seen by its caller: the arrays it makes are made
+    "in" it (``np.empty`` in ``prepare``)."""
+    if not any(o.via is None for a in value.atoms_of(Kind.ARRAY) for o in a.origins):
+        return value
+    return Value(
+        tuple(
+            a._replace(origins=tuple(o if o.via else o._replace(via=qualname) for o in a.origins))
+            if a.kind is Kind.ARRAY
+            else a
+            for a in value.atoms
+        ),
+        value.top,
+    )
+
+
+def _names_in(expr: Expr, found: set[str]) -> None:
+    """The last identifiers of the names ``expr`` uses as values (not calls' callees)."""
+    stack = [expr]
+    while stack:
+        current = stack.pop()
+        if current.op is Op.REF:
+            found.add(current.text.rpartition(".")[2])
+        elif current.op is Op.ATTR:
+            found.add(current.text)
+            stack.append(current.parts[0])
+        elif current.op is Op.CALL:
+            stack.extend(current.parts[1:])
+            func = current.func
+            if func.op is not Op.REF:
+                stack.append(func)
+        else:
+            stack.extend(current.parts)
+
+
+def _short_name(qualname: str) -> str:
+    owner, _, short = qualname.rpartition(".")
+    return owner if short == "__init__" and owner else short
+
+
+def callee_name(call: Expr) -> str | None:
+    """The last identifier of a call's callee (``self.model.predict`` -> ``predict``)."""
+    func = call.func
+    if func.op is Op.REF:
+        return func.text.rpartition(".")[2]
+    if func.op is Op.ATTR:
+        return func.text
+    return None
+
+
+def _bind(names: str, value: Value) -> list[tuple[str, Value]]:
+    """The bindings a comprehension clause makes of ``value`` (see ``target_names``)."""
+    if names.startswith("?"):
+        return [(name, UNKNOWN) for name in names[1:].split(",") if name]
+    split = names.split(",")
+    if len(split) == 1:
+        return [(names, value)]
+    return [(name, _item(value, Expr(Op.ITEM, number=i))) for i, name in enumerate(split)]
+
+
+def _item(base: Value, expr: Expr) -> Value:
+    """``base[index]`` (``expr`` is the ITEM expression: its number, or a slice)."""
+    if base.top:
+        return TOP
+    found: list[Value] = []
+    index = expr.number
+    for each in base.atoms:
+        kind = each.kind
+        if kind is Kind.CONTAINER:
+            if expr.text == "slice":
+                found.append(Value((each._replace(length=None, items=None, bound=each.most),)))
+            elif each.items is not None and 0 <= index < len(each.items):
+                found.append(each.items[index])
+            elif each.mapped is not None:
+                found.append(each.mapped)
+            else:
+                found.append(each.element if each.element is not None else UNKNOWN)
+        elif kind is Kind.ARRAY:
+            found.append(Value((each,)))
+        elif kind in {Kind.TENSOR, Kind.STR}:
+            found.append(Value((Atom(kind),)))
+        else:
+            found.append(UNKNOWN)
+    return join(found)
+
+
+_NUMERIC = frozenset({Kind.NUMBER, Kind.BOOL})
+
+
+def _binary(operator: str, left: Value, right: Value) -> Value:
+    if left.top or right.top:
+        return TOP
+    found: list[Value] = []
+    for a in left.atoms:
+        for b in right.atoms:
+            found.append(_pair(operator, a, b))
+    return join(found)
+
+
+def _pair(operator: str, a: Atom, b: Atom) -> Value:
+    kinds = {a.kind, b.kind}
+    if kinds <= _NUMERIC:
+        if operator == "/":
+            return NUMBER
+        ints = arithmetic(operator, a.ints, b.ints) if kinds == {Kind.NUMBER} else None
+        return number(ints)
+    if Kind.UNKNOWN in kinds:
+        return UNKNOWN
+    if Kind.TENSOR in kinds:
+        return TENSOR
+    if Kind.ARRAY in kinds and kinds <= {Kind.ARRAY, *_NUMERIC}:
+        arrays = [x for x in (a, b) if x.kind is Kind.ARRAY]
+        return join(Value((x,)) for x in arrays)
+    if kinds == {Kind.CONTAINER} and operator == "+":
+        return container(
+            length=arithmetic("+", a.length, b.length),
+            element=join(v for v in (a.element, b.element) if v is not None),
+        )
+    if kinds == {Kind.CONTAINER, Kind.NUMBER} and operator == "*":
+        sequence, times = (a, b) if a.kind is Kind.CONTAINER else (b, a)
+        return container(length=arithmetic("*", sequence.length, times.ints), element=sequence.element)
+    if Kind.STR in kinds and operator in {"+", "%", "*"}:
+        return STR
+    return UNKNOWN
+
+
+def _unary(operator: str, operand: Value) -> Value:
+    if operator == "not":
+        return BOOL
+    if operand.top:
+        return TOP
+    found: list[Value] = []
+    for each in operand.atoms:
+        if each.kind in _NUMERIC:
+            ints = each.ints if each.kind is Kind.NUMBER else None
+            if operator == "-" and ints is not None:
+                found.append(number({-i for i in ints}))
+            elif operator == "+" and ints is not None:
+                found.append(number(ints))
+            else:
+                found.append(NUMBER)
+        elif each.kind in {Kind.TENSOR, Kind.ARRAY}:
+            found.append(Value((each,)))
+        else:
+            found.append(UNKNOWN)
+    return join(found)

@@ -1,0 +1,468 @@
+"""The one lattice of abstract values: what a Python expression may be, as a set of atoms.
+
+A :class:`Value` is a set of :class:`Atom`\\ s, each one thing the expression may evaluate to: a
+Keras model, a ``tf.function``, a gradient tape, a ``tf.data`` dataset, a tensor, a NumPy array
+(with where it comes from and its shape), a Python number (with the integers it may be), a bool,
+a string, ``None``, a container (with its length and what it holds), an instance of a project
+class, a project function or class itself, a library callable, a scikit-learn splitter, a Python
+iterator, or something unknown. Atoms of the same kind and the same class are merged (their
+integers, lengths and elements joined), so a value holds few atoms.
+
+Two ways to read a value:
+
+* *must* questions (is this a Keras model?) look at every atom: ``None`` atoms aside, all of
+  them must agree, and an ``UNKNOWN`` atom answers "unknown" (:attr:`Value.kind`). This is
+  what keeps the rules precise: a parameter that is sometimes a model and sometimes not is not a
+  model.
+* *may* questions (can this hold a loaded NumPy array?) look for one atom
+  (:meth:`Value.atoms_of`).
+
+The order is set inclusion (atoms compared by their own parts); :func:`join` is the least upper
+bound, written once. The lattice has finite height, so the solver's iteration always ends:
+integers are sets of at most :data:`MAX_INTEGERS` values (more is "some integer"), a value of
+more than :data:`MAX_ATOMS` atoms is :data:`TOP`, and values nested deeper than
+:data:`MAX_NESTING` (a list of tuples of lists...) are :data:`TOP` inside. Each of these
+closures is monotone, so the least fixpoint is unique: whatever order the solver meets the
+equations in, the answers are the same.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
+
+#: Integers kept exactly; a set of more is "some integer" (``None``).
+MAX_INTEGERS = 16
+#: Atoms kept in one value; a value of more is :data:`TOP`.
+MAX_ATOMS = 8
+#: How deep values nest inside containers before the inner ones are :data:`TOP`.
+MAX_NESTING = 3
+#: Integers larger in magnitude are "some integer" (keeps ``2 ** n`` from growing without end).
+MAX_MAGNITUDE = 10**12
+
+
+class Kind(enum.Enum):
+    """What an atom is."""
+
+    NONE = "None"
+    BOOL = "bool"
+    NUMBER = "Python number"
+    STR = "string"
+    CONTAINER = "Python container"
+    TENSOR = "tensor"
+    ARRAY = "NumPy array"
+    MODEL = "Keras model"
+    TF_FUNCTION = "tf.function"
+    TAPE = "gradient tape"
+    DATASET = "tf.data dataset"
+    SESSION = "tf.Session"
+    INSTANCE = "instance"
+    #: A project function itself (``build = make_model``), called later.
+    FUNCTION = "function"
+    #: A project class itself (``cls = Agent``).
+    CLASS = "class"
+    #: A library callable named by its canonical name (``tf.keras.Sequential`` uncalled).
+    LIBRARY = "library callable"
+    #: A scikit-learn cross-validator: ``length`` is how many splits it makes.
+    SPLITTER = "cross-validator"
+    #: A Python iterator or generator (``next()`` on it runs in Python).
+    ITERATOR = "Python iterator"
+    #: ``super()`` inside a method of ``ref``'s class.
+    SUPER = "super()"
+    #: A project module (``import models``): ``ref`` is its path.
+    MODULE = "module"
+    UNKNOWN = "unknown"
+
+
+class ClassRef(NamedTuple):
+    """A project class: the file that defines it and its name there."""
+
+    path: str
+    name: str
+
+
+class FunctionRef(NamedTuple):
+    """A project function or method: the file and its qualified name there."""
+
+    path: str
+    qualname: str
+
+
+class ArrayOrigin(NamedTuple):
+    """How a NumPy array is made."""
+
+    #: The call that makes it, as written: ``np.load``, ``mnist.load_data``.
+    call: str
+    #: It comes from a dataset loader (Keras ``load_data``, scikit-learn ``load_*``).
+    dataset: bool = False
+    #: Its shape, when the call gives it literally.
+    shape: tuple[int, ...] | None = None
+    #: The project function that makes and returns it.
+    via: str | None = None
+
+    def describe(self) -> str:
+        """For messages: "`np.zeros` with shape (5000, 5000)", "a dataset loader
+        (`mnist.load_data`)", "`np.empty` in `prepare`"."""
+        text = f"a dataset loader (`{self.call}`)" if self.dataset else f"`{self.call}`"
+        if self.shape is not None:
+            text += f" with shape {self.shape}"
+        return f"{text} in `{self.via}`" if self.via else text
+
+
+Ints = frozenset[int] | None
+Ref = ClassRef | FunctionRef | str | None
+
+
+class Atom(NamedTuple):
+    """One thing a value may be. Which fields mean something depends on ``kind``."""
+
+    kind: Kind
+    #: The class (INSTANCE, MODEL of a project class, CLASS, SUPER), the function (FUNCTION),
+    #: or the canonical name (LIBRARY).
+    ref: Ref = None
+    #: NUMBER: the integers it may be (None: not known, or not an integer).
+    ints: Ints = None
+    #: CONTAINER: how many items it may have (exactly); SPLITTER: how many splits it makes.
+    length: Ints = None
+    #: CONTAINER, ITERATOR: at most how many items it has, when ``length`` is not known
+    #: exactly (``zip`` of a known and an unknown iterable, a filtered comprehension).
+    bound: int | None = None
+    #: CONTAINER displayed with known positions (a tuple or list display): one value each.
+    items: tuple[Value, ...] | None = None
+    #: CONTAINER, ITERATOR: what its items may be (for a dict: its keys).
+    element: Value | None = None
+    #: CONTAINER that is a dict: what its values may be.
+    mapped: Value | None = None
+    #: MODEL and INSTANCE: made by the expression itself (new every time the code runs); TAPE:
+    #: ``persistent=True``; SPLITTER: iterated directly (the old ``cross_validation`` API).
+    flag: bool = False
+    #: ARRAY: where it may come from (at most two, sorted).
+    origins: tuple[ArrayOrigin, ...] = ()
+    #: INSTANCE and MODEL of a project class: an instance of ``ref`` *or of a project
+    #: subclass* (``self`` in a method of ``ref``).
+    cone: bool = False
+
+    @property
+    def most(self) -> int | None:
+        """At most how many items a container or iterator has (None: not known)."""
+        if self.length is not None:
+            return max(self.length, default=0)
+        return self.bound
+
+    @property
+    def key(self) -> tuple[Kind, Ref]:
+        """Atoms with the same key merge into one."""
+        return self.kind, self.ref
+
+
+class Value(NamedTuple):
+    """What an expression may be: a set of atoms, sorted by key, or :data:`TOP`."""
+
+    atoms: tuple[Atom, ...] = ()
+    #: Anything at all (more atoms than :data:`MAX_ATOMS`, or nested too deep).
+    top: bool = False
+
+    # -- must questions ----------------------------------------------------------------------
+
+    @property
+    def informative(self) -> tuple[Atom, ...]:
+        """The atoms that say something: ``None`` is neutral beside others
+        (``self.model = None`` in ``__init__`` and a model later is a model)."""
+        atoms = self.atoms
+        if len(atoms) > 1 and any(a.kind is Kind.NONE for a in atoms):
+            return tuple(a for a in atoms if a.kind is not Kind.NONE)
+        return atoms
+
+    @property
+    def kind(self) -> Kind:
+        """The kind every informative atom has; UNKNOWN when they differ, when one is unknown,
+        or when nothing is known."""
+        atoms = self.informative
+        if self.top or not atoms:
+            return Kind.UNKNOWN
+        first = atoms[0].kind
+        return first if all(a.kind is first for a in atoms) else Kind.UNKNOWN
+
+    @property
+    def klass(self) -> ClassRef | None:
+        """The one project class of an instance or model value."""
+        refs = {a.ref for a in self.informative}
+        if self.kind in {Kind.INSTANCE, Kind.MODEL} and len(refs) == 1:
+            (ref,) = refs
+            return ref if isinstance(ref, ClassRef) else None
+        return None
+
+    @property
+    def classes(self) -> tuple[ClassRef, ...]:
+        """Every project class an instance (or model) value may be of, sorted."""
+        if self.kind not in {Kind.INSTANCE, Kind.MODEL}:
+            return ()
+        return tuple(sorted(a.ref for a in self.informative if isinstance(a.ref, ClassRef)))
+
+    @property
+    def fresh(self) -> bool:
+        """A model or instance made anew by the expression itself, every time it runs."""
+        atoms = self.informative
+        return self.kind in {Kind.MODEL, Kind.INSTANCE} and all(a.flag for a in atoms)
+
+    @property
+    def persistent(self) -> bool:
+        """A tape that may be ``persistent=True``."""
+        return self.kind is Kind.TAPE and any(a.flag for a in self.atoms)
+
+    @property
+    def ints(self) -> frozenset[int] | None:
+        """The integers a Python number may be, when all of them are known."""
+        if self.kind is not Kind.NUMBER:
+            return None
+        found: set[int] = set()
+        for atom in self.informative:
+            if atom.ints is None:
+                return None
+            found |= atom.ints
+        return frozenset(found)
+
+    @property
+    def lengths(self) -> frozenset[int] | None:
+        """The lengths a container (or the numbers of splits a cross-validator) may have,
+        when all of them are known."""
+        if self.kind not in {Kind.CONTAINER, Kind.ITERATOR, Kind.SPLITTER}:
+            return None
+        found: set[int] = set()
+        for atom in self.informative:
+            if atom.length is None:
+                return None
+            found |= atom.length
+        return frozenset(found)
+
+    @property
+    def bound(self) -> int | None:
+        """At most how many items iterating this value gives, when that is known: a
+        container's, an iterator's, or an old-style cross-validator's (iterated directly)."""
+        atoms = self.informative
+        if self.top or not atoms:
+            return None
+        most = 0
+        for atom in atoms:
+            if atom.kind is Kind.SPLITTER and not atom.flag:
+                return None
+            if atom.kind not in {Kind.CONTAINER, Kind.ITERATOR, Kind.SPLITTER}:
+                return None
+            found = atom.most
+            if found is None:
+                return None
+            most = max(most, found)
+        return most
+
+    # -- may questions -----------------------------------------------------------------------
+
+    def atoms_of(self, kind: Kind) -> tuple[Atom, ...]:
+        """The atoms of ``kind`` this value may be."""
+        return () if self.top else tuple(a for a in self.atoms if a.kind is kind)
+
+    def may_be(self, kind: Kind) -> bool:
+        return any(a.kind is kind for a in self.atoms)
+
+    # -- maps ----------------------------------------------------------------------------------
+
+    def stale(self) -> Value:
+        """The same value seen through a name that outlives the code (a global, an attribute,
+        a parameter): not new each time."""
+        if not any(a.flag and a.kind in _FRESH_KINDS for a in self.atoms):
+            return self
+        return Value(
+            tuple(a._replace(flag=False) if a.kind in _FRESH_KINDS else a for a in self.atoms),
+            self.top,
+        )
+
+
+_FRESH_KINDS = frozenset({Kind.MODEL, Kind.INSTANCE})
+
+BOTTOM = Value()
+TOP = Value((), top=True)
+
+
+def atom(kind: Kind, **parts: object) -> Value:
+    """A value of one atom."""
+    return Value((Atom(kind, **parts),))  # type: ignore[arg-type]
+
+
+UNKNOWN = atom(Kind.UNKNOWN)
+NUMBER = atom(Kind.NUMBER)
+BOOL = atom(Kind.BOOL)
+STR = atom(Kind.STR)
+NONE = atom(Kind.NONE)
+TENSOR = atom(Kind.TENSOR)
+
+
+def integers(values: Iterable[int]) -> Ints:
+    """A set of integers as an atom keeps it: None when there are too many or too large."""
+    found = frozenset(values)
+    if len(found) > MAX_INTEGERS or any(abs(v) > MAX_MAGNITUDE for v in found):
+        return None
+    return found
+
+
+def number(values: Iterable[int] | None = None) -> Value:
+    """A Python number; with ``values``, an integer that is one of them."""
+    return NUMBER if values is None else atom(Kind.NUMBER, ints=integers(values))
+
+
+def container(
+    length: Ints = None,
+    element: Value | None = None,
+    items: tuple[Value, ...] | None = None,
+    mapped: Value | None = None,
+    bound: int | None = None,
+) -> Value:
+    """A Python container of ``length`` items (or at most ``bound``)."""
+    if items is not None and element is None:
+        element = join(items)
+    if length is not None:
+        bound = None
+    return Value(
+        (Atom(Kind.CONTAINER, None, None, length, bound, items, element, mapped),)
+    )
+
+
+def _join_ints(a: Ints, b: Ints) -> Ints:
+    if a is None or b is None:
+        return None
+    return integers(a | b)
+
+
+def _join_optional(a: Value | None, b: Value | None) -> Value | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return join((a, b))
+
+
+def _merge(a: Atom, b: Atom) -> Atom:
+    """Two atoms of one key as one: the least atom above both."""
+    if a == b:
+        return a
+    items: tuple[Value, ...] | None = None
+    if a.items is not None and b.items is not None and len(a.items) == len(b.items):
+        items = tuple(join(pair) for pair in zip(a.items, b.items, strict=True))
+    kind = a.kind
+    # Freshness is kept only when both are fresh; persistence when either may be.
+    flag = (a.flag and b.flag) if kind in _FRESH_KINDS else (a.flag or b.flag)
+    length = _join_ints(a.length, b.length)
+    most_a, most_b = a.most, b.most
+    bound = None if length is not None or most_a is None or most_b is None else max(most_a, most_b)
+    return Atom(
+        kind,
+        a.ref,
+        _join_ints(a.ints, b.ints),
+        length,
+        bound,
+        items,
+        _join_optional(a.element, b.element),
+        _join_optional(a.mapped, b.mapped),
+        flag,
+        tuple(sorted(set(a.origins) | set(b.origins)))[:2],
+        a.cone or b.cone,
+    )
+
+
+def _depth(value: Value) -> int:
+    most = 0
+    for found in value.atoms:
+        inner = [v for v in (found.element, found.mapped, *(found.items or ())) if v is not None]
+        if inner:
+            most = max(most, 1 + max(_depth(v) for v in inner))
+    return most
+
+
+def _truncated(found: Atom, depth: int) -> Atom:
+    """An atom whose nested values below ``depth`` levels are :data:`TOP`."""
+    if depth <= 0:
+        return found._replace(
+            items=None if found.items is None else tuple(TOP for _ in found.items),
+            element=None if found.element is None else TOP,
+            mapped=None if found.mapped is None else TOP,
+        )
+
+    def inner(value: Value | None) -> Value | None:
+        if value is None or value.top:
+            return value
+        return Value(tuple(_truncated(a, depth - 1) for a in value.atoms))
+
+    return found._replace(
+        items=None if found.items is None else tuple(inner(v) or TOP for v in found.items),
+        element=inner(found.element),
+        mapped=inner(found.mapped),
+    )
+
+
+def join(values: Iterable[Value]) -> Value:
+    """The least value above every one of ``values`` (:data:`BOTTOM` for none)."""
+    merged: dict[tuple[Kind, Ref], Atom] = {}
+    for value in values:
+        if value.top:
+            return TOP
+        for found in value.atoms:
+            key = found.key
+            previous = merged.get(key)
+            merged[key] = found if previous is None else _merge(previous, found)
+    if len(merged) > MAX_ATOMS:
+        return TOP
+    atoms = tuple(merged[key] for key in sorted(merged, key=_sort_key))
+    result = Value(atoms)
+    if any(a.element is not None or a.items or a.mapped is not None for a in atoms) and (
+        _depth(result) > MAX_NESTING
+    ):
+        result = Value(tuple(_truncated(a, MAX_NESTING) for a in atoms))
+    return result
+
+
+def _sort_key(key: tuple[Kind, Ref]) -> tuple[str, str]:
+    kind, ref = key
+    return kind.value, repr(ref)
+
+
+def map_atoms(value: Value, each: Callable[[Atom], Value]) -> Value:
+    """The join of ``each(atom)`` over the atoms of ``value`` (a distributive, hence monotone,
+    transfer)."""
+    if value.top:
+        return TOP
+    return join(each(a) for a in value.atoms)
+
+
+def arithmetic(operator: str, left: Ints, right: Ints) -> Ints:
+    """The integers ``left <operator> right`` may be (None when not known)."""
+    if left is None or right is None:
+        return None
+    results: set[int] = set()
+    for a in left:
+        for b in right:
+            found = _apply(operator, a, b)
+            if found is None:
+                return None
+            results.add(found)
+            if len(results) > MAX_INTEGERS:
+                return None
+    return integers(results)
+
+
+def _apply(operator: str, a: int, b: int) -> int | None:
+    if operator == "+":
+        return a + b
+    if operator == "-":
+        return a - b
+    if operator == "*":
+        return a * b
+    if operator in {"//", "%"}:
+        if b == 0:
+            return None
+        return a // b if operator == "//" else a % b
+    if operator == "**":
+        if b < 0 or (abs(a) > 1 and b * math.log2(abs(a)) > 40):
+            return None
+        return int(a**b)
+    return None
+

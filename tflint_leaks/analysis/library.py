@@ -1,0 +1,543 @@
+"""What calls into Python, TensorFlow, Keras, NumPy and scikit-learn return, as lattice values.
+
+The meaning of library code, by canonical name (:mod:`.names`), read from each API's
+reference: builtins over containers and integers (``range(a, b, step)``, ``len``, ``zip``,
+``enumerate``, ``min``...), ``itertools``, the Keras constructors and loaders of every
+namespace (:mod:`.keras`), gradient tapes, ``tf.function``, sessions, ``tf.data`` sources,
+TensorFlow ops, NumPy's constructors (with their shape) and loaders, dataset loaders, and
+scikit-learn's cross-validators (with how many splits they make). Methods of such values are
+here too: a model's ``predict``, a dataset's ``batch``, a splitter's ``split``, a dict's
+``items``, an array's ``astype``.
+
+Each function is a generator (see :mod:`.solver`): it evaluates the call's arguments it needs
+with the ``evaluate`` it is given, which yields the solver's queries.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Generator, Iterable
+from typing import Any
+
+from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.graph import is_session_source
+from tflint_leaks.analysis.lattice import (
+    BOOL,
+    NONE,
+    NUMBER,
+    STR,
+    TENSOR,
+    UNKNOWN,
+    ArrayOrigin,
+    Atom,
+    Ints,
+    Kind,
+    Value,
+    arithmetic,
+    atom,
+    container,
+    integers,
+    join,
+    map_atoms,
+    number,
+)
+from tflint_leaks.analysis.names import (
+    CONTAINER_TYPES,
+    GRADIENT_TAPE,
+    TF_FUNCTION,
+    is_numpy,
+    is_tensorflow,
+)
+from tflint_leaks.analysis.symbolic import Expr, Op
+
+Computation = Generator[Any, Any, Value]
+Evaluate = Callable[[Expr], Computation]
+
+#: Arrays with a literal shape of fewer elements are small (256 KiB of float32).
+SMALL_ARRAY_ELEMENTS = 65_536
+
+# -- NumPy ---------------------------------------------------------------------------------------
+
+_NUMPY_LOADERS = frozenset(
+    {"load", "loadtxt", "genfromtxt", "fromfile", "fromregex", "frombuffer", "memmap"}
+)
+#: NumPy calls whose result is a scalar: scalar types and reductions.
+_NUMPY_SCALARS = frozenset(
+    {
+        "float16", "float32", "float64", "float_", "double", "single", "half", "longdouble",
+        "int8", "int16", "int32", "int64", "int_", "intc", "intp", "uint", "uint8", "uint16",
+        "uint32", "uint64", "bool_", "complex64", "complex128", "str_", "bytes_",
+        "sum", "mean", "std", "var", "max", "min", "amax", "amin", "argmax", "argmin",
+        "median", "percentile", "quantile", "prod", "average", "nanmean", "nansum", "nanmax",
+        "nanmin", "nanstd", "nanvar", "count_nonzero", "any", "all", "ptp", "norm", "det",
+        "trace", "isscalar", "ndim", "size", "shape", "iinfo", "finfo", "seed", "shuffle",
+    }
+)  # fmt: skip
+#: Constructors whose first argument (or ``shape``) is the shape.
+_SHAPED = frozenset({"zeros", "ones", "empty", "full"})
+#: ``numpy.random`` functions whose positional arguments are the dimensions.
+_DIMENSIONS = frozenset({"rand", "randn"})
+#: ``numpy.random`` functions: the position of their ``size`` argument (no size: a scalar).
+_SIZE_POSITION = {
+    "random": 0, "random_sample": 0, "ranf": 0, "sample": 0, "standard_normal": 0,
+    "uniform": 2, "normal": 2, "randint": 2, "choice": 1, "binomial": 2, "poisson": 1,
+    "exponential": 1, "beta": 2, "gamma": 2, "laplace": 2, "logistic": 2, "lognormal": 2,
+    "multinomial": 2,
+}  # fmt: skip
+#: ``*_like`` constructors: the shape of their first argument.
+_LIKE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like"})
+#: NumPy sequences of numbers that loops iterate (``for lr in np.linspace(...)``): how many.
+_NUMPY_SEQUENCES = frozenset({"arange", "linspace", "logspace", "geomspace"})
+#: Array methods (and attributes) whose result has the data of the array.
+SAME_DATA = frozenset(
+    {"astype", "reshape", "copy", "transpose", "flatten", "ravel", "squeeze", "clip", "T",
+     "swapaxes", "view", "real", "imag"}
+)  # fmt: skip
+#: Attributes of what a dataset loader returns (scikit-learn's ``Bunch``) that are its data.
+DATASET_FIELDS = frozenset({"data", "target", "images"})
+
+# -- builtins ------------------------------------------------------------------------------------
+
+#: Builtins that make a container of the items of their first argument.
+_SEQUENCES = frozenset({"list", "tuple", "sorted", "set", "frozenset"})
+_BOOLS = frozenset({"isinstance", "issubclass", "hasattr", "callable", "bool", "all", "any"})
+_STRINGS = frozenset({"str", "repr", "format", "ascii", "chr", "input"})
+_NUMBERS = frozenset({"float", "complex", "ord", "hash", "id", "divmod", "pow", "sum"})
+_NONE = frozenset({"print", "setattr", "delattr", "exec"})
+#: TensorFlow namespaces whose lower-case functions do not make tensors.
+_TF_NOT_TENSORS = ("tensorflow.data.", "tensorflow.io.", "tensorflow.summary.")
+
+
+def evaluate_all(evaluate: Evaluate, exprs: Iterable[Expr]) -> Generator[Any, Any, list[Value]]:
+    """The values of several expressions."""
+    found: list[Value] = []
+    for expr in exprs:
+        found.append((yield from evaluate(expr)))
+    return found
+
+
+def array(call: str, *, dataset: bool = False, shape: tuple[int, ...] | None = None) -> Value:
+    return atom(Kind.ARRAY, origins=(ArrayOrigin(call, dataset, shape),))
+
+
+def _sized_array(call: str, shape: tuple[int | None, ...] | None) -> Value:
+    """A constructed array: a plain value (no origin worth a finding) when its literal shape
+    is small (a scalar has shape ``()``)."""
+    if shape is None or any(n is None for n in shape):
+        return array(call)
+    known = tuple(n for n in shape if n is not None)
+    if math.prod(known) < SMALL_ARRAY_ELEMENTS:
+        return atom(Kind.ARRAY)
+    return array(call, shape=known)
+
+
+def dataset_loader(qualified: str) -> bool:
+    """Keras' ``load_data`` and scikit-learn's ``load_*``/``fetch_*``/``make_*``: arrays the
+    size of a dataset."""
+    if qualified.startswith("keras.datasets.") and qualified.endswith(".load_data"):
+        return True
+    module, _, name = qualified.rpartition(".")
+    return module == "sklearn.datasets" and name.startswith(("load_", "fetch_", "make_"))
+
+
+def _one_int(value: Value) -> int | None:
+    found = value.ints
+    return max(found) if found else None
+
+
+def elements(value: Value) -> Value:
+    """What iterating ``value`` gives, item by item."""
+    return map_atoms(value, _element)
+
+
+def _element(found: Atom) -> Value:
+    kind = found.kind
+    if kind in {Kind.CONTAINER, Kind.ITERATOR}:
+        return found.element if found.element is not None else UNKNOWN
+    if kind is Kind.DATASET or kind is Kind.TENSOR:
+        return TENSOR
+    if kind is Kind.ARRAY:
+        return atom(Kind.ARRAY)
+    if kind is Kind.STR:
+        return STR
+    return UNKNOWN
+
+
+def _sequence(value: Value, *, exact: bool = True) -> Value:
+    """A container of the items of ``value``: as many (at most as many when not ``exact``)."""
+    lengths = value.lengths if exact else None
+    return container(length=lengths, bound=value.bound, element=elements(value))
+
+
+def builtin(name: str, call: Expr, evaluate: Evaluate, klass: Any) -> Computation:
+    """A call of the builtin ``name``."""
+    positional = call.positional
+    if name == "range":
+        bounds = [v.ints for v in (yield from evaluate_all(evaluate, positional[:3]))]
+        if call.open or not bounds:
+            return container(element=NUMBER)
+        return _range(bounds)
+    if name == "len":
+        if not positional:
+            return NUMBER
+        return number((yield from evaluate(positional[0])).lengths)
+    if name == "enumerate":
+        if not positional:
+            return iterator()
+        inner = yield from evaluate(positional[0])
+        pair = container(length=frozenset({2}), items=(NUMBER, elements(inner)))
+        return iterator(pair, length=inner.lengths, bound=inner.bound)
+    if name == "zip":
+        if call.open or not positional:
+            return iterator()
+        inners = yield from evaluate_all(evaluate, positional)
+        lengths: list[Ints] = [v.lengths for v in inners]
+        exact = None if any(n is None for n in lengths) else _pairwise(min, lengths)
+        most = [b for v in inners if (b := v.bound) is not None]
+        items = tuple(elements(v) for v in inners)
+        row = container(length=frozenset({len(items)}), items=items)
+        return iterator(row, length=exact, bound=min(most) if most else None)
+    if name in {"map", "filter"}:
+        if call.open or len(positional) < 2:
+            return iterator()
+        inner = yield from evaluate(positional[1])
+        kept = inner.lengths if name == "map" else None
+        return iterator(UNKNOWN if name == "map" else elements(inner), kept, inner.bound)
+    if name == "reversed":
+        if not positional:
+            return iterator()
+        inner = yield from evaluate(positional[0])
+        return iterator(elements(inner), inner.lengths, inner.bound)
+    if name in _SEQUENCES:
+        if not positional:
+            return container(length=frozenset({0}))
+        inner = yield from evaluate(positional[0])
+        return _sequence(inner, exact=name not in {"set", "frozenset"})
+    if name == "iter":
+        if not positional:
+            return UNKNOWN
+        inner = yield from evaluate(positional[0])
+        return map_atoms(inner, _iterator)
+    if name == "next":
+        if not positional:
+            return UNKNOWN
+        return elements((yield from evaluate(positional[0])))
+    if name == "dict":
+        return container(mapped=UNKNOWN)
+    if name in {"min", "max"}:
+        values = yield from evaluate_all(evaluate, positional)
+        if len(values) == 1:
+            values = [elements(values[0])]
+        if any(v.may_be(Kind.TENSOR) for v in values):
+            return TENSOR
+        extremes = _pairwise(min if name == "min" else max, [v.ints for v in values])
+        return number(extremes) if values and extremes is not None else NUMBER
+    if name in {"abs", "int", "round"}:
+        if not positional:
+            return number({0}) if name == "int" else NUMBER
+        inner = yield from evaluate(positional[0])
+        if inner.may_be(Kind.TENSOR):
+            return TENSOR
+        known = inner.ints
+        if known is None or (name == "round" and len(positional) > 1):
+            return NUMBER
+        return number({abs(i) for i in known} if name == "abs" else known)
+    if name == "super":
+        return atom(Kind.SUPER, ref=klass) if klass is not None else UNKNOWN
+    if name in _BOOLS:
+        return BOOL
+    if name in _STRINGS:
+        return STR
+    if name in _NUMBERS:
+        return NUMBER
+    if name in _NONE:
+        return NONE
+    return UNKNOWN
+
+
+def iterator(
+    element: Value | None = None,
+    length: Ints = None,
+    bound: int | None = None,
+    *,
+    generator: bool = False,
+) -> Value:
+    """A Python iterator (a generator with ``generator``) of ``length`` items (or at most
+    ``bound``)."""
+    return atom(
+        Kind.ITERATOR,
+        element=element if element is not None else UNKNOWN,
+        length=length,
+        bound=None if length is not None else bound,
+        flag=generator,
+    )
+
+
+def _iterator(found: Atom) -> Value:
+    """``iter(x)`` of one thing ``x`` may be."""
+    if found.kind is Kind.ITERATOR:
+        return Value((found,))
+    if found.kind in {Kind.CONTAINER, Kind.STR, Kind.ARRAY}:
+        return iterator(_element(found), found.length, found.most)
+    return UNKNOWN  # a tf.data iterator (next() on it is a graph op), or not known
+
+
+def _pairwise(pick: Callable[[int, int], int], sets: list[Ints]) -> Ints:
+    """``pick`` (min or max) over one integer of each set, every combination; None when a
+    set is not known (or there are none)."""
+    if not sets or sets[0] is None:
+        return None
+    results: Ints = sets[0]
+    for other in sets[1:]:
+        if other is None or results is None:
+            return None
+        results = integers(pick(a, b) for a in results for b in other)
+    return results
+
+
+def _range(bounds: list[Ints]) -> Value:
+    """``range(stop)``, ``range(start, stop)``, ``range(start, stop, step)``."""
+    starts: Ints = frozenset({0})
+    steps: Ints = frozenset({1})
+    if len(bounds) == 1:
+        stops = bounds[0]
+    else:
+        starts, stops = bounds[0], bounds[1]
+        if len(bounds) > 2:
+            steps = bounds[2]
+    if starts is None or stops is None or steps is None:
+        return container(element=NUMBER)
+    lengths: set[int] = set()
+    values: set[int] = set()
+    for start in starts:
+        for stop in stops:
+            for step in steps:
+                if step == 0:
+                    continue
+                count = max(0, math.ceil((stop - start) / step))
+                lengths.add(count)
+                if len(values) <= 16 and count <= 16:
+                    values.update(range(start, stop, step))
+                else:
+                    values.add(-(1 << 62))  # too many to keep
+    element = number(values) if all(abs(v) < 1 << 61 for v in values) else NUMBER
+    return container(length=integers(lengths), element=element)
+
+
+def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
+    """A call of the library callable with the canonical ``name``."""
+    positional = call.positional
+    if keras.builds_model(name):
+        return atom(Kind.MODEL, flag=True)
+    if name == GRADIENT_TAPE:
+        flag = call.keyword("persistent")
+        persistent = flag is not None and flag.op is Op.LITERAL and flag.text == "true"
+        return atom(Kind.TAPE, flag=persistent)
+    if name == TF_FUNCTION:
+        return atom(Kind.TF_FUNCTION)
+    if name in keras.CLEAR_SESSION:
+        return NONE
+    if is_session_source(name):
+        return atom(Kind.SESSION)
+    if name in keras.DATASET_SOURCES:
+        return atom(Kind.DATASET)
+    if name in keras.SPLITTERS:
+        return (yield from _splitter(keras.SPLITTERS[name], call, evaluate))
+    if name in CONTAINER_TYPES:
+        return container()
+    if dataset_loader(name):
+        return array(call.func.text if call.func.op is Op.REF else name, dataset=True)
+    if is_numpy(name):
+        return (yield from _numpy(name, call, evaluate))
+    if name.startswith("itertools."):
+        return (yield from _itertools(name.rpartition(".")[2], call, evaluate))
+    if name.startswith("math."):
+        return NUMBER
+    if name in {"random.random", "random.uniform", "random.randint", "random.gauss"}:
+        return NUMBER
+    if name == "random.choice" and positional:
+        return elements((yield from evaluate(positional[0])))
+    last = name.rpartition(".")[2]
+    if is_tensorflow(name) and last[:1].islower():
+        return UNKNOWN if name.startswith(_TF_NOT_TENSORS) else TENSOR
+    if name == "tensorflow.Variable":
+        return TENSOR
+    return UNKNOWN
+
+
+def _splitter(splitter: keras.Splitter, call: Expr, evaluate: Evaluate) -> Computation:
+    if not splitter.counts:
+        return atom(Kind.SPLITTER, flag=splitter.iterable)  # as many splits as samples
+    total: Ints = frozenset({1})
+    for keyword, position, default in splitter.counts:
+        given = call.keyword(keyword)
+        if given is None and position >= 0 and position < len(call.positional):
+            given = call.positional[position]
+        if given is None and call.open:
+            total = None
+            break
+        count = frozenset({default}) if given is None else (yield from evaluate(given)).ints
+        total = arithmetic("*", total, count)
+    return atom(Kind.SPLITTER, length=total, flag=splitter.iterable)
+
+
+def _itertools(last: str, call: Expr, evaluate: Evaluate) -> Computation:
+    positional = call.positional
+    if last == "count" or last == "cycle":
+        return iterator(NUMBER if last == "count" else UNKNOWN)
+    if last == "product":
+        if call.open:
+            return container()
+        inners = yield from evaluate_all(evaluate, positional)
+        repeat = call.keyword("repeat")
+        times = 1 if repeat is None else _one_int((yield from evaluate(repeat)))
+        lengths: Ints = frozenset({1})
+        bound: int | None = 1
+        for inner in inners:
+            lengths = arithmetic("*", lengths, inner.lengths)
+            bound = None if bound is None or inner.bound is None else bound * inner.bound
+        if times is None:
+            return container(element=UNKNOWN)
+        lengths = arithmetic("**", lengths, frozenset({times}))
+        items = tuple(elements(v) for v in inners) * times
+        return container(
+            length=lengths,
+            bound=None if bound is None else bound**times,
+            element=container(length=frozenset({len(items)}), items=items),
+        )
+    if last == "repeat" and len(positional) > 1:
+        counts = (yield from evaluate(positional[1])).ints
+        return container(length=counts, element=(yield from evaluate(positional[0])))
+    if last == "chain" and not call.open:
+        inners = yield from evaluate_all(evaluate, positional)
+        total: Ints = frozenset({0})
+        for inner in inners:
+            total = arithmetic("+", total, inner.lengths)
+        return container(length=total, element=join(elements(v) for v in inners))
+    return UNKNOWN
+
+
+def _numpy(name: str, call: Expr, evaluate: Evaluate) -> Computation:
+    last = name.rpartition(".")[2]
+    written = call.func.text if call.func.op is Op.REF else name
+    positional = call.positional
+    if last in _NUMPY_SCALARS:
+        return NUMBER
+    if last in _NUMPY_LOADERS:
+        return array(written)
+    if last in _NUMPY_SEQUENCES and name.count(".") == 1:
+        return (yield from _numpy_sequence(last, call, evaluate))
+    if last in _LIKE:
+        return (yield from evaluate(positional[0])) if positional else atom(Kind.ARRAY)
+    shape: tuple[int | None, ...] | None = None
+    if name.startswith("numpy.random."):
+        if last in _DIMENSIONS:
+            shape = tuple(_one_int(v) for v in (yield from evaluate_all(evaluate, positional)))
+        elif last in _SIZE_POSITION:
+            size = call.keyword("size")
+            position = _SIZE_POSITION[last]
+            if size is None and position < len(positional):
+                size = positional[position]
+            if size is None:
+                return NUMBER  # no size: one number
+            shape = yield from _shape(size, evaluate)
+        else:
+            return UNKNOWN
+    elif last in _SHAPED:
+        given = call.keyword("shape") or (positional[0] if positional else None)
+        shape = (yield from _shape(given, evaluate)) if given is not None else None
+    elif last in {"eye", "identity"} and positional:
+        side = _one_int((yield from evaluate(positional[0])))
+        shape = (side, side)
+    else:
+        # Anything else (``np.sqrt``, ``np.array``, ``np.concatenate``): the data of its first
+        # argument when that is an array, else an array of no known origin.
+        if not positional:
+            return atom(Kind.ARRAY)
+        first = yield from evaluate(positional[0])
+        arrays = first.atoms_of(Kind.ARRAY)
+        return Value(arrays) if arrays else atom(Kind.ARRAY)
+    return _sized_array(written, shape)
+
+
+def _numpy_sequence(last: str, call: Expr, evaluate: Evaluate) -> Computation:
+    positional = call.positional
+    if last == "arange":
+        bounds = [v.ints for v in (yield from evaluate_all(evaluate, positional[:3]))]
+        if call.open or not bounds:
+            return container(element=NUMBER)
+        ranged = _range(bounds)
+        return container(length=ranged.lengths, element=NUMBER)
+    num = call.keyword("num") or (positional[2] if len(positional) > 2 else None)
+    count = frozenset({50}) if num is None else (yield from evaluate(num)).ints
+    return container(length=count, element=NUMBER)
+
+
+def _shape(expr: Expr, evaluate: Evaluate) -> Generator[Any, Any, tuple[int | None, ...]]:
+    if expr.op is Op.DISPLAY and expr.text in {"tuple", "list"} and expr.number >= 0:
+        return tuple(_one_int(v) for v in (yield from evaluate_all(evaluate, expr.parts)))
+    return (_one_int((yield from evaluate(expr))),)
+
+
+def method(found: Atom, name: str) -> Value:
+    """``receiver.name(...)`` for a receiver that is not project code."""
+    kind = found.kind
+    if kind is Kind.MODEL:
+        if name in keras.PREDICT_METHODS or name in keras.PREDICT_REMEDIES:
+            return atom(Kind.ARRAY) if name in keras.PREDICT_METHODS else TENSOR
+        return NONE if name in {"compile", "summary", "save", "save_weights"} else UNKNOWN
+    if kind is Kind.DATASET:
+        return atom(Kind.DATASET) if name in keras.DATASET_METHODS else UNKNOWN
+    if kind is Kind.SPLITTER:
+        if name == keras.SPLIT_METHOD:
+            return container(length=found.length, element=UNKNOWN)
+        return number(found.length) if name == "get_n_splits" else UNKNOWN
+    if kind is Kind.CONTAINER:
+        return _container_method(found, name)
+    if kind is Kind.ARRAY:
+        if name in SAME_DATA:
+            return Value((found,))
+        return container(element=UNKNOWN) if name == "tolist" else UNKNOWN
+    if kind is Kind.TENSOR:
+        return atom(Kind.ARRAY) if name == "numpy" else TENSOR
+    if kind is Kind.STR:
+        return container(element=STR) if name in {"split", "splitlines"} else STR
+    return UNKNOWN
+
+
+def _container_method(found: Atom, name: str) -> Value:
+    element = found.element if found.element is not None else UNKNOWN
+    mapped = found.mapped if found.mapped is not None else UNKNOWN
+    if name == "items":
+        pair = container(length=frozenset({2}), items=(element, mapped))
+        return container(length=found.length, bound=found.bound, element=pair)
+    if name == "keys":
+        return container(length=found.length, bound=found.bound, element=element)
+    if name == "values":
+        return container(length=found.length, bound=found.bound, element=mapped)
+    if name == "copy":
+        return Value((found,))
+    if name in {"get", "pop", "setdefault", "popitem", "popleft"}:
+        return mapped if found.mapped is not None else element
+    if name in {"index", "count"}:
+        return NUMBER
+    if name in {"append", "extend", "insert", "add", "update", "clear", "remove", "sort"}:
+        return NONE
+    return UNKNOWN
+
+
+def attribute(found: Atom, name: str) -> Value:
+    """``value.name`` for a value that is not project code."""
+    kind = found.kind
+    if kind is Kind.LIBRARY:
+        return atom(Kind.LIBRARY, ref=f"{found.ref}.{name}")
+    if kind is Kind.ARRAY:
+        if name in SAME_DATA:
+            return Value((found,))
+        if any(o.dataset for o in found.origins) and name in DATASET_FIELDS:
+            return Value((found,))
+        return container(element=NUMBER) if name == "shape" else UNKNOWN
+    if kind in {Kind.TENSOR, Kind.DATASET} and name == "shape":
+        return container(element=NUMBER)
+    return UNKNOWN
+

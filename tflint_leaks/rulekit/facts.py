@@ -1,0 +1,29 @@
+"""The facts a rule reads from :class:`~tflint_leaks.rulekit.context.FileContext`'s answers.
+
+Rules import these names from here, never from the solver's modules (``lint-imports`` checks
+it): what a value may be (:class:`Value`, whose ``kind`` is a :class:`Kind`), what a call does
+(:class:`Effect`, :class:`EffectKind`, the :class:`Hop`\\ s of its chain), where a NumPy array
+comes from (:class:`ArrayOrigin`), and how a loop's values vary (:class:`Form`).
+"""
+
+from __future__ import annotations
+
+from tflint_leaks.analysis.effects import Effect, EffectKind, Hop
+from tflint_leaks.analysis.facts import Span
+from tflint_leaks.analysis.lattice import ArrayOrigin, ClassRef, Kind, Value
+from tflint_leaks.analysis.library import SMALL_ARRAY_ELEMENTS
+from tflint_leaks.analysis.values import Form, Variation
+
+__all__ = [
+    "SMALL_ARRAY_ELEMENTS",
+    "ArrayOrigin",
+    "ClassRef",
+    "Effect",
+    "EffectKind",
+    "Form",
+    "Hop",
+    "Kind",
+    "Span",
+    "Value",
+    "Variation",
+]
