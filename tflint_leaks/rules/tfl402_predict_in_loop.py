@@ -478,9 +478,9 @@ class PredictInLoop(Rule):
 
 
 def _message(context: FileContext, name: str, how_often: str) -> str:
-    """What ``predict`` costs per call: from TensorFlow 2 (and TF 1.15's eager ``tf.keras``) a
-    new ``tf.data`` pipeline; a TensorFlow 1 project with eager execution turned on is told
-    only what every Keras ``predict`` does (its TF1 loops differ between releases)."""
+    """What ``predict`` costs per call: in TensorFlow 2 and Keras 3, a new ``tf.data``
+    pipeline; in a TensorFlow 1 project with eager execution turned on (in graph mode the rule
+    does not run), only what every Keras ``predict`` does per call, whatever the 1.x release."""
     if context.options.frameworks.tensorflow_major == 1:
         cost = "checks and batches its input and runs its callbacks anew each call"
     else:
