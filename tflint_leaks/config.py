@@ -4,6 +4,10 @@ gitignore-style globs (:func:`glob_to_regex`).
 
 Every key is validated: an unknown key, a value of the wrong type or an unknown rule code raises
 :class:`ConfigError` naming the key and the file, which the command line turns into exit 2.
+
+Each file's settings also carry the TensorFlow and Keras its project runs
+(``options.frameworks``, :mod:`tflint_leaks.frameworks`): what the pin files of its project root
+say, or ``target-tensorflow`` / ``target-keras`` when they are set.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from tflint_leaks.frameworks import Frameworks, parse_target, project_root, read_pins
 from tflint_leaks.registry import RULES
 from tflint_leaks.rulekit.options import RuleOptions
 
@@ -66,6 +71,10 @@ class Settings:
     extend_exclude: tuple[str, ...] = ()
     force_exclude: bool = False
     options: RuleOptions = field(default_factory=RuleOptions)
+    #: ``target-tensorflow`` / ``target-keras``: the release the project runs (``"1.15"``), in
+    #: place of what its pin files say (the result is ``options.frameworks``).
+    target_tensorflow: str | None = None
+    target_keras: str | None = None
     #: The directory patterns and per-file globs are relative to.
     root: Path = field(default_factory=Path.cwd)
     #: The file the settings came from, if any.
@@ -251,6 +260,13 @@ def load_settings(path: Path) -> Settings:
             changes["force_exclude"] = data[key]
         elif key == "per-file-ignores":
             changes["per_file_ignores"] = _per_file_ignores(data[key], path)
+        elif key in {"target-tensorflow", "target-keras"}:
+            value = data[key]
+            if not isinstance(value, str) or parse_target(value) is None:
+                raise ConfigError(
+                    f'{path}: `tool.{TABLE}.{key}` must be a release such as "1.15" or "2.16"'
+                )
+            changes[key.replace("-", "_")] = value.strip()
         elif key in {"max-python-values", "max-loop-iterations"}:
             value = data[key]
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -319,6 +335,10 @@ class Configuration:
     line's :class:`Overrides` on top. ``config`` (``--config``) gives one file for every path;
     ``fixed`` gives the same settings to every path (the library's callers and the tests).
 
+    Except with ``fixed``, each directory's settings carry the frameworks of its project
+    (:func:`~tflint_leaks.frameworks.project_root`; its pin files are read once per run), with
+    the settings' ``target-tensorflow`` / ``target-keras`` in place of the pins they name.
+
     A broken ``pyproject.toml`` raises :class:`ConfigError` when a path below it is asked for.
     """
 
@@ -332,10 +352,11 @@ class Configuration:
         self._overrides = overrides or Overrides()
         self._overrides.check()
         self._fixed = fixed
-        if config is not None:
-            self._fixed = self._overrides.apply(load_settings(config))
+        self._config = None if config is None else self._overrides.apply(load_settings(config))
         self._default: Settings | None = None
+        self._tables: dict[str, Settings] = {}
         self._directories: dict[str, Settings] = {}
+        self._pins: dict[str | None, Frameworks] = {None: Frameworks()}
 
     def for_path(self, path: Path | str) -> Settings:
         """The settings of a file or directory."""
@@ -347,7 +368,23 @@ class Configuration:
         return self._directory(absolute)
 
     def _directory(self, directory: str) -> Settings:
+        """The settings of ``directory`` with the frameworks of its project."""
         found = self._directories.get(directory)
+        if found is None:
+            settings = self._config if self._config is not None else self._table(directory)
+            root = project_root(directory)
+            pins = self._pins.get(root)
+            if pins is None:
+                pins = self._pins[root] = read_pins(root) if root is not None else Frameworks()
+            where = f"{settings.source}: tool.{TABLE}"
+            frameworks = pins.with_targets(settings.target_tensorflow, settings.target_keras, where)
+            options = replace(settings.options, frameworks=frameworks)
+            found = self._directories[directory] = replace(settings, options=options)
+        return found
+
+    def _table(self, directory: str) -> Settings:
+        """The settings of the nearest ``[tool.tflint-leaks]`` table at or above ``directory``."""
+        found = self._tables.get(directory)
         if found is not None:
             return found
         candidate = Path(directory) / "pyproject.toml"
@@ -359,8 +396,8 @@ class Configuration:
                 self._default = self._overrides.apply(Settings())
             found = self._default
         else:
-            found = self._directory(parent)
-        self._directories[directory] = found
+            found = self._table(parent)
+        self._tables[directory] = found
         return found
 
     def common(self, paths: Sequence[Path]) -> Settings:

@@ -66,6 +66,7 @@ def rule_page(code: Code) -> str:
         f"# {code.code}: {code.name}",
         f"{code.summary}.",
         f"{_fix_line(code)} **Default:** {default}. **Severity:** {code.severity.value}.",
+        f"**Applies to:** {code.versions.describe()}",
         code.docs(),
         "## Examples the rule flags",
     ]

@@ -8,6 +8,9 @@ configuration (selectors), ``noqa`` validation, every output format, the docs ge
 runtime verdicts all read this table, so no code is known to one part of the tool and unknown to
 another.
 
+A rule's ``versions`` (:class:`~tflint_leaks.frameworks.Versions`) are the TensorFlow and Keras
+versions and the execution mode its reason holds in; it does not run on files of other projects.
+
 The table describes rules without importing their modules: a rule class (and libcst) is loaded
 only when a file needs the libcst pass. Adding a rule is its module under ``tflint_leaks/rules/``
 plus its line here (see ``DEVELOPING.md``).
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import enum
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -25,6 +28,7 @@ from tflint_leaks import DOCS_URL
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.triggers import Triggers, identifiers
 from tflint_leaks.diagnostics import Applicability, Diagnostic, Location, Severity
+from tflint_leaks.frameworks import Versions
 
 if TYPE_CHECKING:
     from tflint_leaks.rulekit.rule import Rule
@@ -81,6 +85,8 @@ class Code:
     judgement: Judgement | None = None
     #: What a unit must mention for the rule to fire in it; None: the rule needs every unit.
     triggers: Triggers | None = None
+    #: Where the rule's reason holds; the rule does not run on files of other projects.
+    versions: Versions = field(default_factory=Versions)
     #: ``module.Class`` under ``tflint_leaks.rules`` (rules only).
     implementation: str = ""
     #: The documentation (Markdown) of a code that is not a rule (a rule's is its docstring).
@@ -122,6 +128,8 @@ def _load(implementation: str) -> type[Rule]:
 _CALLS_TF_FUNCTION = Triggers(loop_names=frozenset({"function"}), project_loop_names=True)
 _TAPES = Triggers(names=frozenset({"GradientTape"}))
 _TRACED = Triggers(names=frozenset({"function"}), traced=True)
+#: Rules about eager memory: quiet in graph mode.
+_EAGER = Versions(eager_only=True)
 
 CODES: tuple[Code, ...] = (
     Code(
@@ -242,6 +250,7 @@ CODES: tuple[Code, ...] = (
         fix=Applicability.UNSAFE,
         judgement=Judgement.TAPES,
         triggers=_TAPES,
+        versions=_EAGER,
         implementation="tfl201_persistent_tape_not_released.PersistentTapeNotReleased",
     ),
     Code(
@@ -250,6 +259,7 @@ CODES: tuple[Code, ...] = (
         "`gradient` or `apply_gradients` runs inside the block of a tape still recording it",
         judgement=Judgement.TAPES,
         triggers=_TAPES,
+        versions=_EAGER,
         implementation="tfl202_gradient_inside_persistent_tape.GradientInsidePersistentTape",
     ),
     Code(
@@ -258,6 +268,7 @@ CODES: tuple[Code, ...] = (
         "A gradient tape's `with` block contains a loop over a dataset",
         judgement=Judgement.TAPES,
         triggers=_TAPES,
+        versions=_EAGER,
         implementation="tfl203_tape_spans_loop.TapeSpansLoop",
     ),
     Code(
@@ -266,6 +277,7 @@ CODES: tuple[Code, ...] = (
         "A gradient tape is stored where it outlives the loop iteration",
         judgement=Judgement.TAPES,
         triggers=_TAPES,
+        versions=_EAGER,
         implementation="tfl204_tape_kept_across_iterations.TapeKeptAcrossIterations",
     ),
     Code(
@@ -319,6 +331,9 @@ CODES: tuple[Code, ...] = (
         "`model.predict` is called every iteration of a loop",
         judgement=Judgement.GROWTH,
         triggers=Triggers(loop_names=frozenset({"predict"}), project_loop_names=True),
+        # Multi-backend Keras (before 2.4) runs one `K.function` per model, made once: no
+        # pipeline per call.
+        versions=Versions(keras=">=2.4", eager_only=True),
         implementation="tfl402_predict_in_loop.PredictInLoop",
     ),
     Code(
@@ -327,6 +342,8 @@ CODES: tuple[Code, ...] = (
         "A model built every iteration is also `fit` every iteration",
         judgement=Judgement.GROWTH,
         triggers=Triggers(loop_names=frozenset({"fit"}), project_loop_names=True),
+        # tensorflow/tensorflow#61791: the gradient registry keeps every fit's graphs (2.11 on).
+        versions=Versions(tensorflow=">=2.11", eager_only=True),
         implementation="tfl403_fit_in_loop.FitInLoop",
     ),
     Code(
@@ -360,6 +377,7 @@ CODES: tuple[Code, ...] = (
         "A training loop keeps every step's gradients, model outputs or new variables",
         judgement=Judgement.TENSORS,
         triggers=Triggers(loop_names=keras.TRAINING_STEPS),
+        versions=_EAGER,
         implementation="tfl502_step_tensors_kept.StepTensorsKept",
     ),
     Code(

@@ -20,6 +20,8 @@ _V1 = "tensorflow.compat.v1."
 
 #: Calls into TensorFlow that turn eager execution off for the whole process.
 GRAPH_MODE_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior"})
+#: Calls that turn it on (what matters under TensorFlow 1, where graph mode is the default).
+EAGER_MODE_SWITCHES = frozenset({"enable_eager_execution", "enable_v2_behavior"})
 
 #: Identifiers only code that builds and runs TF1 graphs mentions (a cheap test on what a
 #: module mentions; what a call does is decided by the canonical names below).

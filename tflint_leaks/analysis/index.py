@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.facts import Body, Span, collect_body
-from tflint_leaks.analysis.graph import GRAPH_MODE_SWITCHES, is_graph_code
+from tflint_leaks.analysis.graph import EAGER_MODE_SWITCHES, GRAPH_MODE_SWITCHES, is_graph_code
 from tflint_leaks.analysis.names import (
     TF_FUNCTION,
     is_keras,
@@ -118,6 +118,9 @@ class ModuleIndex:
     #: The module turns eager execution off (``tf.compat.v1.disable_eager_execution()``,
     #: ``disable_v2_behavior()``): TF1-style graph mode.
     graph_mode: bool
+    #: The module turns eager execution on (``tf.enable_eager_execution()``,
+    #: ``enable_v2_behavior()``): eager even where TensorFlow 1 runs it.
+    eager_mode: bool
     digest: str = field(default="", compare=False)
 
 
@@ -448,12 +451,21 @@ def _module_nodes(tree: ast.Module) -> Iterator[ast.AST]:
             yield from _own_nodes(stmt)
 
 
-def _disables_eager(builder: IndexBuilder, call: Expr) -> bool:
+def _switches(builder: IndexBuilder, body: Body, switches: frozenset[str]) -> bool:
+    """The module's code (its functions' too) calls one of TensorFlow's ``switches``."""
+    return any(
+        _calls_tensorflow(builder, site.call, switches)
+        for facts in (body, *(f.body for f in builder.functions.values()))
+        for site in facts.calls
+    )
+
+
+def _calls_tensorflow(builder: IndexBuilder, call: Expr, names: frozenset[str]) -> bool:
     func = call.func
     if func.op is not Op.REF:
         return False
     resolved = resolve_dotted(func.text, builder.imports) or ""
-    return is_tensorflow(resolved) and resolved.rpartition(".")[2] in GRAPH_MODE_SWITCHES
+    return is_tensorflow(resolved) and resolved.rpartition(".")[2] in names
 
 
 def module_name_for(path: Path) -> tuple[str, bool, Path]:
@@ -505,10 +517,7 @@ def index_source(source: str, path: Path, tree: ast.Module | None = None) -> Mod
         uses_tensorflow=any(marker in source for marker in _TENSORFLOW_MARKERS),
         units=units,
         body=body,
-        graph_mode=any(
-            _disables_eager(builder, site.call)
-            for facts in (body, *(f.body for f in builder.functions.values()))
-            for site in facts.calls
-        ),
+        graph_mode=_switches(builder, body, GRAPH_MODE_SWITCHES),
+        eager_mode=_switches(builder, body, EAGER_MODE_SWITCHES),
         digest=text_digest(source),
     )

@@ -29,13 +29,21 @@ def check_file(
     prefilter: bool = True,
 ) -> tuple[list[Diagnostic], list[str]]:
     """Lint one indexed file: its diagnostics and the tracebacks of rules that failed on it.
+    Only the rules whose ``versions`` hold for the file's project and execution mode run.
 
     With ``prefilter`` (the default), functions and methods that no enabled rule can fire in
     are left out of the libcst parse (:mod:`tflint_leaks.engine.relevance`); without it every
     line is parsed and walked, which tests use to prove the prefilter loses nothing."""
     if not is_relevant(parsed, project):
         return [], []
-    rules = [code for code in RULES if code.code in codes]
+    from tflint_leaks.rules._graph import graph_mode  # imports no rule, nor libcst
+
+    graph = graph_mode(parsed.index, project, options.frameworks)
+    rules = [
+        code
+        for code in RULES
+        if code.code in codes and code.versions.applies(options.frameworks, graph_mode=graph)
+    ]
     text = parsed.text
     if prefilter:
         needs = combine((code.triggers for code in rules), parsed.index, project)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from tflint_leaks.frameworks import Frameworks
 
 
 @dataclass(frozen=True)
@@ -15,3 +17,6 @@ class RuleOptions:
     #: rules (TFL401-TFL404) stay quiet about it. Recreated ``tf.function``s (TFL103, TFL104)
     #: retrace once per iteration and use ``max_python_values``.
     max_loop_iterations: int = 10
+    #: The TensorFlow and Keras the file's project runs (its pins, or ``target-tensorflow``):
+    #: which rules apply (the registry's ``versions``) and what their messages say.
+    frameworks: Frameworks = field(default_factory=Frameworks)

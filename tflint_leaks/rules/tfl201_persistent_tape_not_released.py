@@ -10,7 +10,6 @@ from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import InsertStatement
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop
-from tflint_leaks.rules._graph import in_graph_mode
 from tflint_leaks.rules._models import STORE_METHODS, method_call
 from tflint_leaks.rules._tapes import bare_references, mentions
 
@@ -325,8 +324,6 @@ class PersistentTapeNotReleased(Rule):
         context = self.context
         if context.in_tf_function or not (context.loops or context.enclosing_function()):
             return
-        if in_graph_mode(context):
-            return  # graph mode: the tape records symbolic tensors, once, while building
         tape = next((t for t in context.tapes() if t.creation is node), None)
         if tape is None or not tape.persistent or tape.name is None or "." in tape.name:
             return

@@ -11,7 +11,6 @@ from tflint_leaks.analysis.scope import Assignment
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import TapeBlock
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
-from tflint_leaks.rules._graph import in_graph_mode
 from tflint_leaks.rules._models import method_call
 
 _STOP_RECORDING = frozenset({"stop_recording"})
@@ -356,8 +355,6 @@ class GradientInsidePersistentTape(Rule):
         name = dotted(receiver) if receiver is not None else None
         if receiver is None and method_call(node, _UPDATES) is None:
             return
-        if in_graph_mode(self.context):
-            return  # graph mode: what a tape records is built into the graph once
         if self._passed_to_gradient() or self._own_persistent_tape(node, name):
             return
         stopped = self._stopped()

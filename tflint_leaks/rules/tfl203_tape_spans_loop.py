@@ -6,7 +6,6 @@ from tflint_leaks.analysis.keras import DATASET_METHODS, DATASET_SOURCES
 from tflint_leaks.analysis.nodes import dotted, own_nodes
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
-from tflint_leaks.rules._graph import in_graph_mode
 from tflint_leaks.rules._models import method_call
 
 #: Wrappers whose items come from their argument (``enumerate(dataset)``).
@@ -208,8 +207,6 @@ class TapeSpansLoop(Rule):
         self._reported: set[cst.With] = set()
 
     def visit_For(self, node: cst.For) -> None:
-        if in_graph_mode(self.context):
-            return  # graph mode: a Python loop over a dataset builds the graph once
         blocks = [b for b in self.context.tape_blocks() if b.node not in self._reported]
         if not blocks or not self._dataset_like(node.iter, 0):
             return

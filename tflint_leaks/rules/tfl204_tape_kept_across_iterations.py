@@ -7,7 +7,6 @@ from tflint_leaks.analysis.tapes import Tape
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop
-from tflint_leaks.rules._graph import in_graph_mode
 from tflint_leaks.rules._models import STORE_METHODS, method_call
 
 
@@ -216,10 +215,11 @@ class TapeKeptAcrossIterations(Rule):
             self._report(node, tape)
 
     def _loop_tape(self, name: str | None) -> Tape | None:
-        """The tape called ``name`` if an enclosing loop creates it, once per iteration (in
-        eager code: in graph mode a tape records symbolic tensors while the graph is built)."""
+        """The tape called ``name`` if an enclosing loop creates it, once per iteration (the
+        rule runs in eager code only: in graph mode a tape records symbolic tensors while the
+        graph is built)."""
         context = self.context
-        if name is None or in_graph_mode(context):
+        if name is None:
             return None
         inside = {n for loop in context.loops for n in context.iteration_nodes(loop)}
         return next((t for t in context.tapes() if t.name == name and t.statement in inside), None)

@@ -5,6 +5,7 @@ import libcst as cst
 from tflint_leaks.analysis.nodes import dotted
 from tflint_leaks.rulekit.facts import EffectKind, Kind
 from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
     effects_through_calls,
@@ -12,7 +13,6 @@ from tflint_leaks.rules._calls import (
     relate_loop,
     report_through,
 )
-from tflint_leaks.rules._graph import in_graph_mode
 from tflint_leaks.rules._models import builds_models, built_in_loop, method_call
 
 _PREDICT = frozenset({"predict"})
@@ -42,9 +42,12 @@ class PredictInLoop(Rule):
     a tracker, a parameter that is a model at one call site and something else at another), a
     project model class that overrides `predict`, `predict` over a whole dataset outside a
     loop, loops of a known small trip count (at most `max-loop-iterations`, default 10:
-    `for horizon in range(10)`), files that turn eager execution off (graph mode: `predict`
-    reuses one function), and one `predict` per model in a loop that builds a new model each
-    iteration.
+    `for horizon in range(10)`), graph mode (a TensorFlow 1 project, or a file that turns eager
+    execution off: `predict` reuses one function), projects that pin multi-backend Keras
+    (`keras<2.4`: `predict` slices its input into batches and runs the model's one
+    `predict_function`, a `K.function` made on the first call, on each), and one `predict` per
+    model in a loop that builds a new model each iteration. In a TensorFlow 1 project with eager
+    execution turned on the message says only what every Keras `predict` does per call.
 
     ## Example
     ```python
@@ -449,7 +452,7 @@ class PredictInLoop(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
-        if not context.loops or context.in_tf_function or in_graph_mode(context):
+        if not context.loops or context.in_tf_function:
             return
         if context.bounded(context.options.max_loop_iterations):
             return
@@ -459,7 +462,7 @@ class PredictInLoop(Rule):
             if context.defines(found, "predict") or built_in_loop(context, receiver):
                 return
             name = dotted(receiver) or "model"
-            report = self.report(node, _message(name, every_iteration(context)))
+            report = self.report(node, _message(context, name, every_iteration(context)))
             relate_loop(report, context)
             return
         predicts = effects_through_calls(context, node, EffectKind.PREDICT)
@@ -467,13 +470,19 @@ class PredictInLoop(Rule):
             return
         for effect in predicts:  # each `predict` the call runs (one finding per place)
             callee = effect.chain[0].callee.rpartition(".")[2]
-            message = _message(effect.text, f"through `{callee}` {every_iteration(context)}")
+            how_often = f"through `{callee}` {every_iteration(context)}"
+            message = _message(context, effect.text, how_often)
             where = "`predict` is called here"
             report_through(self, node, effect, message, RelatedRole.MODEL, where)
 
 
-def _message(name: str, how_often: str) -> str:
-    return (
-        f"`{name}.predict` {how_often} builds a new `tf.data` pipeline each call; use "
-        f"`{name}(x, training=False)` or `predict_on_batch`"
-    )
+def _message(context: FileContext, name: str, how_often: str) -> str:
+    """What ``predict`` costs per call: in TensorFlow 2 and Keras 3, a new ``tf.data``
+    pipeline; in a TensorFlow 1 project with eager execution turned on (in graph mode the rule
+    does not run), only what every Keras ``predict`` does per call, whatever the 1.x release."""
+    if context.options.frameworks.tensorflow_major == 1:
+        cost = "checks and batches its input and runs its callbacks anew each call"
+    else:
+        cost = "builds a new `tf.data` pipeline each call"
+    use = f"use `{name}(x, training=False)` or `predict_on_batch`"
+    return f"`{name}.predict` {how_often} {cost}; {use}"

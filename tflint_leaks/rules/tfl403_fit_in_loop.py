@@ -11,7 +11,6 @@ from tflint_leaks.rules._calls import (
     relate_chain,
     relate_loop,
 )
-from tflint_leaks.rules._graph import in_graph_mode
 from tflint_leaks.rules._models import built_in_loop, in_model_definition, method_call
 
 _FIT = frozenset({"fit"})
@@ -40,8 +39,10 @@ class FitInLoop(Rule):
     Only ending the process releases it.
 
     Not flagged: one model fitted repeatedly (`for epoch in ...: model.fit(..., epochs=1)`),
-    models built in a loop but not fitted there, and files that turn eager execution off (graph
-    mode: `fit` registers no gradient functions there, and `clear_session()` frees the graph).
+    models built in a loop but not fitted there, projects that pin TensorFlow before 2.11
+    (`clear_session()` frees the models there: TFL401 asks for it), and graph mode (a TensorFlow
+    1 project, or a file that turns eager execution off: `fit` registers no gradient functions
+    there, and `clear_session()` frees the graph).
 
     ## Example
     ```python
@@ -286,8 +287,8 @@ class FitInLoop(Rule):
         context = self.context
         if not context.loops or context.in_tf_function or in_model_definition(context):
             return
-        if context.bounded(context.options.max_loop_iterations) or in_graph_mode(context):
-            return  # graph mode: `fit` registers no gradient functions; `clear_session` frees
+        if context.bounded(context.options.max_loop_iterations):
+            return
         receiver = method_call(node, _FIT)
         if receiver is not None:
             if built_in_loop(context, receiver):

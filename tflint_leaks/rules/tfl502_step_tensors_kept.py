@@ -10,7 +10,6 @@ from tflint_leaks.rulekit.facts import Kind
 from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop, source_of
-from tflint_leaks.rules._graph import in_graph_mode
 from tflint_leaks.rules._models import in_model_definition, method_call
 from tflint_leaks.rules._tapes import mentions
 
@@ -316,11 +315,7 @@ class StepTensorsKept(Rule):
         if name is None or not context.loops or context.in_tf_function or _keras_traced(context):
             return
         loops = _accumulating(context, name)
-        if (
-            not loops
-            or context.bounded(context.options.max_loop_iterations, loops)
-            or in_graph_mode(context)
-        ):
+        if not loops or context.bounded(context.options.max_loop_iterations, loops):
             return
         what = _holds(context, value, loops[-1])
         if what is None or not _trains(context, loops[-1]):

@@ -1,0 +1,304 @@
+"""The TensorFlow a project pins, end to end (issue 18, part 1): what the rules report in a
+TensorFlow 1 project, a Keras 3 project and an unpinned one; ``target-tensorflow`` over the pin
+files; in-file signals over both; bad settings; the cache."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tflint_leaks.cli import main
+from tflint_leaks.config import Configuration, Overrides, Settings
+from tflint_leaks.engine.runner import lint_paths
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+#: A GAN book's script: `predict` in a training loop, and ops built in a session loop.
+GAN = textwrap.dedent(
+    """\
+    import numpy as np
+    import tensorflow as tf
+    from keras.models import load_model
+
+    generator = load_model("generator.h5")
+    for epoch in range(10000):
+        noise = np.random.normal(0, 1, (32, 100))
+        images = generator.predict(noise)
+
+    sess = tf.Session()
+    x = tf.placeholder(tf.float32, [None, 4])
+    logits = tf.layers.dense(x, 1)
+    for sample in samples:
+        prediction = sess.run(tf.round(tf.sigmoid(logits)), {x: sample})
+    """
+)
+PREDICT_TF2 = (
+    "TFL402",
+    8,
+    14,
+    "`generator.predict` every iteration (10000 in all) builds a new `tf.data` pipeline each "
+    "call; use `generator(x, training=False)` or `predict_on_batch`",
+)
+PREDICT_TF1_EAGER = (
+    "TFL402",
+    9,
+    14,
+    "`generator.predict` every iteration (10000 in all) checks and batches its input and runs "
+    "its callbacks anew each call; use `generator(x, training=False)` or `predict_on_batch`",
+)
+SESSION_LOOP = (
+    "TFL503",
+    14,
+    27,
+    "`tf.round(...)` every iteration adds nodes to the default graph of a loop that runs it "
+    "(`sess.run`): the graph grows for as long as the loop runs; build it once before the loop "
+    "(`graph.finalize()` catches this)",
+)
+
+#: Grad-CAM per image with Keras: `predict` runs the graph only where TensorFlow 1 runs it.
+GRAD_CAM = textwrap.dedent(
+    """\
+    from keras import backend as K
+    from keras.models import load_model
+
+    model = load_model("vgg.h5")
+    for image in images:
+        preds = model.predict(image)
+        grads = K.gradients(model.output, model.input)[0]
+    """
+)
+
+KERAS_3 = textwrap.dedent(
+    """\
+    import keras
+
+    model = keras.models.load_model("model.keras")
+    for frame in frames:
+        scores = model.predict(frame[None])
+
+    for lr in learning_rates:
+        trial = keras.Sequential([keras.layers.Dense(1)])
+        trial.fit(x, y)
+        keras.backend.clear_session()
+    """
+)
+KERAS_PREDICT = (
+    "TFL402",
+    5,
+    14,
+    "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+    "`model(x, training=False)` or `predict_on_batch`",
+)
+KERAS_FIT = (
+    "TFL403",
+    9,
+    5,
+    "a model built every iteration is `fit` here; since TensorFlow 2.11 each `fit` registers "
+    "gradient functions globally that keep its graphs alive even after `clear_session()` "
+    "(tensorflow/tensorflow#61791); run each trial in a fresh process",
+)
+
+Finding = tuple[str, int, int, str]
+
+
+def _project(root: Path, files: dict[str, str]) -> Path:
+    """A project (a repository: the pin search stops at its root) with ``files``."""
+    (root / ".git").mkdir(exist_ok=True)
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def _findings(path: Path, cache_dir: Path | None = None) -> list[Finding]:
+    result = lint_paths([path], Configuration(Overrides(select=("ALL",))), cache_dir=cache_dir)
+    assert not result.errors
+    return [(d.code, d.start.line, d.start.column, d.message) for d in result.diagnostics]
+
+
+TF1_PINS = {
+    "requirements": {"requirements.txt": "tensorflow==1.14\nkeras==2.2.4\n"},
+    "pyproject": {
+        "pyproject.toml": (
+            '[project]\nname = "gan"\nversion = "1"\n'
+            'dependencies = ["tensorflow-gpu>=1.13,<2", "keras==2.2.4"]\n'
+        )
+    },
+}
+
+
+@pytest.mark.parametrize("form", TF1_PINS)
+def test_tf1_project_predict_is_quiet_and_the_session_loop_flagged(
+    tmp_path: Path, form: str
+) -> None:
+    _project(tmp_path, {**TF1_PINS[form], "gan.py": GAN})
+    assert _findings(tmp_path / "gan.py") == [SESSION_LOOP]
+
+
+def test_the_same_script_unpinned_is_reported_as_today(tmp_path: Path) -> None:
+    _project(tmp_path, {"gan.py": GAN})
+    assert _findings(tmp_path / "gan.py") == [PREDICT_TF2, SESSION_LOOP]
+
+
+@pytest.mark.parametrize("form", TF1_PINS)
+def test_tf1_project_keras_predict_runs_the_graph_so_ops_built_per_image_grow_it(
+    tmp_path: Path, form: str
+) -> None:
+    _project(tmp_path, {**TF1_PINS[form], "gradcam.py": GRAD_CAM})
+    assert _findings(tmp_path / "gradcam.py") == [
+        (
+            "TFL503",
+            7,
+            13,
+            "`K.gradients(...)` every iteration adds nodes to the default graph of a loop that "
+            "runs it (`model.predict`): the graph grows for as long as the loop runs; build it "
+            "once before the loop (`graph.finalize()` catches this)",
+        )
+    ]
+
+
+def test_grad_cam_unpinned_is_eager_code_as_today(tmp_path: Path) -> None:
+    _project(tmp_path, {"gradcam.py": GRAD_CAM})
+    assert _findings(tmp_path / "gradcam.py") == [
+        (
+            "TFL402",
+            6,
+            13,
+            "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`model(x, training=False)` or `predict_on_batch`",
+        )
+    ]
+
+
+def test_keras_3_project(tmp_path: Path) -> None:
+    pyproject = (
+        '[project]\nname = "x"\nversion = "1"\ndependencies = ["keras>=3.0", "tensorflow"]\n'
+    )
+    _project(tmp_path, {"pyproject.toml": pyproject, "search.py": KERAS_3})
+    assert _findings(tmp_path / "search.py") == [KERAS_PREDICT, KERAS_FIT]
+
+
+def test_before_tensorflow_2_11_fit_in_a_loop_with_clear_session_is_fine(tmp_path: Path) -> None:
+    _project(tmp_path, {"requirements.txt": "tensorflow==2.10.1\n", "search.py": KERAS_3})
+    assert _findings(tmp_path / "search.py") == [KERAS_PREDICT]
+
+
+def test_multi_backend_keras_predict_runs_one_cached_function(tmp_path: Path) -> None:
+    _project(tmp_path, {"requirements.txt": "keras==2.3.1\n", "search.py": KERAS_3})
+    assert _findings(tmp_path / "search.py") == [KERAS_FIT]
+
+
+def test_an_unpinned_project_is_linted_as_before(tmp_path: Path) -> None:
+    """Every fixture, in a repository with no pin file: the findings of the fixed default
+    settings (what the linter reported before it read pins), finding for finding."""
+    shutil.copytree(FIXTURES, tmp_path / "fixtures")
+    _project(tmp_path, {})
+    before = lint_paths([tmp_path / "fixtures"], Settings(select=("ALL",))).diagnostics
+    assert before
+    assert _findings(tmp_path / "fixtures") == [
+        (d.code, d.start.line, d.start.column, d.message) for d in before
+    ]
+
+
+# -- precedence ----------------------------------------------------------------------------------
+
+
+def test_the_setting_beats_the_pin_files(tmp_path: Path) -> None:
+    settings = '[tool.tflint-leaks]\ntarget-tensorflow = "1.15"\n'
+    files = {"requirements.txt": "tensorflow==2.15\n", "pyproject.toml": settings, "gan.py": GAN}
+    _project(tmp_path, files)
+    assert _findings(tmp_path / "gan.py") == [SESSION_LOOP]
+    (tmp_path / "pyproject.toml").write_text('[tool.tflint-leaks]\ntarget-tensorflow = "2.15"\n')
+    (tmp_path / "requirements.txt").write_text("tensorflow==1.14\n")
+    assert _findings(tmp_path / "gan.py") == [PREDICT_TF2, SESSION_LOOP]
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"requirements.txt": "tensorflow==1.14\n"},
+        {
+            "requirements.txt": "tensorflow==2.3\n",
+            "pyproject.toml": ('[tool.tflint-leaks]\ntarget-tensorflow = "1.15"\n'),
+        },
+    ],
+    ids=["pins", "setting"],
+)
+def test_eager_execution_turned_on_in_the_file_beats_tf1(
+    tmp_path: Path, files: dict[str, str]
+) -> None:
+    source = GAN.replace(
+        "import tensorflow as tf\n", "import tensorflow as tf\ntf.enable_eager_execution()\n", 1
+    )
+    _project(tmp_path, {**files, "gan.py": source})
+    assert _findings(tmp_path / "gan.py") == [
+        PREDICT_TF1_EAGER,
+        (*SESSION_LOOP[:1], SESSION_LOOP[1] + 1, *SESSION_LOOP[2:]),
+    ]
+
+
+def test_eager_execution_turned_off_in_a_module_imported_beats_tf2(tmp_path: Path) -> None:
+    files = {
+        "requirements.txt": "tensorflow==2.15\n",
+        "compat.py": "import tensorflow as tf\n\ntf.compat.v1.disable_eager_execution()\n",
+        "gan.py": "import compat\n" + GAN,
+    }
+    _project(tmp_path, files)
+    assert _findings(tmp_path / "gan.py") == [
+        (*SESSION_LOOP[:1], SESSION_LOOP[1] + 1, *SESSION_LOOP[2:])
+    ]
+
+
+def test_the_resolved_settings_say_what_was_found_and_where(tmp_path: Path) -> None:
+    _project(tmp_path, {"requirements.txt": "tensorflow==1.14\nkeras==2.2.4\n"})
+    (tmp_path / "src").mkdir()
+    frameworks = Configuration().for_path(tmp_path / "src" / "gan.py").options.frameworks
+    assert str(frameworks) == (
+        f"TensorFlow 1: ==1.14 ({tmp_path}/requirements.txt:1); Keras: keras 2; "
+        f"keras: ==2.2.4 ({tmp_path}/requirements.txt:2)"
+    )
+    assert frameworks.root == str(tmp_path)
+
+
+def test_the_resolved_settings_name_the_setting(tmp_path: Path) -> None:
+    settings = '[tool.tflint-leaks]\ntarget-tensorflow = "1.15"\n'
+    _project(tmp_path, {"requirements.txt": "tensorflow==2.15\n", "pyproject.toml": settings})
+    resolved = Configuration().for_path(tmp_path / "gan.py")
+    assert (resolved.target_tensorflow, str(resolved.options.frameworks.tensorflow)) == (
+        "1.15",
+        f">=1.15,<1.16 ({tmp_path}/pyproject.toml: tool.tflint-leaks.target-tensorflow)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "key"),
+    [
+        ("1.15", "target-tensorflow"),
+        ('"one"', "target-tensorflow"),
+        ('"2.x"', "target-keras"),
+    ],
+)
+def test_a_bad_target_exits_2_naming_the_key_and_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, key: str
+) -> None:
+    _project(tmp_path, {"pyproject.toml": f"[tool.tflint-leaks]\n{key} = {value}\n", "gan.py": GAN})
+    code = main(["--no-cache", str(tmp_path / "gan.py")])
+    captured = capsys.readouterr()
+    assert (code, captured.out, captured.err.splitlines()) == (
+        2,
+        "",
+        [
+            f"error: {tmp_path}/pyproject.toml: `tool.tflint-leaks.{key}` must be a release "
+            'such as "1.15" or "2.16"'
+        ],
+    )
+
+
+def test_a_changed_pin_is_not_answered_from_the_cache(tmp_path: Path) -> None:
+    _project(tmp_path, {"requirements.txt": "tensorflow==1.14\n", "gan.py": GAN})
+    cache = tmp_path / "cache"
+    assert _findings(tmp_path / "gan.py", cache) == [SESSION_LOOP]
+    (tmp_path / "requirements.txt").write_text("tensorflow==2.15\n")
+    assert _findings(tmp_path / "gan.py", cache) == [PREDICT_TF2, SESSION_LOOP]

@@ -1,0 +1,911 @@
+"""The TensorFlow and Keras a project runs, read from its pins, as Ruff reads ``target-version``
+from ``requires-python``.
+
+:func:`project_root` is the directory whose pin files count for a linted file: the nearest
+directory at or above it holding one of :data:`PIN_FILES` (``pyproject.toml``, ``setup.py``,
+``setup.cfg``, ``Pipfile``, ``environment.yml``) or a ``requirements*.txt`` /
+``constraints*.txt``; the search stops at a repository's root (a directory with ``.git`` or
+``.hg``), so a stray file above the repository never counts. :func:`read_pins` reads every pin
+file in that directory -- statically: TOML with ``tomllib``, ``setup.cfg`` with
+``configparser``, ``setup.py`` with ``ast`` (only literal lists, never executed), requirements
+files line by line (``-r``/``-c`` includes, relative to the including file, cycles and missing
+files noted) and ``environment.yml`` as the small YAML subset conda files use (a YAML library
+would be a new dependency of the static linter for three constructs) -- into a
+:class:`Frameworks`: for TensorFlow (every distribution: ``tensorflow``, ``tensorflow-gpu``,
+``tf-nightly``...), the standalone ``keras`` and ``tf-keras``, the versions allowed and the
+places that say so.
+
+Every requirement found is a constraint on the one environment the project runs in, so the
+versions allowed are the intersection of what each file (and each extra, each dependency group)
+allows; lines with an environment marker are alternatives (a marker cannot be evaluated here:
+the Python that runs the linter is not the one that runs the project), and count as the
+smallest range holding them all. Pins that contradict each other decide nothing (a note says
+so). A ``target-tensorflow`` / ``target-keras`` setting replaces what the files say.
+
+:class:`Versions` is what a rule declares about where its reason holds (the registry's
+``versions``); :meth:`Versions.applies` decides it for one file.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import enum
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+Release = tuple[int, ...]
+
+#: Pin files by name (``requirements*.txt`` and ``constraints*.txt`` count too).
+PIN_FILES = (
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "Pipfile",
+    "environment.yml",
+    "environment.yaml",
+)
+_REPOSITORY_MARKERS = (".git", ".hg")
+
+#: The distributions (PEP 503 normalised names) of each framework.
+TENSORFLOW = frozenset(
+    {
+        "tensorflow",
+        "tensorflow-cpu",
+        "tensorflow-gpu",
+        "tensorflow-base",
+        "tensorflow-mkl",
+        "tensorflow-eigen",
+        "tensorflow-macos",
+        "tensorflow-intel",
+        "tensorflow-aarch64",
+        "tensorflow-rocm",
+        "intel-tensorflow",
+        "tf-nightly",
+        "tf-nightly-cpu",
+        "tf-nightly-gpu",
+    }
+)
+KERAS = frozenset({"keras", "keras-gpu", "keras-nightly"})
+TF_KERAS = frozenset({"tf-keras", "tf-keras-nightly"})
+
+#: What an unpinned nightly is at least: newer than every release, and every release since
+#: 2019 is TensorFlow 2 (and every ``keras-nightly`` since 2023 is Keras 3).
+_NIGHTLY_FLOOR: dict[str, Release] = {
+    "tf-nightly": (2,),
+    "tf-nightly-cpu": (2,),
+    "tf-nightly-gpu": (2,),
+    "keras-nightly": (3,),
+}
+
+
+def _normalised(release: Release) -> Release:
+    """``(1, 14, 0)`` -> ``(1, 14)``: trailing zeros do not change a version."""
+    end = len(release)
+    while end > 1 and release[end - 1] == 0:
+        end -= 1
+    return release[:end]
+
+
+def _successor(release: Release) -> Release:
+    """The first release after every ``release.*``: ``(1, 14)`` -> ``(1, 15)``."""
+    return (*release[:-1], release[-1] + 1)
+
+
+_VERSION = re.compile(
+    r"v?(?:\d+!)?(?P<release>\d+(?:\.\d+)*)(?P<suffix>[-_.]?[A-Za-z][A-Za-z0-9.]*|[-_.]\d+)?"
+    r"(?:\+[A-Za-z0-9.]+)?",
+    re.IGNORECASE,
+)
+
+
+def parse_release(text: str) -> Release | None:
+    """The release numbers of a PEP 440 version (``1.14.0rc1`` -> ``(1, 14, 0)``; a pre-release
+    counts as its release), or None when ``text`` is not a version."""
+    match = _VERSION.fullmatch(text.strip())
+    if match is None:
+        return None
+    return tuple(int(part) for part in match.group("release").split("."))
+
+
+def _text(release: Release) -> str:
+    return ".".join(str(part) for part in release)
+
+
+@dataclass(frozen=True)
+class Bound:
+    release: Release
+    inclusive: bool
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    """The versions between ``low`` and ``high`` (None: unbounded). ``VersionRange()`` is every
+    version."""
+
+    low: Bound | None = None
+    high: Bound | None = None
+
+    @staticmethod
+    def series(release: Release) -> VersionRange:
+        """``1.14.*``: every version whose release starts with ``release``."""
+        return VersionRange(
+            Bound(_normalised(release), True), Bound(_normalised(_successor(release)), False)
+        )
+
+    @property
+    def empty(self) -> bool:
+        if self.low is None or self.high is None:
+            return False
+        if self.low.release != self.high.release:
+            return self.low.release > self.high.release
+        return not (self.low.inclusive and self.high.inclusive)
+
+    def intersect(self, other: VersionRange) -> VersionRange:
+        low = max(
+            (b for b in (self.low, other.low) if b is not None),
+            key=lambda b: (b.release, not b.inclusive),
+            default=None,
+        )
+        high = min(
+            (b for b in (self.high, other.high) if b is not None),
+            key=lambda b: (b.release, b.inclusive),
+            default=None,
+        )
+        return VersionRange(low, high)
+
+    def hull(self, other: VersionRange) -> VersionRange:
+        """The smallest range holding both."""
+        low = (
+            None
+            if self.low is None or other.low is None
+            else min(self.low, other.low, key=lambda b: (b.release, not b.inclusive))
+        )
+        high = (
+            None
+            if self.high is None or other.high is None
+            else max(self.high, other.high, key=lambda b: (b.release, b.inclusive))
+        )
+        return VersionRange(low, high)
+
+    def meets(self, other: VersionRange) -> bool:
+        """Some version is in both."""
+        return not self.intersect(other).empty
+
+    def below(self, release: Release) -> bool:
+        """Every version in the range is before ``release``."""
+        limit = _normalised(release)
+        high = self.high
+        return high is not None and (
+            high.release < limit or (high.release == limit and not high.inclusive)
+        )
+
+    def at_least(self, release: Release) -> bool:
+        """Every version in the range is ``release`` or later."""
+        return self.low is not None and self.low.release >= _normalised(release)
+
+    def __str__(self) -> str:
+        low, high = self.low, self.high
+        if low is None and high is None:
+            return "any version"
+        if low is not None and high is not None and low == high:
+            return f"=={_text(low.release)}"
+        parts = []
+        if low is not None:
+            parts.append(f"{'>=' if low.inclusive else '>'}{_text(low.release)}")
+        if high is not None:
+            parts.append(f"{'<=' if high.inclusive else '<'}{_text(high.release)}")
+        return ",".join(parts)
+
+
+EVERY_VERSION = VersionRange()
+
+_CLAUSE = re.compile(r"\s*(?P<op>~=|===|==|!=|<=|>=|<|>)\s*(?P<version>[^\s,]+)\s*")
+
+
+def specifier_range(text: str) -> VersionRange | None:
+    """The versions a PEP 440 specifier set allows (``>=1.13,<2``, ``==1.14.*``, ``~=2.4``);
+    ``!=`` clauses are ignored (they never change which major version runs). None when
+    ``text`` is not a specifier set. An empty ``text`` allows every version."""
+    allowed = EVERY_VERSION
+    for clause in text.split(","):
+        if not clause.strip():
+            if text.strip():
+                return None
+            continue
+        match = _CLAUSE.fullmatch(clause)
+        if match is None:
+            return None
+        found = _clause_range(match.group("op"), match.group("version"))
+        if found is None:
+            return None
+        allowed = allowed.intersect(found)
+    return allowed
+
+
+def _clause_range(op: str, version: str) -> VersionRange | None:
+    wildcard = version.endswith(".*")
+    release = parse_release(version[:-2] if wildcard else version)
+    if release is None or (wildcard and op not in {"==", "!="}):
+        return None
+    point = Bound(_normalised(release), True)
+    if op == "!=":
+        return EVERY_VERSION
+    if op in {"==", "==="}:
+        return VersionRange.series(release) if wildcard else VersionRange(point, point)
+    if op == "~=":
+        prefix = release[:-1] if len(release) > 1 else release
+        return VersionRange(point, Bound(_normalised(_successor(prefix)), False))
+    if op == ">=":
+        return VersionRange(low=point)
+    if op == ">":
+        return VersionRange(low=Bound(point.release, False))
+    if op == "<=":
+        return VersionRange(high=point)
+    return VersionRange(high=Bound(point.release, False))  # "<"
+
+
+def poetry_range(text: str) -> VersionRange | None:
+    """The versions a Poetry constraint allows: ``^1.15``, ``~1.15``, ``1.15.*``, ``*``, a
+    bare version (exact), PEP 440 clauses, ``,`` for and, ``||`` for or (the range holding
+    every alternative)."""
+    found: VersionRange | None = None
+    for alternative in text.split("||"):
+        allowed = EVERY_VERSION
+        tight = re.sub(r"([<>=!~^]+)\s+", r"\1", alternative.strip())
+        for clause in re.split(r"[,\s]+", tight):
+            one = _poetry_clause(clause.strip())
+            if one is None:
+                return None
+            allowed = allowed.intersect(one)
+        found = allowed if found is None else found.hull(allowed)
+    return found
+
+
+def _poetry_clause(clause: str) -> VersionRange | None:
+    if clause in {"", "*"}:
+        return EVERY_VERSION
+    if clause[0] in "^~" and not clause.startswith("~="):
+        release = parse_release(clause[1:])
+        if release is None:
+            return None
+        if clause[0] == "^":
+            first = next((i for i, part in enumerate(release) if part), len(release) - 1)
+            upper = _successor(release[: first + 1])
+        else:
+            upper = _successor(release[:2] if len(release) > 1 else release)
+        return VersionRange(Bound(_normalised(release), True), Bound(_normalised(upper), False))
+    if clause[0].isdigit():
+        clause = f"=={clause}"
+    return specifier_range(clause)
+
+
+def conda_range(rest: str) -> VersionRange | None:
+    """The versions a conda match spec allows, from what follows the package name: ``=1.14``
+    and ``1.14`` (fuzzy: ``1.14.*``), ``==1.14.0`` (exact), ``>=1.13,<2``, ``|`` for or; a
+    build string after the version (``=1.14.0=gpu_py36``, `` 1.14 py36_0``) is ignored."""
+    if not rest.strip():
+        return EVERY_VERSION
+    if rest[0].isspace():
+        expression = rest.split(maxsplit=1)[0]
+    elif rest.startswith("=") and not rest.startswith("=="):
+        expression = rest[1:].split("=", 1)[0]
+    else:
+        expression = rest.strip()
+    found: VersionRange | None = None
+    for alternative in expression.split("|"):
+        allowed = EVERY_VERSION
+        for written in alternative.split(","):
+            clause = written.strip()
+            if clause[:1].isdigit():  # a bare version: fuzzy
+                clause = f"=={clause.removesuffix('.*')}.*"
+            one = specifier_range(clause)
+            if one is None:
+                return None
+            allowed = allowed.intersect(one)
+        found = allowed if found is None else found.hull(allowed)
+    return found
+
+
+def _name(text: str) -> str:
+    """A distribution name, PEP 503 normalised (``TensorFlow_GPU`` -> ``tensorflow-gpu``)."""
+    return re.sub(r"[-_.]+", "-", text).lower()
+
+
+def _family(distribution: str) -> str | None:
+    for family, names in (("tensorflow", TENSORFLOW), ("keras", KERAS), ("tf-keras", TF_KERAS)):
+        if distribution in names:
+            return family
+    return None
+
+
+@dataclass(frozen=True)
+class _Found:
+    """One requirement on a framework, as one file states it."""
+
+    distribution: str
+    versions: VersionRange
+    #: Where: ``path:line``, or ``path: table.key`` for files read as tables.
+    where: str
+    #: The list it belongs to (a file, an extra, a dependency group): its lines combine first.
+    group: str
+    #: It has an environment marker: an alternative of the group's other marked lines.
+    marked: bool
+
+
+class _Reader:
+    """Collects the framework requirements of every pin file of one project root."""
+
+    def __init__(self) -> None:
+        self.found: list[_Found] = []
+        self.notes: list[str] = []
+        self._seen: set[str] = set()
+
+    def add(
+        self,
+        distribution: str,
+        versions: VersionRange | None,
+        where: str,
+        group: str,
+        *,
+        marked: bool = False,
+        text: str = "",
+    ) -> None:
+        name = _name(distribution)
+        if _family(name) is None:
+            return
+        if versions is None:
+            self.notes.append(f"{where}: cannot read the version in `{text}`; taken as any")
+            versions = EVERY_VERSION
+        if versions == EVERY_VERSION and name in _NIGHTLY_FLOOR:
+            versions = VersionRange(low=Bound(_NIGHTLY_FLOOR[name], True))
+        self.found.append(_Found(name, versions, where, group, marked))
+
+    def requirement(self, text: str, where: str, group: str) -> None:
+        """A PEP 508 requirement: ``name[extras] specifiers ; marker`` (or ``name @ url``)."""
+        requirement, _, marker = text.partition(";")
+        match = _REQUIREMENT.fullmatch(requirement.strip())
+        if match is None:
+            return
+        rest = match.group("rest").strip()
+        if rest.startswith("@"):
+            versions: VersionRange | None = EVERY_VERSION  # a direct URL: no version to read
+        else:
+            versions = specifier_range(rest.removeprefix("(").removesuffix(")"))
+        self.add(
+            match.group("name"), versions, where, group, marked=bool(marker.strip()), text=text
+        )
+
+    def read(self, path: Path) -> str | None:
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as error:
+            self.notes.append(f"{path}: cannot read: {error.strerror}")
+        except UnicodeDecodeError:
+            self.notes.append(f"{path}: cannot read: not UTF-8")
+        return None
+
+    # -- requirements files ----------------------------------------------------------------
+
+    def requirements_file(self, path: Path) -> None:
+        """A pip requirements file; ``-r``/``-c`` files are read too, relative to it, each
+        once (an include cycle ends where it closes)."""
+        key = os.path.realpath(path)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        text = self.read(path)
+        if text is not None:
+            self.requirement_lines(_logical_lines(text), path, str(path))
+
+    def requirement_lines(self, lines: Iterable[tuple[int, str]], path: Path, group: str) -> None:
+        for number, line in lines:
+            include = _INCLUDE.fullmatch(line)
+            if include is not None:
+                target = path.parent / include.group("file")
+                if target.is_file():
+                    self.requirements_file(target)
+                else:
+                    self.notes.append(f"{path}:{number}: `{line}`: no such file")
+            elif not line.startswith("-"):  # other options: -e, --index-url, -f, ...
+                self.requirement(_PER_REQUIREMENT_OPTIONS.split(line)[0], f"{path}:{number}", group)
+
+    # -- tables: pyproject.toml, Pipfile, setup.cfg --------------------------------------------
+
+    def toml(self, path: Path) -> dict[str, Any] | None:
+        text = self.read(path)
+        if text is None:
+            return None
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            self.notes.append(f"{path}: invalid TOML: {error}")
+            return None
+
+    def pyproject(self, path: Path) -> None:
+        data = self.toml(path)
+        if data is None:
+            return
+        project = _table(data.get("project"))
+        lists: list[tuple[str, object]] = [("project.dependencies", project.get("dependencies"))]
+        for section, table in (
+            ("project.optional-dependencies", _table(project.get("optional-dependencies"))),
+            ("dependency-groups", _table(data.get("dependency-groups"))),
+            ("tool.pdm.dev-dependencies", _table(_nested(data, "tool", "pdm", "dev-dependencies"))),
+        ):
+            lists.extend((f"{section}.{name}", value) for name, value in table.items())
+        for key, value in lists:
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, str):
+                        self.requirement(item, f"{path}: {key}", f"{path}: {key}")
+        poetry = _table(_nested(data, "tool", "poetry"))
+        tables = [("tool.poetry.dependencies", _table(poetry.get("dependencies")))]
+        for name, group in _table(poetry.get("group")).items():
+            key = f"tool.poetry.group.{name}.dependencies"
+            tables.append((key, _table(_table(group).get("dependencies"))))
+        for key, table in tables:
+            self.versions_table(table, f"{path}: {key}", poetry_range)
+
+    def pipfile(self, path: Path) -> None:
+        data = self.toml(path)
+        if data is not None:
+            for key in ("packages", "dev-packages"):
+                self.versions_table(_table(data.get(key)), f"{path}: {key}", _pipfile_range)
+
+    def versions_table(
+        self, table: Mapping[str, object], where: str, parse: Callable[[str], VersionRange | None]
+    ) -> None:
+        """``name = "constraint"``, ``name = {version = ..., markers = ...}`` or a list of
+        such tables (alternatives), as Poetry and Pipfile write them."""
+        for name, value in table.items():
+            entries = value if isinstance(value, list) else [value]
+            for entry in entries:
+                if isinstance(entry, str):
+                    self.add(name, parse(entry), where, where, text=f"{name} = {entry!r}")
+                elif isinstance(entry, dict):
+                    version = entry.get("version", "*")
+                    marked = isinstance(value, list) or any(
+                        key in entry for key in ("markers", "python", "platform", "sys_platform")
+                    )
+                    versions = parse(version) if isinstance(version, str) else None
+                    self.add(name, versions, where, where, marked=marked, text=f"{name}")
+
+    def setup_cfg(self, path: Path) -> None:
+        text = self.read(path)
+        if text is None:
+            return
+        parser = configparser.RawConfigParser(strict=False)
+        try:
+            parser.read_string(text, str(path))
+        except configparser.Error as error:
+            self.notes.append(f"{path}: invalid setup.cfg: {error}".splitlines()[0])
+            return
+        lists: list[tuple[str, str]] = []
+        if parser.has_option("options", "install_requires"):
+            lists.append(("options.install_requires", parser.get("options", "install_requires")))
+        if parser.has_section("options.extras_require"):
+            lists.extend(
+                (f"options.extras_require.{extra}", value)
+                for extra, value in parser.items("options.extras_require")
+            )
+        for key, value in lists:
+            for written in value.splitlines():
+                line = _COMMENT.sub("", written).strip()
+                if line:
+                    self.requirement(line, f"{path}: {key}", f"{path}: {key}")
+
+    # -- setup.py, environment.yml ---------------------------------------------------------------
+
+    def setup_py(self, path: Path) -> None:
+        """``setup(install_requires=[...], extras_require={...})`` with literal lists (or a
+        module-level name bound to one), read with ``ast``: never run."""
+        text = self.read(path)
+        if text is None:
+            return
+        try:
+            tree = ast.parse(text, str(path))
+        except (SyntaxError, ValueError) as error:
+            self.notes.append(f"{path}: cannot parse: {error}".splitlines()[0])
+            return
+        names: dict[str, ast.expr] = {}
+        for statement in tree.body:
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                target = statement.targets[0]
+                if isinstance(target, ast.Name):
+                    names[target.id] = statement.value
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and _is_setup(node.func)):
+                continue
+            for keyword in node.keywords:
+                value = _bound(keyword.value, names)
+                if keyword.arg == "install_requires":
+                    self._literal_list(value, path, "install_requires")
+                elif keyword.arg == "extras_require" and isinstance(value, ast.Dict):
+                    for extra, requirements in zip(value.keys, value.values, strict=True):
+                        label = extra.value if isinstance(extra, ast.Constant) else "?"
+                        items = _bound(requirements, names)
+                        self._literal_list(items, path, f"extras_require[{label!r}]")
+
+    def _literal_list(self, node: ast.expr, path: Path, key: str) -> None:
+        if isinstance(node, ast.List | ast.Tuple):
+            for item in node.elts:
+                if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                    self.requirement(item.value, f"{path}:{item.lineno}", f"{path}: {key}")
+
+    def environment(self, path: Path) -> None:
+        """The conda packages and the ``pip:`` section of the top-level ``dependencies``."""
+        text = self.read(path)
+        if text is None:
+            return
+        pip: list[tuple[int, str]] = []
+        for number, spec, under_pip in _environment_items(text):
+            if under_pip:
+                pip.append((number, spec))
+            else:
+                self._conda(spec, f"{path}:{number}", str(path))
+        self.requirement_lines(pip, path, f"{path}: pip")
+
+    def _conda(self, spec: str, where: str, group: str) -> None:
+        match = _CONDA.fullmatch(spec.rpartition("::")[2])
+        if match is not None:
+            rest = match.group("rest") or ""
+            self.add(match.group("name"), conda_range(rest), where, group, text=spec)
+
+    # -- the result ------------------------------------------------------------------------
+
+    def frameworks(self, root: str) -> Frameworks:
+        return Frameworks(
+            tensorflow=self._pin("tensorflow", "TensorFlow"),
+            keras=self._pin("keras", "keras"),
+            tf_keras=self._pin("tf-keras", "tf-keras"),
+            root=root,
+            notes=tuple(self.notes),
+        )
+
+    def _pin(self, family: str, label: str) -> Pin | None:
+        mine = [found for found in self.found if _family(found.distribution) == family]
+        if not mine:
+            return None
+        groups: dict[str, list[_Found]] = {}
+        for found in mine:
+            groups.setdefault(found.group, []).append(found)
+        allowed = EVERY_VERSION
+        for items in groups.values():
+            marked: VersionRange | None = None
+            for item in items:
+                if item.marked:
+                    marked = item.versions if marked is None else marked.hull(item.versions)
+                else:
+                    allowed = allowed.intersect(item.versions)
+            if marked is not None:
+                allowed = allowed.intersect(marked)
+        sources = tuple(dict.fromkeys(found.where for found in mine))
+        if allowed.empty:
+            said = "; ".join(f"{found.versions} at {found.where}" for found in mine)
+            self.notes.append(f"the {label} pins contradict each other ({said}): version unknown")
+            allowed = EVERY_VERSION
+        return Pin(allowed, sources)
+
+
+_REQUIREMENT = re.compile(
+    r"(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*(?P<rest>.*)"
+)
+_INCLUDE = re.compile(r"(?:-[rc]\s*|--(?:requirement|constraint)(?:\s*=\s*|\s+))(?P<file>\S.*?)")
+#: ``--hash=...`` and the other options pip allows after a requirement on its line.
+_PER_REQUIREMENT_OPTIONS = re.compile(r"\s+--")
+#: pip's comment: ``#`` at the start of a line or after whitespace.
+_COMMENT = re.compile(r"(?:^|\s+)#.*$")
+_CONDA = re.compile(r"\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*?)(?P<rest>(?:\s|[=<>!~]).*)?")
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """A requirements file's lines as pip reads them: a line ending in ``\\`` continues on the
+    next, comments are dropped, blank lines skipped; each with its first line's number."""
+    pending: list[str] = []
+    start = 0
+    for number, physical in enumerate([*text.splitlines(), ""], start=1):
+        if not pending:
+            start = number
+        pending.append(physical.removesuffix("\\"))
+        if physical.endswith("\\"):
+            continue
+        line = _COMMENT.sub("", " ".join(pending)).strip()
+        pending = []
+        if line:
+            yield start, line
+
+
+def _environment_items(text: str) -> Iterator[tuple[int, str, bool]]:
+    """The items of the top-level ``dependencies`` sequence of a conda environment file, each
+    with its line number and whether it is in the ``pip:`` section: the YAML these files use
+    (block sequences, one nested ``pip:`` block, ``#`` comments, quoted items, a one-line
+    ``[a, b]`` flow sequence)."""
+    inside = False
+    pip_indent: int | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = re.sub(r"(?:^|\s)#.*$", "", raw).rstrip()
+        stripped = line.strip()
+        if not stripped:
+            continue
+        indent = len(line) - len(line.lstrip())
+        if indent == 0 and not stripped.startswith("-"):
+            key = re.fullmatch(r"dependencies\s*:\s*(?P<flow>\[.*\])?", stripped)
+            inside = key is not None
+            pip_indent = None
+            if key is not None and key.group("flow"):
+                for item in re.split(r",\s*(?=[A-Za-z'\"])", key.group("flow")[1:-1]):
+                    if item.strip():
+                        yield number, _unquoted(item.strip()), False
+            continue
+        item = re.fullmatch(r"-\s*(?P<value>.*)", stripped)
+        if not inside or item is None:
+            continue
+        value = _unquoted(item.group("value").strip())
+        if pip_indent is not None and indent > pip_indent:
+            yield number, value, True
+            continue
+        pip_indent = indent if re.fullmatch(r"pip\s*:", value) else None
+        if pip_indent is None and value:
+            yield number, value, False
+
+
+def _unquoted(text: str) -> str:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
+def _pipfile_range(text: str) -> VersionRange | None:
+    if text.strip() == "*":
+        return EVERY_VERSION
+    return specifier_range(f"=={text.strip()}" if text.strip()[:1].isdigit() else text)
+
+
+def _table(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _nested(data: Mapping[str, Any], *keys: str) -> object:
+    value: object = data
+    for key in keys:
+        value = _table(value).get(key)
+    return value
+
+
+def _is_setup(func: ast.expr) -> bool:
+    """``setup(...)``, ``setuptools.setup(...)``, ``distutils.core.setup(...)``."""
+    return (isinstance(func, ast.Name) and func.id == "setup") or (
+        isinstance(func, ast.Attribute) and func.attr == "setup"
+    )
+
+
+def _bound(node: ast.expr, names: Mapping[str, ast.expr]) -> ast.expr:
+    """What a module-level name is bound to (``install_requires=REQUIRED``), else ``node``."""
+    return names.get(node.id, node) if isinstance(node, ast.Name) else node
+
+
+def _is_pin_file(name: str) -> bool:
+    return name in PIN_FILES or (
+        name.startswith(("requirements", "constraints")) and name.endswith(".txt")
+    )
+
+
+def project_root(directory: str) -> str | None:
+    """The directory whose pin files count for code in ``directory``: the nearest one at or
+    above it that holds a pin file, not looking above a repository's root (``.git``,
+    ``.hg``). None when there is none."""
+    current = os.path.abspath(directory)  # noqa: PTH100 - symlinks are kept, as given
+    while True:
+        try:
+            names = os.listdir(current)  # noqa: PTH208 - strings: this runs per directory
+        except OSError:
+            names = []
+        if any(_is_pin_file(name) for name in names):
+            return current
+        parent = os.path.dirname(current)  # noqa: PTH120
+        if parent == current or any(marker in names for marker in _REPOSITORY_MARKERS):
+            return None
+        current = parent
+
+
+def read_pins(root: str) -> Frameworks:
+    """What the pin files of ``root`` (a :func:`project_root`) say about the frameworks."""
+    reader = _Reader()
+    for path in sorted(Path(root).iterdir()):
+        name = path.name
+        if not _is_pin_file(name) or not path.is_file():
+            continue
+        if name == "pyproject.toml":
+            reader.pyproject(path)
+        elif name == "Pipfile":
+            reader.pipfile(path)
+        elif name == "setup.cfg":
+            reader.setup_cfg(path)
+        elif name == "setup.py":
+            reader.setup_py(path)
+        elif name.startswith("environment."):
+            reader.environment(path)
+        else:
+            reader.requirements_file(path)
+    return reader.frameworks(root)
+
+
+class Keras(str, enum.Enum):
+    """Which Keras a project runs."""
+
+    #: The Keras 2 that TensorFlow ships as ``tf.keras`` (before 2.16), or ``tf-keras``.
+    TF_KERAS = "tf.keras"
+    #: The standalone ``keras`` package, 2.x (multi-backend before 2.4, ``tf.keras`` after).
+    KERAS_2 = "keras 2"
+    KERAS_3 = "keras 3"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Pin:
+    """What a project pins of one framework: the versions allowed and where that is said."""
+
+    versions: VersionRange
+    sources: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.versions} ({', '.join(self.sources)})"
+
+
+#: The first TensorFlow whose ``tf.keras`` is Keras 3.
+_KERAS_3_IN_TENSORFLOW: Release = (2, 16)
+
+
+@dataclass(frozen=True)
+class Frameworks:
+    """The TensorFlow and Keras a project runs, with where each was read (nothing known: every
+    field None, which keeps every rule as it is without pins)."""
+
+    tensorflow: Pin | None = None
+    #: The standalone ``keras`` package.
+    keras: Pin | None = None
+    tf_keras: Pin | None = None
+    #: The project root whose files were read (None: no pin file was found).
+    root: str | None = None
+    #: What could not be read or decided (a missing include, pins that contradict each other).
+    notes: tuple[str, ...] = ()
+
+    @property
+    def tensorflow_versions(self) -> VersionRange:
+        return self.tensorflow.versions if self.tensorflow is not None else EVERY_VERSION
+
+    @property
+    def tensorflow_major(self) -> int | None:
+        """1 when every version allowed is before 2.0 (graph mode by default), 2 when every one
+        is 2.0 or later, None when unknown or both."""
+        versions = self.tensorflow_versions
+        if versions.below((2,)):
+            return 1
+        if versions.at_least((2,)):
+            return 2
+        return None
+
+    @property
+    def keras_flavour(self) -> Keras:
+        """A pinned ``keras`` decides (2 or 3), then ``tf-keras``, then what TensorFlow ships
+        as ``tf.keras`` (Keras 2 before 2.16, Keras 3 from 2.16)."""
+        if self.keras is not None:
+            if self.keras.versions.at_least((3,)):
+                return Keras.KERAS_3
+            return Keras.KERAS_2 if self.keras.versions.below((3,)) else Keras.UNKNOWN
+        if self.tf_keras is not None:
+            return Keras.TF_KERAS
+        versions = self.tensorflow_versions
+        if self.tensorflow is not None and versions.below(_KERAS_3_IN_TENSORFLOW):
+            return Keras.TF_KERAS
+        if self.tensorflow is not None and versions.at_least(_KERAS_3_IN_TENSORFLOW):
+            return Keras.KERAS_3
+        return Keras.UNKNOWN
+
+    def with_targets(self, tensorflow: str | None, keras: str | None, where: str) -> Frameworks:
+        """The settings ``target-tensorflow`` / ``target-keras`` (a release such as ``1.15``:
+        the ``1.15.*`` series) in place of what the pin files say; ``where`` names the table
+        they are in."""
+
+        def pin(name: str, target: str | None, pinned: Pin | None) -> Pin | None:
+            release = parse_target(target) if target is not None else None
+            if release is None:
+                return pinned
+            return Pin(VersionRange.series(release), (f"{where}.target-{name}",))
+
+        return replace(
+            self,
+            tensorflow=pin("tensorflow", tensorflow, self.tensorflow),
+            keras=pin("keras", keras, self.keras),
+        )
+
+    def __str__(self) -> str:
+        major = self.tensorflow_major
+        tensorflow = f"TensorFlow {major}" if major is not None else "TensorFlow unknown"
+        parts = [f"{tensorflow}: {self.tensorflow or 'not pinned'}"]
+        parts.append(f"Keras: {self.keras_flavour.value}")
+        parts.extend(
+            f"{label}: {pin}"
+            for label, pin in (("keras", self.keras), ("tf-keras", self.tf_keras))
+            if pin is not None
+        )
+        parts.extend(f"note: {note}" for note in self.notes)
+        return "; ".join(parts)
+
+
+_TARGET = re.compile(r"\d+(?:\.\d+){0,2}")
+
+
+def parse_target(text: str) -> Release | None:
+    """A ``target-tensorflow`` / ``target-keras`` value: ``MAJOR[.MINOR[.PATCH]]``."""
+    text = text.strip()
+    return tuple(int(part) for part in text.split(".")) if _TARGET.fullmatch(text) else None
+
+
+def _declared(text: str) -> VersionRange:
+    found = specifier_range(text)
+    if found is None:
+        raise ValueError(f"not a version specifier: {text!r}")
+    return found
+
+
+@dataclass(frozen=True)
+class Versions:
+    """Where a rule's reason holds (its registry line's ``versions``); elsewhere the rule does
+    not run. Nothing known about a project (no pins) means every version: the rule runs."""
+
+    #: The TensorFlow versions, as a PEP 440 specifier set ("" for every version).
+    tensorflow: str = ""
+    #: The versions of the standalone ``keras`` package, when the project pins it.
+    keras: str = ""
+    #: Only in eager execution: quiet in graph mode (see ``rules._graph.graph_mode``).
+    eager_only: bool = False
+
+    def __post_init__(self) -> None:
+        _declared(self.tensorflow)
+        _declared(self.keras)
+
+    def applies(self, frameworks: Frameworks, *, graph_mode: bool) -> bool:
+        """Whether the rule runs on a file of a project that runs ``frameworks``, in graph mode
+        or not: the versions the project allows meet the rule's."""
+        if self.eager_only and graph_mode:
+            return False
+        if not frameworks.tensorflow_versions.meets(_declared(self.tensorflow)):
+            return False
+        keras = frameworks.keras
+        return keras is None or keras.versions.meets(_declared(self.keras))
+
+    def describe(self) -> str:
+        """One sentence for the rule's docs."""
+        tensorflow = (
+            f"TensorFlow {self.tensorflow} (quiet in a project whose pins allow none of them)"
+            if self.tensorflow
+            else "every TensorFlow version"
+        )
+        parts = [tensorflow]
+        if self.keras:
+            parts.append(
+                f"the standalone `keras` package {self.keras} (quiet in a project whose pins of "
+                "it allow none of them)"
+            )
+        if self.eager_only:
+            parts.append(
+                "eager execution only: quiet in graph mode (a project that pins TensorFlow 1 "
+                "and does not call `enable_eager_execution()`, or a file that calls "
+                "`tf.compat.v1.disable_eager_execution()` or `disable_v2_behavior()` or imports "
+                "a module that does)"
+            )
+        else:
+            parts.append("eager and graph mode")
+        return "; ".join(parts) + "."
