@@ -330,7 +330,7 @@ CODES: tuple[Code, ...] = (
         "predict-in-loop",
         "`model.predict` is called every iteration of a loop",
         judgement=Judgement.GROWTH,
-        triggers=Triggers(loop_names=frozenset({"predict"}), project_loop_names=True),
+        triggers=Triggers(loop_names=keras.PREDICT_METHODS, project_loop_names=True),
         # Multi-backend Keras (before 2.4) runs one `K.function` per model, made once: no
         # pipeline per call.
         versions=Versions(keras=">=2.4", eager_only=True),

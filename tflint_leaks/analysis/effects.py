@@ -94,6 +94,9 @@ class Effect:
     parameter: int = -1
     #: For :data:`EffectKind.PARAMETER_TO_TF_FUNCTION`: the ``tf.function`` called.
     tf_function: TfFunctionTarget | None = None
+    #: For :data:`EffectKind.PREDICT` and :data:`EffectKind.FIT`: the method called
+    #: (``predict``, ``predict_classes``, ``fit_generator``...).
+    method: str = ""
 
     @property
     def identity(self) -> tuple[str, str, Span, str, int]:
@@ -157,7 +160,7 @@ class Effects:
             receiver = yield from inference.evaluate(method[0], where)
             if receiver.kind is Kind.MODEL and not self.defines(receiver, method[1]):
                 kind = EffectKind.PREDICT if method[1] in keras.PREDICT_METHODS else EffectKind.FIT
-                return [Effect(kind, path, site.span, _text(method[0]))]
+                return [Effect(kind, path, site.span, _text(method[0]), method=method[1])]
         if where.function is not None:
             traced = yield from self.tf_function(call, where)
             if traced is not None:
@@ -362,4 +365,3 @@ def _text(expr: Expr) -> str:
     if expr.op is Op.ITEM:
         return f"{_text(expr.parts[0])}[{expr.number if expr.number >= 0 else '...'}]"
     return "..."
-

@@ -31,6 +31,7 @@ from tflint_leaks.analysis.symbolic import Expr, Op
 from tflint_leaks.analysis.units import FileUnits, ImportNode, child_nodes, collect_units
 from tflint_leaks.source import split_lines
 
+
 @dataclass(frozen=True)
 class TfFunctionFacts:
     """How a ``tf.function`` was made and which retracing controls it has."""

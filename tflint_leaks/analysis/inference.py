@@ -146,6 +146,7 @@ class Inference:
         self.project = project
         self._locals: dict[tuple[str, str], dict[str, list[Expr]]] = {}
         self._stored: dict[tuple[str, str], dict[str, list[Expr]]] = {}
+        self._attribute_values: dict[tuple[str, str, str], list[tuple[Expr, Where]]] = {}
         self._calls_named: dict[str, list[SiteId]] | None = None
         self._as_values: frozenset[str] | None = None
 
@@ -322,7 +323,10 @@ class Inference:
         for each in value.atoms:
             kind = each.kind
             if kind in {Kind.INSTANCE, Kind.MODEL, Kind.CLASS} and isinstance(each.ref, ClassRef):
-                for ref in self.classes(each):
+                having = [ref for ref in self.classes(each) if self.has_attribute(ref, name)]
+                if not having:
+                    found.append(UNKNOWN)
+                for ref in having:
                     attribute = yield from ask(("attribute", ref.path, ref.name, name))
                     found.append(attribute.stale())
             elif kind is Kind.MODULE:
@@ -547,7 +551,7 @@ class Inference:
         parts = target.split(".")
         for split in range(len(parts), 0, -1):
             module = self.project.find_module(".".join(parts[:split]), importer)
-            if module is None or module.path == importer.path and split == len(parts):
+            if module is None or (module.path == importer.path and split == len(parts)):
                 continue
             value = atom(Kind.MODULE, ref=module.path)
             for name in parts[split:]:
@@ -574,37 +578,58 @@ class Inference:
             return UNKNOWN
         return self.cone(definition.module, definition.klass)
 
-    def _attribute(self, query: Query) -> Computation:
-        _, path, class_name, name = query
-        definition = self.klass(ClassRef(path, class_name))
+    def _assignments(self, ref: ClassRef, name: str) -> list[tuple[Expr, Where]]:
+        """Every value the attribute ``name`` of an instance of a project class is assigned:
+        in the class bodies and in ``self.name = ...`` of every method, through the MRO."""
+        key = (ref.path, ref.name, name)
+        found = self._attribute_values.get(key)
+        if found is not None:
+            return found
+        found = self._attribute_values[key] = []
+        definition = self.klass(ref)
         if definition is None:
-            return UNKNOWN
-        values: list[Value] = []
+            return found
         target = f"self.{name}"
-        method: FunctionRef | None = None
         for owner_module, owner in self.project.mro(*definition):
             in_body = Where(owner_module, klass=owner)
-            for value in self._assigned(in_body).get(name, ()):
-                values.append((yield from self.evaluate(value, in_body)))
+            found.extend((value, in_body) for value in self._assigned(in_body).get(name, ()))
             for method_name in owner.methods:
-                qualname = f"{owner.name}.{method_name}"
-                function = owner_module.functions.get(qualname)
+                function = owner_module.functions.get(f"{owner.name}.{method_name}")
                 if function is None:
                     continue
                 inside = Where(owner_module, function, owner)
-                for value in self._assigned(inside).get(target, ()):
-                    values.append((yield from self.evaluate(value, inside)))
-                values.append((yield from self._stored_in(target, inside)))
-            if method is None and name in owner.methods:
-                method = FunctionRef(owner_module.path, f"{owner.name}.{name}")
-        found = join(values)
-        if found == BOTTOM:
-            if method is not None:
-                return atom(Kind.FUNCTION, ref=method)
-            if name in self.project.class_tf_functions(*definition):
-                return atom(Kind.TF_FUNCTION)
-            return UNKNOWN
+                found.extend((value, inside) for value in self._assigned(inside).get(target, ()))
+                stored = self._stores(inside).get(target, ())
+                found.extend((Expr(Op.DISPLAY, "list", (v,), number=-1), inside) for v in stored)
         return found
+
+    def has_attribute(self, ref: ClassRef, name: str) -> bool:
+        """Whether instances of a project class have ``name`` as far as the code shows: it is
+        assigned, or it is a method or a ``tf.function`` of the class (through its MRO)."""
+        if self._assignments(ref, name):
+            return True
+        definition = self.klass(ref)
+        return definition is not None and (
+            self.method_of(ref, name) is not None
+            or name in self.project.class_tf_functions(*definition)
+        )
+
+    def _attribute(self, query: Query) -> Computation:
+        _, path, class_name, name = query
+        ref = ClassRef(path, class_name)
+        assignments = self._assignments(ref, name)
+        if assignments:
+            values: list[Value] = []
+            for value, where in assignments:
+                values.append((yield from self.evaluate(value, where)))
+            return join(values)
+        method = self.method_of(ref, name)
+        if method is not None:
+            return atom(Kind.FUNCTION, ref=method)
+        definition = self.klass(ref)
+        if definition is not None and name in self.project.class_tf_functions(*definition):
+            return atom(Kind.TF_FUNCTION)
+        return UNKNOWN
 
     def _returns(self, query: Query) -> Computation:
         _, path, qualname = query
@@ -633,7 +658,9 @@ class Inference:
         values: list[Value] = []
         if self.is_open(function):
             # Called from where the project cannot see: its default, or anything.
-            values.append((yield from self.evaluate(default, Where(module))) if default else UNKNOWN)
+            values.append(
+                (yield from self.evaluate(default, Where(module))) if default else UNKNOWN
+            )
         sites = yield ("callers", path, qualname)
         for site in sites:
             call, caller = self.site(site)
@@ -847,7 +874,9 @@ def _pair(operator: str, a: Atom, b: Atom) -> Value:
         )
     if kinds == {Kind.CONTAINER, Kind.NUMBER} and operator == "*":
         sequence, times = (a, b) if a.kind is Kind.CONTAINER else (b, a)
-        return container(length=arithmetic("*", sequence.length, times.ints), element=sequence.element)
+        return container(
+            length=arithmetic("*", sequence.length, times.ints), element=sequence.element
+        )
     if Kind.STR in kinds and operator in {"+", "%", "*"}:
         return STR
     return UNKNOWN

@@ -26,7 +26,7 @@ MODEL_LOADERS = frozenset(
         "keras.utils.deserialize_keras_object",
         "keras.layers.deserialize",
         "tensorflow.saved_model.load",
-        "tensorflow.keras.experimental.load_from_saved_model",
+        "keras.experimental.load_from_saved_model",
     }
 )
 

@@ -322,9 +322,7 @@ def container(
         element = join(items)
     if length is not None:
         bound = None
-    return Value(
-        (Atom(Kind.CONTAINER, None, None, length, bound, items, element, mapped),)
-    )
+    return Value((Atom(Kind.CONTAINER, None, None, length, bound, items, element, mapped),))
 
 
 def _join_ints(a: Ints, b: Ints) -> Ints:
@@ -465,4 +463,3 @@ def _apply(operator: str, a: int, b: int) -> int | None:
             return None
         return int(a**b)
     return None
-

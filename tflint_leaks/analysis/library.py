@@ -181,33 +181,8 @@ def builtin(name: str, call: Expr, evaluate: Evaluate, klass: Any) -> Computatio
         if not positional:
             return NUMBER
         return number((yield from evaluate(positional[0])).lengths)
-    if name == "enumerate":
-        if not positional:
-            return iterator()
-        inner = yield from evaluate(positional[0])
-        pair = container(length=frozenset({2}), items=(NUMBER, elements(inner)))
-        return iterator(pair, length=inner.lengths, bound=inner.bound)
-    if name == "zip":
-        if call.open or not positional:
-            return iterator()
-        inners = yield from evaluate_all(evaluate, positional)
-        lengths: list[Ints] = [v.lengths for v in inners]
-        exact = None if any(n is None for n in lengths) else _pairwise(min, lengths)
-        most = [b for v in inners if (b := v.bound) is not None]
-        items = tuple(elements(v) for v in inners)
-        row = container(length=frozenset({len(items)}), items=items)
-        return iterator(row, length=exact, bound=min(most) if most else None)
-    if name in {"map", "filter"}:
-        if call.open or len(positional) < 2:
-            return iterator()
-        inner = yield from evaluate(positional[1])
-        kept = inner.lengths if name == "map" else None
-        return iterator(UNKNOWN if name == "map" else elements(inner), kept, inner.bound)
-    if name == "reversed":
-        if not positional:
-            return iterator()
-        inner = yield from evaluate(positional[0])
-        return iterator(elements(inner), inner.lengths, inner.bound)
+    if name in _ITERATING:
+        return (yield from _iterating(name, call, evaluate))
     if name in _SEQUENCES:
         if not positional:
             return container(length=frozenset({0}))
@@ -271,6 +246,44 @@ def iterator(
         bound=None if length is not None else bound,
         flag=generator,
     )
+
+
+#: Builtins that make an iterator over their arguments' items.
+_ITERATING = frozenset({"enumerate", "zip", "map", "filter", "reversed"})
+
+
+def _iterating(name: str, call: Expr, evaluate: Evaluate) -> Computation:
+    """``enumerate``, ``zip``, ``map``, ``filter`` and ``reversed``: iterators with as many
+    items as their arguments (``zip``: the shortest's)."""
+    positional = call.positional
+    if name == "enumerate":
+        if not positional:
+            return iterator()
+        inner = yield from evaluate(positional[0])
+        pair = container(length=frozenset({2}), items=(NUMBER, elements(inner)))
+        return iterator(pair, length=inner.lengths, bound=inner.bound)
+    if name == "zip":
+        if call.open or not positional:
+            return iterator()
+        inners = yield from evaluate_all(evaluate, positional)
+        lengths: list[Ints] = [v.lengths for v in inners]
+        exact = None if any(n is None for n in lengths) else _pairwise(min, lengths)
+        most = [b for v in inners if (b := v.bound) is not None]
+        items = tuple(elements(v) for v in inners)
+        row = container(length=frozenset({len(items)}), items=items)
+        return iterator(row, length=exact, bound=min(most) if most else None)
+    if name in {"map", "filter"}:
+        if call.open or len(positional) < 2:
+            return iterator()
+        inner = yield from evaluate(positional[1])
+        kept = inner.lengths if name == "map" else None
+        return iterator(UNKNOWN if name == "map" else elements(inner), kept, inner.bound)
+    if name == "reversed":
+        if not positional:
+            return iterator()
+        inner = yield from evaluate(positional[0])
+        return iterator(elements(inner), inner.lengths, inner.bound)
+    return iterator()
 
 
 def _iterator(found: Atom) -> Value:
@@ -383,7 +396,7 @@ def _splitter(splitter: keras.Splitter, call: Expr, evaluate: Evaluate) -> Compu
 
 def _itertools(last: str, call: Expr, evaluate: Evaluate) -> Computation:
     positional = call.positional
-    if last == "count" or last == "cycle":
+    if last in {"count", "cycle"}:
         return iterator(NUMBER if last == "count" else UNKNOWN)
     if last == "product":
         if call.open:
@@ -540,4 +553,3 @@ def attribute(found: Atom, name: str) -> Value:
     if kind in {Kind.TENSOR, Kind.DATASET} and name == "shape":
         return container(element=NUMBER)
     return UNKNOWN
-

@@ -346,8 +346,6 @@ def _c3(linearizations: list[list[ClassDef]]) -> list[ClassDef]:
         merged.append(head)
         chosen = _key(head)
         sequences = [
-            rest
-            for sequence in sequences
-            if (rest := [d for d in sequence if _key(d) != chosen])
+            rest for sequence in sequences if (rest := [d for d in sequence if _key(d) != chosen])
         ]
     return merged

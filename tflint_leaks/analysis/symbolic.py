@@ -152,7 +152,9 @@ def display(kind: str, elements: list[Expr], length: int) -> Expr:
     return Expr(Op.DISPLAY, kind, tuple(elements[:limit]), number=length)
 
 
-def call(func: Expr, positional: list[Expr], keywords: list[tuple[str, Expr]], hidden: bool) -> Expr:
+def call(
+    func: Expr, positional: list[Expr], keywords: list[tuple[str, Expr]], hidden: bool
+) -> Expr:
     return Expr(
         Op.CALL,
         "*" if hidden else "",
@@ -208,58 +210,16 @@ def from_ast(node: ast.expr, depth: int = 0) -> Expr:
     if isinstance(node, ast.Attribute):
         return attribute(from_ast(node.value, inner), node.attr)
     if isinstance(node, ast.Call):
-        positional: list[Expr] = []
-        hidden = False
-        for argument in node.args:
-            if isinstance(argument, ast.Starred):
-                hidden = True
-                break
-            positional.append(from_ast(argument, inner))
-        keywords: list[tuple[str, Expr]] = []
-        for keyword in node.keywords:
-            if keyword.arg is None:
-                hidden = True
-            else:
-                keywords.append((keyword.arg, from_ast(keyword.value, inner)))
-        return call(from_ast(node.func, inner), positional, keywords, hidden)
+        return _call(node, inner)
     if isinstance(node, ast.Constant):
         return _literal(node.value)
     if isinstance(node, ast.JoinedStr):
         return literal("str")
-    if isinstance(node, ast.Tuple | ast.List | ast.Set):
-        elements: list[Expr] = []
-        length = len(node.elts)
-        for element in node.elts:
-            if isinstance(element, ast.Starred):
-                length = -1
-                break
-            if len(elements) < MAX_DISPLAYED:
-                elements.append(from_ast(element, inner))
-        return display(_DISPLAYS[type(node)], elements, length)
-    if isinstance(node, ast.Dict):
-        pairs: list[Expr] = []
-        length = len(node.keys)
-        for key, value in zip(node.keys, node.values, strict=True):
-            if key is None:
-                length = -1
-                break
-            if len(pairs) < MAX_DISPLAYED * 2:
-                pairs.extend((from_ast(key, inner), from_ast(value, inner)))
-        return display("dict", pairs, length)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict):
+        return _display(node, inner)
     if type(node) in _COMPREHENSIONS:
         assert isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp)
-        produced = (
-            [from_ast(node.key, inner), from_ast(node.value, inner)]
-            if isinstance(node, ast.DictComp)
-            else [from_ast(node.elt, inner)]
-        )
-        return Expr(
-            Op.COMPREHENSION,
-            _COMPREHENSIONS[type(node)],
-            (*produced, *(from_ast(clause.iter, inner) for clause in node.generators)),
-            tuple(target_names(clause.target) for clause in node.generators),
-            int(any(clause.ifs for clause in node.generators)),
-        )
+        return _comprehension(node, inner)
     if isinstance(node, ast.Subscript):
         index = node.slice
         if isinstance(index, ast.Slice):
@@ -288,3 +248,58 @@ def from_ast(node: ast.expr, depth: int = 0) -> Expr:
     if isinstance(node, ast.IfExp):
         return Expr(Op.OTHER, "if", (from_ast(node.body, inner), from_ast(node.orelse, inner)))
     return UNKNOWN
+
+
+def _call(node: ast.Call, inner: int) -> Expr:
+    positional: list[Expr] = []
+    hidden = False
+    for argument in node.args:
+        if isinstance(argument, ast.Starred):
+            hidden = True
+            break
+        positional.append(from_ast(argument, inner))
+    keywords: list[tuple[str, Expr]] = []
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            hidden = True
+        else:
+            keywords.append((keyword.arg, from_ast(keyword.value, inner)))
+    return call(from_ast(node.func, inner), positional, keywords, hidden)
+
+
+def _display(node: ast.Tuple | ast.List | ast.Set | ast.Dict, inner: int) -> Expr:
+    elements: list[Expr] = []
+    if isinstance(node, ast.Dict):
+        length = len(node.keys)
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is None:
+                length = -1
+                break
+            if len(elements) < MAX_DISPLAYED * 2:
+                elements.extend((from_ast(key, inner), from_ast(value, inner)))
+        return display("dict", elements, length)
+    length = len(node.elts)
+    for element in node.elts:
+        if isinstance(element, ast.Starred):
+            length = -1
+            break
+        if len(elements) < MAX_DISPLAYED:
+            elements.append(from_ast(element, inner))
+    return display(_DISPLAYS[type(node)], elements, length)
+
+
+def _comprehension(
+    node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp, inner: int
+) -> Expr:
+    produced = (
+        [from_ast(node.key, inner), from_ast(node.value, inner)]
+        if isinstance(node, ast.DictComp)
+        else [from_ast(node.elt, inner)]
+    )
+    return Expr(
+        Op.COMPREHENSION,
+        _COMPREHENSIONS[type(node)],
+        (*produced, *(from_ast(clause.iter, inner) for clause in node.generators)),
+        tuple(target_names(clause.target) for clause in node.generators),
+        int(any(clause.ifs for clause in node.generators)),
+    )

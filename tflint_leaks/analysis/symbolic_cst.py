@@ -7,7 +7,6 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.nodes import descendants
-
 from tflint_leaks.analysis.symbolic import (
     MAX_DEPTH,
     MAX_DISPLAYED,
@@ -47,17 +46,7 @@ def from_cst(node: cst.BaseExpression, depth: int = 0) -> Expr:
     if isinstance(node, cst.Attribute):
         return attribute(from_cst(node.value, inner), node.attr.value)
     if isinstance(node, cst.Call):
-        positional: list[Expr] = []
-        keywords: list[tuple[str, Expr]] = []
-        hidden = False
-        for argument in node.args:
-            if argument.keyword is not None:
-                keywords.append((argument.keyword.value, from_cst(argument.value, inner)))
-            elif argument.star:
-                hidden = True
-            elif not hidden:
-                positional.append(from_cst(argument.value, inner))
-        return call(from_cst(node.func, inner), positional, keywords, hidden)
+        return _call(node, inner)
     if isinstance(node, cst.Integer):
         value = node.evaluated_value
         return integer(value) if isinstance(value, int) else literal("number")
@@ -65,57 +54,14 @@ def from_cst(node: cst.BaseExpression, depth: int = 0) -> Expr:
         return literal("number")
     if isinstance(node, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
         return literal("str")
-    if type(node) in _DISPLAYS:
-        assert isinstance(node, cst.Tuple | cst.List | cst.Set)
-        elements: list[Expr] = []
-        length = len(node.elements)
-        for element in node.elements:
-            if isinstance(element, cst.StarredElement):
-                length = -1
-                break
-            if len(elements) < MAX_DISPLAYED:
-                elements.append(from_cst(element.value, inner))
-        return display(_DISPLAYS[type(node)], elements, length)
-    if isinstance(node, cst.Dict):
-        pairs: list[Expr] = []
-        length = len(node.elements)
-        for entry in node.elements:
-            if not isinstance(entry, cst.DictElement):
-                length = -1
-                break
-            if len(pairs) < MAX_DISPLAYED * 2:
-                pairs.extend((from_cst(entry.key, inner), from_cst(entry.value, inner)))
-        return display("dict", pairs, length)
+    if type(node) in _DISPLAYS or isinstance(node, cst.Dict):
+        assert isinstance(node, cst.Tuple | cst.List | cst.Set | cst.Dict)
+        return _display(node, inner)
     if type(node) in _COMPREHENSIONS:
         assert isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp)
-        produced = (
-            [from_cst(node.key, inner), from_cst(node.value, inner)]
-            if isinstance(node, cst.DictComp)
-            else [from_cst(node.elt, inner)]
-        )
-        clauses: list[cst.CompFor] = []
-        clause: cst.CompFor | None = node.for_in
-        while clause is not None:
-            clauses.append(clause)
-            clause = clause.inner_for_in
-        return Expr(
-            Op.COMPREHENSION,
-            _COMPREHENSIONS[type(node)],
-            (*produced, *(from_cst(c.iter, inner) for c in clauses)),
-            tuple(_target_names(c.target) for c in clauses),
-            int(any(c.ifs for c in clauses)),
-        )
+        return _comprehension(node, inner)
     if isinstance(node, cst.Subscript):
-        subscripted = from_cst(node.value, inner)
-        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
-            return Expr(Op.ITEM, "slice", (subscripted,))
-        number = -1
-        if len(node.slice) == 1:
-            index = node.slice[0].slice
-            if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
-                evaluated = index.value.evaluated_value
-                number = evaluated if isinstance(evaluated, int) else -1
-        return item(subscripted, number)
+        return _subscript(node, inner)
     if isinstance(node, cst.BinaryOperation):
         return Expr(
             Op.BINARY,
@@ -138,6 +84,75 @@ def from_cst(node: cst.BaseExpression, depth: int = 0) -> Expr:
     if isinstance(node, cst.IfExp):
         return Expr(Op.OTHER, "if", (from_cst(node.body, inner), from_cst(node.orelse, inner)))
     return UNKNOWN
+
+
+def _call(node: cst.Call, inner: int) -> Expr:
+    positional: list[Expr] = []
+    keywords: list[tuple[str, Expr]] = []
+    hidden = False
+    for argument in node.args:
+        if argument.keyword is not None:
+            keywords.append((argument.keyword.value, from_cst(argument.value, inner)))
+        elif argument.star:
+            hidden = True
+        elif not hidden:
+            positional.append(from_cst(argument.value, inner))
+    return call(from_cst(node.func, inner), positional, keywords, hidden)
+
+
+def _display(node: cst.Tuple | cst.List | cst.Set | cst.Dict, inner: int) -> Expr:
+    elements: list[Expr] = []
+    length = len(node.elements)
+    if isinstance(node, cst.Dict):
+        for entry in node.elements:
+            if not isinstance(entry, cst.DictElement):
+                length = -1
+                break
+            if len(elements) < MAX_DISPLAYED * 2:
+                elements.extend((from_cst(entry.key, inner), from_cst(entry.value, inner)))
+        return display("dict", elements, length)
+    for element in node.elements:
+        if isinstance(element, cst.StarredElement):
+            length = -1
+            break
+        if len(elements) < MAX_DISPLAYED:
+            elements.append(from_cst(element.value, inner))
+    return display(_DISPLAYS[type(node)], elements, length)
+
+
+def _comprehension(
+    node: cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp, inner: int
+) -> Expr:
+    produced = (
+        [from_cst(node.key, inner), from_cst(node.value, inner)]
+        if isinstance(node, cst.DictComp)
+        else [from_cst(node.elt, inner)]
+    )
+    clauses: list[cst.CompFor] = []
+    clause: cst.CompFor | None = node.for_in
+    while clause is not None:
+        clauses.append(clause)
+        clause = clause.inner_for_in
+    return Expr(
+        Op.COMPREHENSION,
+        _COMPREHENSIONS[type(node)],
+        (*produced, *(from_cst(c.iter, inner) for c in clauses)),
+        tuple(_target_names(c.target) for c in clauses),
+        int(any(c.ifs for c in clauses)),
+    )
+
+
+def _subscript(node: cst.Subscript, inner: int) -> Expr:
+    subscripted = from_cst(node.value, inner)
+    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
+        return Expr(Op.ITEM, "slice", (subscripted,))
+    number = -1
+    if len(node.slice) == 1:
+        index = node.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+            evaluated = index.value.evaluated_value
+            number = evaluated if isinstance(evaluated, int) else -1
+    return item(subscripted, number)
 
 
 def _target_names(node: cst.BaseExpression) -> str:

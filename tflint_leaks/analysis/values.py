@@ -266,7 +266,9 @@ class Evaluator:
             return Variation(Form.STR, card)
         return Variation(Form.OPAQUE, card)
 
-    def _display(self, values: list[cst.BaseExpression], elements: Sequence[cst.CSTNode]) -> Variation:
+    def _display(
+        self, values: list[cst.BaseExpression], elements: Sequence[cst.CSTNode]
+    ) -> Variation:
         items = [self.value(v) for v in values]
         starred = any(isinstance(e, cst.StarredElement | cst.StarredDictElement) for e in elements)
         size_varies = starred and any(item.varies for item in items)
@@ -431,10 +433,10 @@ class Evaluator:
             return Variation(Form.NUMBER, card)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "item" and not args:
             return Variation(Form.NUMBER, self.value(node.func.value).card)
+        if self._resolve(node.func) is None and self._returns_number(node):
+            # A project function computing a number from its arguments (``schedule(epoch)``).
+            return Variation(Form.NUMBER, card)
         if callee is None:
-            if self._returns_number(node):
-                # A project function computing a number from its arguments (``schedule(epoch)``).
-                return Variation(Form.NUMBER, card)
             return Variation(Form.OPAQUE, card)
         if callee in _TF_CONVERSIONS:
             first = args[0] if args else OPAQUE

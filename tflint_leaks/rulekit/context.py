@@ -381,7 +381,9 @@ class FileContext:
     def calls_project_code(self, node: cst.Call, *, constructors: bool = True) -> bool:
         """``node`` may run a project function or method (or, with ``constructors``,
         construct an instance of a project class)."""
-        kinds = {TargetKind.FUNCTION, TargetKind.CONSTRUCTOR} if constructors else {TargetKind.FUNCTION}
+        kinds = (
+            {TargetKind.FUNCTION, TargetKind.CONSTRUCTOR} if constructors else {TargetKind.FUNCTION}
+        )
         return any(t.kind in kinds for t in self.program.targets(from_cst(node), self.where()))
 
     def effects(self, node: cst.Call) -> tuple[Effect, ...]:

@@ -7,10 +7,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tflint_leaks.rulekit.facts import Effect, EffectKind
-from tflint_leaks.rulekit.facts import Variation
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import Callee, FileContext, Report
+from tflint_leaks.rulekit.facts import Effect, EffectKind, Variation
 from tflint_leaks.rulekit.rule import Rule
 
 

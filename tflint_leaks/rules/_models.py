@@ -8,8 +8,8 @@ import libcst as cst
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.nodes import dotted
-from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.rulekit.context import FileContext
+from tflint_leaks.rulekit.facts import EffectKind
 
 #: Calls that keep their argument: a model passed to one is kept on purpose (an ensemble).
 STORE_METHODS = frozenset({"append", "extend", "insert", "add", "setdefault", "put"})

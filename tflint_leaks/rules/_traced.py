@@ -7,8 +7,8 @@ import libcst as cst
 
 from tflint_leaks.analysis.names import CONTAINER_BUILTINS, CONTAINER_TYPES
 from tflint_leaks.analysis.nodes import dotted
-from tflint_leaks.rulekit.facts import Kind
 from tflint_leaks.rulekit.context import FileContext, Frame, FrameKind
+from tflint_leaks.rulekit.facts import Kind
 
 
 def first_traced(context: FileContext) -> int | None:

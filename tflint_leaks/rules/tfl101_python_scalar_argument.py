@@ -2,9 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.rulekit.facts import EffectKind
-from tflint_leaks.rulekit.facts import Form
 from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.facts import EffectKind, Form
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
     arguments,
@@ -206,6 +205,21 @@ class PythonScalarArgument(Rule):
                 return _power(x, n)
             """
         ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            def schedule(epoch):
+                return 0.1 * 0.95 ** epoch
+
+            @tf.function
+            def step(x, lr):
+                return x * lr
+
+            for epoch in range(1000):
+                step(x, tf.constant(schedule(epoch)))
+            """
+        ),
     )
     INVALID = (
         Invalid(
@@ -385,6 +399,27 @@ class PythonScalarArgument(Rule):
             30,
             "`power` calls itself with the Python number `n - 1` (parameter `n`): each depth "
             "traces it again; recurse in a plain Python helper that the `tf.function` calls",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def schedule(epoch):
+                return 0.1 * 0.95 ** epoch
+
+            @tf.function
+            def step(x, lr):
+                return x * lr
+
+            for epoch in range(1000):
+                lr = schedule(epoch)
+                step(x, lr)
+            """,
+            12,
+            13,
+            12,
+            15,
+            "Python number `lr` changes every iteration; each value retraces `step`",
         ),
     )
 

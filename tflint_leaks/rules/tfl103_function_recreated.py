@@ -4,8 +4,8 @@ import libcst as cst
 
 from tflint_leaks.analysis.keras import PER_STEP_METHODS
 from tflint_leaks.analysis.names import TF_FUNCTION
-from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop, report_through
 

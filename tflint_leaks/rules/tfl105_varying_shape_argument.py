@@ -3,9 +3,8 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tflint_leaks.rulekit.facts import Span
-from tflint_leaks.rulekit.facts import Form
 from tflint_leaks.rulekit.context import Report
+from tflint_leaks.rulekit.facts import Form, Span
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
     relate_call,

@@ -4,8 +4,8 @@ import libcst as cst
 
 from tflint_leaks.analysis.names import TF_VARIABLE
 from tflint_leaks.analysis.nodes import dotted
-from tflint_leaks.rulekit.facts import Kind
 from tflint_leaks.rulekit.context import FileContext
+from tflint_leaks.rulekit.facts import Kind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._traced import defining_frame, first_traced
 

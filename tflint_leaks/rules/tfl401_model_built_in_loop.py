@@ -3,9 +3,9 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.nodes import dotted
-from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import InsertStatement, Report
+from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
     effects_through_calls,
@@ -199,6 +199,51 @@ class ModelBuiltInLoop(Rule):
             for batch in batches:
                 model = get_model()
                 model.evaluate(batch)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            FOLDS = 5
+
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+            for fold in range(1, FOLDS + 1):
+                model = build()
+                model.evaluate(x, y)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            CONFIGS = [16, 32, 64, 128]
+
+            for i in range(len(CONFIGS)):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(CONFIGS[i])])
+                model.evaluate(x, y)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+            from sklearn.model_selection import StratifiedKFold
+
+            for k, (train, test) in enumerate(list(StratifiedKFold(n_splits=4).split(x, y))):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.evaluate(x[test], y[test])
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+            from sklearn.cross_validation import KFold
+
+            for train, test in KFold(len(y), n_folds=5):
+                model = tf.keras.models.load_model("fold.keras")
+                model.evaluate(x[test], y[test])
             """
         ),
     )
@@ -408,6 +453,73 @@ class ModelBuiltInLoop(Rule):
             45,
             "`Network.train` builds a Keras model every iteration and the loop never calls "
             "`clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            N_TRIALS = 10 * 10
+
+            for trial in range(N_TRIALS):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(trial + 1)])
+                model.evaluate(x, y)
+            """,
+            6,
+            13,
+            6,
+            68,
+            "`tf.keras.Sequential` builds a new Keras model every iteration (100 in all) and "
+            "the loop never calls `clear_session()`; Keras' global state grows with each "
+            "model (`del` and `gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+            from sklearn.model_selection import RepeatedKFold
+
+            for train, test in RepeatedKFold(n_splits=5, n_repeats=3).split(x):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.evaluate(x[test], y[test])
+            """,
+            5,
+            13,
+            5,
+            60,
+            "`tf.keras.Sequential` builds a new Keras model every iteration (15 in all) and "
+            "the loop never calls `clear_session()`; Keras' global state grows with each "
+            "model (`del` and `gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            for config in configs:
+                model = tf.keras.Model.from_config(config)
+                model.evaluate(x, y)
+            """,
+            4,
+            13,
+            4,
+            47,
+            "`tf.keras.Model.from_config` builds a new Keras model every iteration and the "
+            "loop never calls `clear_session()`; Keras' global state grows with each model "
+            "(`del` and `gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            from tensorflow.keras.models import model_from_json
+
+            for spec in specs:
+                model = model_from_json(spec)
+                model.evaluate(x, y)
+            """,
+            4,
+            13,
+            4,
+            34,
+            "`model_from_json` builds a new Keras model every iteration and the loop never "
+            "calls `clear_session()`; Keras' global state grows with each model (`del` and "
             "`gc.collect()` do not release it)",
         ),
     )

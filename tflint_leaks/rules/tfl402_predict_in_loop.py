@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.nodes import dotted
-from tflint_leaks.rulekit.facts import EffectKind, Kind
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import FileContext
+from tflint_leaks.rulekit.facts import EffectKind, Kind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
     effects_through_calls,
@@ -14,8 +15,6 @@ from tflint_leaks.rules._calls import (
     report_through,
 )
 from tflint_leaks.rules._models import builds_models, built_in_loop, method_call
-
-_PREDICT = frozenset({"predict"})
 
 
 class PredictInLoop(Rule):
@@ -207,6 +206,39 @@ class PredictInLoop(Rule):
             encoder = Encoder()
             for batch in batches:
                 codes = encoder.predict(batch)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Base:
+                def infer(self, state):
+                    return self.model.predict_on_batch(state)
+
+            class Child(Base):
+                def __init__(self, path):
+                    self.model = tf.keras.models.load_model(path)
+
+            child = Child("policy.keras")
+            while True:
+                state = child.infer(state)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Agent:
+                def __init__(self):
+                    self.model = tf.keras.models.load_model("agent.keras")
+
+                def act(self, state):
+                    return self.model.predict(state)
+
+            agents = [Agent() for _ in range(3)]
+            for agent in agents:
+                agent.act(state)
             """
         ),
     )
@@ -448,6 +480,67 @@ class PredictInLoop(Rule):
             "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
             "`model(x, training=False)` or `predict_on_batch`",
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Base:
+                def infer(self, state):
+                    return self.model.predict(state)
+
+            class Child(Base):
+                def __init__(self, path):
+                    self.model = tf.keras.models.load_model(path)
+
+            child = Child("policy.keras")
+            while True:
+                state = child.infer(state)
+            """,
+            5,
+            16,
+            5,
+            41,
+            "`self.model.predict` through `infer` every iteration builds a new `tf.data` "
+            "pipeline each call; use `self.model(x, training=False)` or `predict_on_batch`",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Agent:
+                def __init__(self):
+                    self.model = tf.keras.models.load_model("agent.keras")
+
+                def act(self, state):
+                    return self.model.predict(state)
+
+            agents = [Agent() for _ in range(3)]
+            while not done:
+                for agent in agents:
+                    state = agent.act(state)
+            """,
+            8,
+            16,
+            8,
+            41,
+            "`self.model.predict` through `act` every iteration builds a new `tf.data` "
+            "pipeline each call; use `self.model(x, training=False)` or `predict_on_batch`",
+        ),
+        Invalid(
+            """
+            from keras.models import load_model
+
+            classifier = load_model("digits.h5")
+            for image in stream:
+                label = classifier.predict_classes(image)
+            """,
+            5,
+            13,
+            5,
+            46,
+            "`classifier.predict_classes` every iteration builds a new `tf.data` pipeline "
+            "each call; use `classifier(x, training=False)` or `predict_on_batch`",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -456,13 +549,15 @@ class PredictInLoop(Rule):
             return
         if context.bounded(context.options.max_loop_iterations):
             return
-        receiver = method_call(node, _PREDICT)
+        receiver = method_call(node, keras.PREDICT_METHODS)
         found = context.type_of(receiver) if receiver is not None else None
         if receiver is not None and found is not None and found.kind is Kind.MODEL:
-            if context.defines(found, "predict") or built_in_loop(context, receiver):
+            assert isinstance(node.func, cst.Attribute)
+            method = node.func.attr.value
+            if context.defines(found, method) or built_in_loop(context, receiver):
                 return
             name = dotted(receiver) or "model"
-            report = self.report(node, _message(context, name, every_iteration(context)))
+            report = self.report(node, _message(context, name, method, every_iteration(context)))
             relate_loop(report, context)
             return
         predicts = effects_through_calls(context, node, EffectKind.PREDICT)
@@ -471,12 +566,12 @@ class PredictInLoop(Rule):
         for effect in predicts:  # each `predict` the call runs (one finding per place)
             callee = effect.chain[0].callee.rpartition(".")[2]
             how_often = f"through `{callee}` {every_iteration(context)}"
-            message = _message(context, effect.text, how_often)
-            where = "`predict` is called here"
+            message = _message(context, effect.text, effect.method, how_often)
+            where = f"`{effect.method}` is called here"
             report_through(self, node, effect, message, RelatedRole.MODEL, where)
 
 
-def _message(context: FileContext, name: str, how_often: str) -> str:
+def _message(context: FileContext, name: str, method: str, how_often: str) -> str:
     """What ``predict`` costs per call: in TensorFlow 2 and Keras 3, a new ``tf.data``
     pipeline; in a TensorFlow 1 project with eager execution turned on (in graph mode the rule
     does not run), only what every Keras ``predict`` does per call, whatever the 1.x release."""
@@ -485,4 +580,4 @@ def _message(context: FileContext, name: str, how_often: str) -> str:
     else:
         cost = "builds a new `tf.data` pipeline each call"
     use = f"use `{name}(x, training=False)` or `predict_on_batch`"
-    return f"`{name}.predict` {how_often} {cost}; {use}"
+    return f"`{name}.{method}` {how_often} {cost}; {use}"

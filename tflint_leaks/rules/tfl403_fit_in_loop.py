@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
     effects_through_calls,

@@ -3,8 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis import keras
-from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import effects_through_calls, relate_loop, report_through
 from tflint_leaks.rules._models import builds_models, trains

@@ -160,6 +160,23 @@ class ArrayCapturedAsConstant(Rule):
 
         dataset = tf.data.Dataset.from_tensor_slices(data).map(lambda x: x * 2)
         """),
+        Valid(
+            """
+            import tensorflow as tf
+
+            n = 100_000
+
+            def make():
+                n = 3
+                table = [0.0] * n
+
+                @tf.function
+                def f(x):
+                    return x + table[0]
+
+                return f
+            """
+        ),
     )
     INVALID = (
         Invalid(
@@ -326,6 +343,29 @@ class ArrayCapturedAsConstant(Rule):
             def bucketize(x):
                 return tf.searchsorted(tf.constant(boundaries), x)
             """,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def make(count):
+                table = [0.0] * count
+
+                @tf.function
+                def f(x):
+                    return x + table[0]
+
+                return f
+
+            f = make(500_000)
+            """,
+            8,
+            20,
+            8,
+            25,
+            "`table` is a Python container of 500000 numbers that `f` reads from an enclosing "
+            "scope: each trace stores a copy in the graph as a constant; convert it once "
+            "outside (`tf.constant`, `tf.Variable`) or pass it as an argument",
         ),
     )
 

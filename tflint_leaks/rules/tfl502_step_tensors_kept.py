@@ -5,9 +5,9 @@ import libcst as cst
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.names import TF_VARIABLE
-from tflint_leaks.analysis.nodes import dotted
-from tflint_leaks.rulekit.facts import Kind
+from tflint_leaks.analysis.nodes import dotted, own_nodes
 from tflint_leaks.rulekit.context import FileContext
+from tflint_leaks.rulekit.facts import Kind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop, source_of
 from tflint_leaks.rules._models import in_model_definition, method_call
@@ -191,6 +191,33 @@ class StepTensorsKept(Rule):
             window = window[1:]
             frames.append(window)
         """),
+        Valid(
+            """
+            import tensorflow as tf
+
+            def gradients(model, dataset, optimizer):
+                collected = []
+                for x, y in dataset:
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(model(x) - y)
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                    collected.append(grads)
+                return collected
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            def outputs(model, dataset):
+                found = []
+                for x, y in dataset:
+                    model.train_on_batch(x, y)
+                    found.append(model(x))
+                return tf.concat(found, axis=0)
+            """
+        ),
     )
     INVALID = (
         Invalid(
@@ -278,6 +305,29 @@ class StepTensorsKept(Rule):
             "`slots`, which outlives the loop: memory grows with every iteration; keep "
             "`.numpy()` or a reduced value (`float(...)`), or update a metric",
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def serve(model, stream, optimizer):
+                history = []
+                while True:
+                    x, y = next(stream)
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(model(x) - y)
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                    history.append(grads)
+                return history
+            """,
+            11,
+            9,
+            11,
+            30,
+            "`history.append(grads)` keeps the gradients of every training step alive in "
+            "`history`, which outlives the loop: memory grows with every iteration; keep "
+            "`.numpy()` or a reduced value (`float(...)`), or update a metric",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -317,6 +367,8 @@ class StepTensorsKept(Rule):
         loops = _accumulating(context, name)
         if not loops or context.bounded(context.options.max_loop_iterations, loops):
             return
+        if _consumed_after(context, name, loops[0]) and not _endless(loops[0]):
+            return  # the results are what the function is for: returned or joined afterwards
         what = _holds(context, value, loops[-1])
         if what is None or not _trains(context, loops[-1]):
             return
@@ -349,6 +401,67 @@ def _accumulating(context: FileContext, name: str) -> list[LoopNode]:
         if not a.augmented and not (a.value is not None and mentions(a.value, name))
     ]
     return [loop for loop in context.loops if not any(loop in a.loops for a in resets)]
+
+
+#: Calls that join a list of tensors into one value: the list was collected for them.
+_JOINS = frozenset(
+    {
+        "tensorflow.concat",
+        "tensorflow.stack",
+        "tensorflow.add_n",
+        "tensorflow.reduce_mean",
+        "tensorflow.reduce_sum",
+        "numpy.concatenate",
+        "numpy.stack",
+        "numpy.vstack",
+        "numpy.hstack",
+        "numpy.mean",
+        "numpy.array",
+    }
+)
+
+
+def _consumed_after(context: FileContext, name: str, loop: LoopNode) -> bool:
+    """The function returns the list, or joins it into one value (``tf.concat(outputs)``),
+    outside the loop: the results are wanted, and memory for them is what the caller asked."""
+    scope = context.frame.node
+    inside = {id(node) for node in own_nodes(loop)}
+    for node in own_nodes(scope):
+        if id(node) in inside:
+            continue
+        if isinstance(node, cst.Return) and node.value is not None and mentions(node.value, name):
+            return True
+        if (
+            isinstance(node, cst.Call)
+            and context.resolve(node.func) in _JOINS
+            and any(dotted(arg.value) == name for arg in node.args)
+        ):
+            return True
+    return False
+
+
+def _endless(loop: LoopNode) -> bool:
+    """``while True:`` with no ``break`` of its own: nothing after it ever runs."""
+    if not isinstance(loop, cst.While):
+        return False
+    test = loop.test
+    constant = (isinstance(test, cst.Name) and test.value == "True") or (
+        isinstance(test, cst.Integer) and test.value != "0"
+    )
+    return constant and not any(isinstance(node, cst.Break) for node in _own_statements(loop))
+
+
+def _own_statements(loop: cst.While) -> list[cst.CSTNode]:
+    """The nodes of a loop's body that belong to it, not to a nested loop (a ``break`` there
+    ends only the nested loop)."""
+    found: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [loop.body]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if not isinstance(node, cst.For | cst.While | cst.FunctionDef | cst.ClassDef):
+            stack.extend(node.children)
+    return found
 
 
 def _trains(context: FileContext, loop: LoopNode) -> bool:

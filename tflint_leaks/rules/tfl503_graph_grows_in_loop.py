@@ -5,9 +5,9 @@ import libcst as cst
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.nodes import dotted
-from tflint_leaks.rulekit.facts import Effect, EffectKind
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import FileContext
+from tflint_leaks.rulekit.facts import Effect, EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import every_iteration, relate_loop, report_through
 from tflint_leaks.rules._graph import in_graph_mode

@@ -1,0 +1,219 @@
+"""The meaning of library code, one test per row of each table: what builds or loads a model in
+every namespace, every predict variant, every splitter (old and new API), and the builtins that
+make loop trip counts (``range`` in every form, ``len``, ``zip``, ``enumerate``...)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.index import index_source
+from tflint_leaks.analysis.lattice import Kind, Value
+from tflint_leaks.analysis.program import Program
+from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.analysis.symbolic import from_ast
+
+
+def value_of(tmp_path: Path, source: str, expression: str, function: str = "") -> Value:
+    path = tmp_path / "snippet.py"
+    text = textwrap.dedent(source)
+    path.write_text(text)
+    module = index_source(text, path)
+    program = Program(ProjectIndex([module]))
+    where = program.inference.where_of(module, function)
+    return program.value(from_ast(ast.parse(expression, mode="eval").body), where)
+
+
+@pytest.mark.parametrize("name", sorted(keras.MODEL_LOADERS | keras.MODEL_CLASSES))
+def test_every_model_builder_and_loader_makes_a_new_model(tmp_path: Path, name: str) -> None:
+    module, _, last = name.rpartition(".")
+    found = value_of(tmp_path, f"import {module} as lib", f"lib.{last}(1)")
+    assert found.kind is Kind.MODEL and found.fresh
+
+
+@pytest.mark.parametrize(
+    ("imports", "call"),
+    [
+        ("import tensorflow as tf", "tf.keras.Model.from_config({})"),
+        ("from tensorflow import keras", "keras.Sequential.from_config({})"),
+        ("from tensorflow.keras.models import model_from_json", "model_from_json('{}')"),
+        ("import tensorflow as tf", "tf.keras.models.clone_model(base)"),
+        ("import keras", "keras.saving.load_model('m.keras')"),
+        ("import tf_keras", "tf_keras.models.load_model('m.h5')"),
+        ("from keras.applications import ResNet50", "ResNet50()"),
+        ("from tensorflow.keras.applications.resnet import ResNet50", "ResNet50()"),
+        ("import tensorflow as tf", "tf.saved_model.load('export')"),
+        ("import tensorflow as tf\nclass Net(tf.keras.Model):\n    pass", "Net.from_config({})"),
+    ],
+)
+def test_models_made_by_meaning(tmp_path: Path, imports: str, call: str) -> None:
+    found = value_of(tmp_path, imports, call)
+    assert found.kind is Kind.MODEL and found.fresh
+
+
+@pytest.mark.parametrize("method", sorted(keras.PREDICT_METHODS | keras.PREDICT_REMEDIES))
+def test_every_predict_variant_is_known(tmp_path: Path, method: str) -> None:
+    source = f"import tensorflow as tf\nm = tf.keras.Sequential()\nout = m.{method}(x)\n"
+    found = value_of(tmp_path, source, "out")
+    expected = Kind.ARRAY if method in keras.PREDICT_METHODS else Kind.TENSOR
+    assert found.kind is expected
+
+
+def _splitter_call(name: str, splitter: keras.Splitter, counts: dict[str, int]) -> str:
+    module, _, last = name.rpartition(".")
+    arguments = [f"{keyword}={counts[keyword]}" for keyword, _, _ in splitter.counts]
+    made = f"{last}({', '.join(arguments)})"
+    iterated = made if splitter.iterable else f"{made}.split(x, y)"
+    return f"from {module} import {last}\nfolds = {iterated}\n"
+
+
+@pytest.mark.parametrize("name", sorted(keras.SPLITTERS))
+def test_every_splitter_makes_its_number_of_splits(tmp_path: Path, name: str) -> None:
+    splitter = keras.SPLITTERS[name]
+    counts = {keyword: 3 + i for i, (keyword, _, _) in enumerate(splitter.counts)}
+    source = _splitter_call(name, splitter, counts)
+    found = value_of(tmp_path, source, "folds")
+    expected = 1
+    for count in counts.values():
+        expected *= count
+    assert found.bound == (expected if splitter.counts else None), source
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (name, s.counts[0][2] * (s.counts[1][2] if len(s.counts) > 1 else 1))
+        for name, s in sorted(keras.SPLITTERS.items())
+        if s.counts
+    ],
+)
+def test_every_splitter_has_its_default_number_of_splits(
+    tmp_path: Path, name: str, expected: int
+) -> None:
+    splitter = keras.SPLITTERS[name]
+    module, _, last = name.rpartition(".")
+    positional = "len(y)" if splitter.iterable else ""
+    made = f"{last}({positional})"
+    iterated = made if splitter.iterable else f"{made}.split(x)"
+    found = value_of(tmp_path, f"from {module} import {last}\nfolds = {iterated}\n", "folds")
+    assert found.bound == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "expected"),
+    [
+        ("FOLDS = 5", "range(1, FOLDS + 1)", 5),
+        ("CONFIGS = [1, 2, 3, 4]", "range(len(CONFIGS))", 4),
+        ("", "range(8, 257, 8)", 32),
+        ("", "range(10, 0, -2)", 5),
+        ("N = 10 * 10", "range(N)", 100),
+        ("", "range(2 ** 3)", 8),
+        ("", "enumerate(['a', 'b', 'c'])", 3),
+        ("", "zip(range(15), flow)", 15),
+        ("", "reversed(range(4))", 4),
+        ("", "sorted({1, 2, 3})", 3),
+        ("", "list(range(6))", 6),
+        ("import itertools", "itertools.product([1, 2], [3, 4, 5])", 6),
+        ("import itertools", "itertools.product(range(3), repeat=2)", 9),
+        ("GRID = {'lr': [0.1, 0.01], 'units': [32, 64]}", "GRID.items()", 2),
+        ("import numpy as np", "np.linspace(0.001, 0.1, 10)", 10),
+        ("", "[x for x in range(4) if x]", 4),
+        (
+            "from sklearn.model_selection import StratifiedKFold",
+            "enumerate(list(StratifiedKFold(n_splits=4).split(x, y)))",
+            4,
+        ),
+        ("", "range(n)", None),
+        ("import itertools", "itertools.count()", None),
+    ],
+)
+def test_trip_counts_by_meaning(
+    tmp_path: Path, source: str, expression: str, expected: int | None
+) -> None:
+    assert value_of(tmp_path, source, expression).bound == expected
+
+
+def test_a_parameter_takes_the_values_of_every_call_site(tmp_path: Path) -> None:
+    source = """
+    def search(trials):
+        return range(trials)
+
+    search(20)
+    search(trials=100)
+    """
+    assert value_of(tmp_path, source, "range(trials)", "search").bound == 100
+
+
+def test_a_parameter_left_out_takes_its_default(tmp_path: Path) -> None:
+    source = """
+    def search(trials=30):
+        return trials
+
+    search()
+    """
+    assert value_of(tmp_path, source, "trials", "search").ints == frozenset({30})
+
+
+def test_a_parameter_nothing_calls_is_its_default_or_unknown(tmp_path: Path) -> None:
+    source = """
+    def search(trials=30, data=None):
+        return trials
+    """
+    assert value_of(tmp_path, source, "trials", "search").ints == frozenset({30})
+    assert value_of(tmp_path, source, "data", "search").kind is Kind.NONE
+
+
+def test_elements_of_containers_are_known(tmp_path: Path) -> None:
+    source = """
+    class Agent:
+        def act(self, state):
+            return state
+
+    agents = [Agent() for _ in range(3)]
+    workers = []
+    workers.append(Agent())
+    """
+    assert value_of(tmp_path, source, "agents[0]").kind is Kind.INSTANCE
+    assert value_of(tmp_path, source, "[a for a in agents][1]").kind is Kind.INSTANCE
+    assert value_of(tmp_path, source, "workers[0]").kind is Kind.INSTANCE
+
+
+def test_methods_and_attributes_follow_the_whole_mro(tmp_path: Path) -> None:
+    source = """
+    import tensorflow as tf
+
+    class Base:
+        def infer(self, x):
+            return self.model.predict(x)
+
+    class Child(Base):
+        def __init__(self):
+            self.model = tf.keras.models.load_model("m.keras")
+
+    class GrandChild(Child):
+        def infer(self, x):
+            return super().infer(x)
+    """
+    assert value_of(tmp_path, source, "Child().infer(1)").kind is Kind.ARRAY
+    assert value_of(tmp_path, source, "GrandChild().infer(1)").kind is Kind.ARRAY
+    assert value_of(tmp_path, source, "self.model", "Base.infer").kind is Kind.MODEL
+
+
+def test_values_through_calls(tmp_path: Path) -> None:
+    source = """
+    def schedule(epoch):
+        return 0.1 * 0.95 ** epoch
+
+    def steps(n):
+        return n * 10
+
+    for epoch in range(100):
+        schedule(epoch)
+        steps(epoch)
+    """
+    assert value_of(tmp_path, source, "schedule(3)").kind is Kind.NUMBER
+    assert value_of(tmp_path, source, "steps(4)").kind is Kind.NUMBER
