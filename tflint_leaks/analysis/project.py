@@ -26,6 +26,7 @@ from tflint_leaks.analysis.index import (
     index_source,
 )
 from tflint_leaks.analysis.names import resolve_dotted
+from tflint_leaks.frameworks import Frameworks
 from tflint_leaks.source import SourceError, read_source
 
 
@@ -297,6 +298,21 @@ class ProjectIndex:
         """Whether ``klass`` is a Keras model: it derives from ``keras.Model`` or
         ``keras.Sequential``, directly or through project bases."""
         return any(owner.is_keras_model for _, owner in self.mro(module, klass))
+
+    def graph_mode(self, module: ModuleIndex, frameworks: Frameworks) -> bool:
+        """Whether a module runs in graph mode: eager execution turned off
+        (``tf.compat.v1.disable_eager_execution()``, ``disable_v2_behavior()``) in it or in a
+        module it imports; or, when neither of them turns it on
+        (``tf.enable_eager_execution()``), a project that runs TensorFlow 1 (``frameworks``),
+        where graph mode is the default. TensorFlow calls build graph nodes instead of running,
+        Keras runs one cached function per model, and tensors hold no memory between
+        ``session.run`` calls: the registry's eager-only rules do not run there."""
+        modules = (module, *self.dependencies(module))
+        if any(found.graph_mode for found in modules):
+            return True
+        if any(found.eager_mode for found in modules):
+            return False
+        return frameworks.tensorflow_major == 1
 
     def dependencies(self, module: ModuleIndex) -> list[ModuleIndex]:
         """The project modules this module's imports resolve to (for cache invalidation)."""

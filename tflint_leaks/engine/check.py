@@ -36,9 +36,7 @@ def check_file(
     line is parsed and walked, which tests use to prove the prefilter loses nothing."""
     if not is_relevant(parsed, project):
         return [], []
-    from tflint_leaks.rules._graph import graph_mode  # imports no rule, nor libcst
-
-    graph = graph_mode(parsed.index, project, options.frameworks)
+    graph = project.graph_mode(parsed.index, options.frameworks)
     rules = [
         code
         for code in RULES

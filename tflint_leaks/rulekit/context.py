@@ -223,6 +223,12 @@ class FileContext:
         return names
 
     @property
+    def graph_mode(self) -> bool:
+        """Whether this file runs in TF1-style graph mode (see
+        :meth:`tflint_leaks.analysis.project.ProjectIndex.graph_mode`)."""
+        return self.project.graph_mode(self.module_index, self.options.frameworks)
+
+    @property
     def in_tf_function(self) -> bool:
         """Whether the current code runs only while some ``tf.function`` traces."""
         return any(frame.traced for frame in self.frames)
@@ -413,6 +419,13 @@ class FileContext:
         if len(atoms) != 1 or len(found.informative) != 1:
             return None
         return self.program.inference.klass(atoms[0].ref)  # type: ignore[arg-type]
+
+    def tf_function_attributes(
+        self, module: ModuleIndex, klass: ClassFacts
+    ) -> dict[str, TfFunctionFacts]:
+        """The ``tf.function`` attributes of a project class (decorated methods and
+        ``self.x = tf.function(...)``), its bases' included."""
+        return self.project.class_tf_functions(module, klass)
 
     def instance_class(self, name: str) -> tuple[ModuleIndex, ClassFacts] | None:
         """The project class of the value ``name`` holds here, when it is known."""

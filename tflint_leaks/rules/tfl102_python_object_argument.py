@@ -283,7 +283,7 @@ class PythonObjectArgument(Rule):
         if klass is None or attribute not in klass.methods:
             return False
         # A tf.function method is cached per instance: the same object on every access.
-        if attribute in context.project.class_tf_functions(module, klass):
+        if attribute in context.tf_function_attributes(module, klass):
             return False
         facts = module.functions.get(f"{klass.name}.{attribute}")
         return facts is not None and facts.is_method

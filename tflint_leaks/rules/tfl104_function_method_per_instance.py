@@ -247,7 +247,7 @@ class FunctionMethodPerInstance(Rule):
             if found is None or instantiation in self._reported:
                 continue
             module, klass = found
-            if method not in context.project.class_tf_functions(module, klass):
+            if method not in context.tf_function_attributes(module, klass):
                 continue
             self._reported.add(instantiation)
             report = self.report(

@@ -10,7 +10,6 @@ from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import Effect, EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import every_iteration, relate_loop, report_through
-from tflint_leaks.rules._graph import in_graph_mode
 from tflint_leaks.rules._models import method_call
 
 _K_FUNCTION = "keras.backend.function"
@@ -338,7 +337,7 @@ class GraphGrowsInLoop(Rule):
         found = self._runs.get(loop)
         if found is None:
             context = self.context
-            graph_mode = in_graph_mode(context)
+            graph_mode = context.graph_mode
             found = self._runs[loop] = next(
                 (
                     run
