@@ -133,6 +133,8 @@ class Target(NamedTuple):
 
 
 _UNKNOWN_TARGET = Target(TargetKind.UNKNOWN)
+#: Expressions with where each is evaluated: the values assigned, the values stored.
+Placed = tuple[list[tuple[Expr, Where]], list[tuple[Expr, Where]]]
 #: A call site: the file, the qualified name of the function making it ("" for module code),
 #: and its index among that body's calls.
 SiteId = tuple[str, str, int]
@@ -146,9 +148,9 @@ class Inference:
         self.project = project
         self._locals: dict[tuple[str, str], dict[str, list[Expr]]] = {}
         self._stored: dict[tuple[str, str], dict[str, list[Expr]]] = {}
-        self._attribute_values: dict[tuple[str, str, str], list[tuple[Expr, Where]]] = {}
+        self._attribute_values: dict[tuple[str, str, str], Placed] = {}
         self._calls_named: dict[str, list[SiteId]] | None = None
-        self._as_values: frozenset[str] | None = None
+        self._handed: tuple[dict[str, set[str]], frozenset[str]] | None = None
 
     def equations(self) -> dict[str, tuple[Any, Value | tuple[()]]]:
         return {
@@ -510,16 +512,8 @@ class Inference:
         _, path, qualname, name = query
         where = self.where_of(self.module(path), qualname)
         values = yield from self.evaluate_all(self._assigned(where)[name], where)
-        values.append((yield from self._stored_in(name, where)))
-        return join(values)
-
-    def _stored_in(self, name: str, where: Where) -> Computation:
-        """What a body appends to the container ``name`` (BOTTOM when nothing)."""
-        stored = self._stores(where).get(name, ())
-        if not stored:
-            return BOTTOM
-        items = yield from self.evaluate_all(stored, where)
-        return container(element=join(items))
+        stored = yield from self.evaluate_all(self._stores(where).get(name, ()), where)
+        return _filled(join(values), stored)
 
     def _global(self, query: Query) -> Computation:
         _, path, name = query
@@ -528,8 +522,8 @@ class Inference:
         assigned = self._assigned(where).get(name)
         if assigned:
             values = yield from self.evaluate_all(assigned, where)
-            values.append((yield from self._stored_in(name, where)))
-            return join(values)
+            stored = yield from self.evaluate_all(self._stores(where).get(name, ()), where)
+            return _filled(join(values), stored)
         annotation = next((a.value for a in module.body.annotations if a.target == name), None)
         if annotation is not None:
             return self._annotation(annotation, where)
@@ -578,35 +572,36 @@ class Inference:
             return UNKNOWN
         return self.cone(definition.module, definition.klass)
 
-    def _assignments(self, ref: ClassRef, name: str) -> list[tuple[Expr, Where]]:
-        """Every value the attribute ``name`` of an instance of a project class is assigned:
-        in the class bodies and in ``self.name = ...`` of every method, through the MRO."""
+    def _assignments(self, ref: ClassRef, name: str) -> Placed:
+        """Every value the attribute ``name`` of an instance of a project class is assigned
+        (in the class bodies and in ``self.name = ...`` of every method, through the MRO), and
+        every value those methods put into it (``self.name.append(...)``)."""
         key = (ref.path, ref.name, name)
         found = self._attribute_values.get(key)
         if found is not None:
             return found
-        found = self._attribute_values[key] = []
+        found = self._attribute_values[key] = ([], [])
         definition = self.klass(ref)
         if definition is None:
             return found
+        assigned, stored = found
         target = f"self.{name}"
         for owner_module, owner in self.project.mro(*definition):
             in_body = Where(owner_module, klass=owner)
-            found.extend((value, in_body) for value in self._assigned(in_body).get(name, ()))
+            assigned.extend((value, in_body) for value in self._assigned(in_body).get(name, ()))
             for method_name in owner.methods:
                 function = owner_module.functions.get(f"{owner.name}.{method_name}")
                 if function is None:
                     continue
                 inside = Where(owner_module, function, owner)
-                found.extend((value, inside) for value in self._assigned(inside).get(target, ()))
-                stored = self._stores(inside).get(target, ())
-                found.extend((Expr(Op.DISPLAY, "list", (v,), number=-1), inside) for v in stored)
+                assigned.extend((v, inside) for v in self._assigned(inside).get(target, ()))
+                stored.extend((v, inside) for v in self._stores(inside).get(target, ()))
         return found
 
     def has_attribute(self, ref: ClassRef, name: str) -> bool:
         """Whether instances of a project class have ``name`` as far as the code shows: it is
         assigned, or it is a method or a ``tf.function`` of the class (through its MRO)."""
-        if self._assignments(ref, name):
+        if self._assignments(ref, name)[0]:
             return True
         definition = self.klass(ref)
         return definition is not None and (
@@ -617,12 +612,15 @@ class Inference:
     def _attribute(self, query: Query) -> Computation:
         _, path, class_name, name = query
         ref = ClassRef(path, class_name)
-        assignments = self._assignments(ref, name)
-        if assignments:
+        assigned, stored = self._assignments(ref, name)
+        if assigned:
             values: list[Value] = []
-            for value, where in assignments:
+            for value, where in assigned:
                 values.append((yield from self.evaluate(value, where)))
-            return join(values)
+            items: list[Value] = []
+            for value, where in stored:
+                items.append((yield from self.evaluate(value, where)))
+            return _filled(join(values), items)
         method = self.method_of(ref, name)
         if method is not None:
             return atom(Kind.FUNCTION, ref=method)
@@ -677,7 +675,7 @@ class Inference:
         _, path, qualname = query
         wanted = FunctionRef(path, qualname)
         found: list[SiteId] = []
-        for site in self.calls_named().get(_short_name(qualname), ()):
+        for site in self.candidates(qualname):
             call, where = self.site(site)
             targets = yield from self.targets(call, where)
             if any(t.ref == wanted for t in targets):
@@ -713,45 +711,78 @@ class Inference:
             self._calls_named = table
         return self._calls_named
 
+    def candidates(self, qualname: str) -> list[SiteId]:
+        """The call sites that may run a function: those that call it by its name, and those
+        that call a name it is handed to (``decoder=beam_search`` ... ``decoder(model, x)``,
+        ``fn = build`` ... ``fn()``)."""
+        short = _short_name(qualname)
+        last = qualname.rpartition(".")[2]
+        receivers = self._flows()[0]
+        names = {short, *receivers.get(short, ()), *receivers.get(last, ())}
+        table = self.calls_named()
+        return sorted(site for name in names for site in table.get(name, ()))
+
     def is_open(self, function: FunctionFacts) -> bool:
         """Whether the project cannot see every call of ``function``: no call names it, it
-        is passed around or stored as a value (a callback, ``Thread(target=...)``,
-        ``tf.function(fn)``), or it is a special method Python calls itself."""
-        short = _short_name(function.qualname)
-        if short not in self.calls_named():
-            return True
+        is handed to code the project cannot follow (a library: ``Thread(target=...)``,
+        ``tf.function(fn)``; stored in a container, returned), or it is a special method
+        Python calls itself."""
         last = function.qualname.rpartition(".")[2]
         if last.startswith("__") and last.endswith("__") and last != "__init__":
             return True
-        return short in self._value_names() or last in self._value_names()
+        escaped = self._flows()[1]
+        short = _short_name(function.qualname)
+        return short in escaped or last in escaped or not self.candidates(function.qualname)
 
-    def _value_names(self) -> frozenset[str]:
-        """The last identifier of every name the project uses as a value, not as a callee."""
-        if self._as_values is None:
-            found: set[str] = set()
-            for where in self.bodies():
-                body = where.body
-                used: set[str] = set()
-                for assign in body.assigns:
-                    _names_in(assign.value, used)
-                for returned in body.returns:
-                    _names_in(returned, used)
-                for site in body.calls:
-                    for argument in site.call.parts[1:]:
-                        _names_in(argument, used)
-                # A name the body binds itself is a variable there, not the function.
-                variables = set(self._assigned(where))
-                if where.function is not None:
-                    variables.update(where.function.params)
-                found |= used - variables
-            self._as_values = frozenset(found)
-        return self._as_values
+    def _flows(self) -> tuple[dict[str, set[str]], frozenset[str]]:
+        """Where the project hands functions around, by their last identifier: the names each
+        is handed to (a keyword or parameter of a project function, a variable, an
+        attribute), and the names handed to code the project cannot follow."""
+        if self._handed is not None:
+            return self._handed
+        receivers: dict[str, set[str]] = {}
+        escaped: set[str] = set()
+        parameters: dict[str, list[tuple[str, ...]]] = {}
+        for module in self.project.modules():
+            for qualname, function in module.functions.items():
+                parameters.setdefault(_short_name(qualname), []).append(function.params)
+
+        for where in self.bodies():
+            # A name the body binds itself is a variable there, not a function.
+            variables = set(self._assigned(where))
+            if where.function is not None:
+                variables.update(where.function.params)
+            for value, receiver in _handed_values(where.body, parameters):
+                _hand(value, receiver, variables, receivers, escaped)
+        self._handed = (receivers, frozenset(escaped))
+        return self._handed
 
 
 def ask(query: Query) -> Computation:
     """The value of another unknown (the solver sends it back)."""
     found: Value = yield query
     return found
+
+
+def _filled(value: Value, stored: list[Value]) -> Value:
+    """``value`` with what the code puts into it: its containers may also hold the stored
+    values (and their length is then not known); a Keras ``Sequential``'s ``add`` is no
+    container's."""
+    if not stored or value.top:
+        return value
+    extra = join(stored)
+    return join(
+        [
+            Value(
+                tuple(
+                    a._replace(element=join([a.element or BOTTOM, extra]), length=None, items=None)
+                    if a.kind is Kind.CONTAINER
+                    else a
+                    for a in value.atoms
+                )
+            )
+        ]
+    )
 
 
 def _made_in(value: Value, qualname: str) -> Value:
@@ -768,6 +799,48 @@ def _made_in(value: Value, qualname: str) -> Value:
         ),
         value.top,
     )
+
+
+def _handed_values(
+    body: Body, parameters: dict[str, list[tuple[str, ...]]]
+) -> Iterator[tuple[Expr, set[str] | None]]:
+    """Every value a body hands on, with the names it is handed to (None: to code that is not
+    the project's, or into something other than a name)."""
+    for assign in body.assigns:
+        yield assign.value, {assign.target.rpartition(".")[2]}
+    for default in body.defaults:
+        yield default.value, {default.target}
+    for returned in body.returns:
+        yield returned, None
+    for site in body.calls:
+        call = site.call
+        name = callee_name(call)
+        known = parameters.get(name) if name is not None else None
+        for position, argument in enumerate(call.positional):
+            names = {p[position] for p in known or () if position < len(p)}
+            yield argument, names or None
+        given = call.parts[len(call.parts) - len(call.keywords) :]
+        for keyword, value in zip(call.keywords, given, strict=True):
+            yield value, {keyword} if known else None
+
+
+def _hand(
+    value: Expr,
+    receiver: set[str] | None,
+    variables: set[str],
+    receivers: dict[str, set[str]],
+    escaped: set[str],
+) -> None:
+    """Record where a value is handed: a name handed on directly to ``receiver`` names, any
+    other use of a name (in a container, to a library) as escaped. ``variables``: the names
+    the body binds itself (variables, not functions)."""
+    if value.op is Op.REF and receiver is not None:
+        if value.text not in variables:
+            receivers.setdefault(value.text.rpartition(".")[2], set()).update(receiver)
+        return
+    used: set[str] = set()
+    _names_in(value, used)
+    escaped.update(used - variables)
 
 
 def _names_in(expr: Expr, found: set[str]) -> None:

@@ -102,6 +102,11 @@ class ArrayOrigin(NamedTuple):
     #: The project function that makes and returns it.
     via: str | None = None
 
+    @property
+    def order(self) -> tuple[str, bool, tuple[int, ...], str]:
+        """A total order over origins (``shape`` and ``via`` may be None)."""
+        return self.call, self.dataset, self.shape or (), self.via or ""
+
     def describe(self) -> str:
         """For messages: "`np.zeros` with shape (5000, 5000)", "a dataset loader
         (`mnist.load_data`)", "`np.empty` in `prepare`"."""
@@ -362,9 +367,13 @@ def _merge(a: Atom, b: Atom) -> Atom:
         _join_optional(a.element, b.element),
         _join_optional(a.mapped, b.mapped),
         flag,
-        tuple(sorted(set(a.origins) | set(b.origins)))[:2],
+        tuple(sorted(set(a.origins) | set(b.origins), key=_origin_order))[:2],
         a.cone or b.cone,
     )
+
+
+def _origin_order(origin: ArrayOrigin) -> tuple[str, bool, tuple[int, ...], str]:
+    return origin.order
 
 
 def _depth(value: Value) -> int:

@@ -74,8 +74,8 @@ class Program:
         value = self.value(expr, where)
         if value.top or value.may_be(Kind.TENSOR):
             return None
-        origins = sorted(o for a in value.atoms_of(Kind.ARRAY) for o in a.origins)
-        return origins[0] if origins else None
+        origins = [o for a in value.atoms_of(Kind.ARRAY) for o in a.origins]
+        return min(origins, key=lambda origin: origin.order) if origins else None
 
 
 _PROGRAMS: weakref.WeakKeyDictionary[ProjectIndex, Program] = weakref.WeakKeyDictionary()

@@ -4,12 +4,14 @@ which no file does (nothing uses TensorFlow, or every unit was left out) never l
 
 from __future__ import annotations
 
+import traceback
+
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.deep import MAX_NESTING, call_with_deep_stack
 from tflint_leaks.engine.indexing import ParsedFile
 from tflint_leaks.engine.relevance import blanked_source, combine
-from tflint_leaks.registry import RULES, SYNTAX_ERROR
+from tflint_leaks.registry import INTERNAL_ERROR, RULES, SYNTAX_ERROR
 from tflint_leaks.rulekit.options import RuleOptions
 
 
@@ -21,6 +23,26 @@ def is_relevant(parsed: ParsedFile, project: ProjectIndex) -> bool:
 
 
 def check_file(
+    parsed: ParsedFile,
+    project: ProjectIndex,
+    options: RuleOptions,
+    codes: frozenset[str],
+    *,
+    prefilter: bool = True,
+) -> tuple[list[Diagnostic], list[str]]:
+    """:func:`_check_file`, with a failure of the engine itself on this file (the prefilter's
+    questions to the whole-program facts, say) reported as ``TFL002`` for this file, with its
+    traceback, so that the run goes on with the other files."""
+    try:
+        return _check_file(parsed, project, options, codes, prefilter=prefilter)
+    except Exception as error:  # any bug of ours: this file's TFL002, not a crash
+        message = f"the analysis failed on this file: {type(error).__name__}: {error}"
+        return [INTERNAL_ERROR.at(parsed.path, message)], [
+            f"{parsed.path}\n{traceback.format_exc()}"
+        ]
+
+
+def _check_file(
     parsed: ParsedFile,
     project: ProjectIndex,
     options: RuleOptions,
