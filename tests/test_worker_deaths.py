@@ -27,9 +27,9 @@ from tflint_leaks.reporters import render
 
 #: Runs ``tflint-leaks ARGS`` with the task of phase argv[2] (``index`` or ``check``) replaced:
 #: on the file argv[3], the task does argv[4] -- ``exit`` (``os._exit(3)``), ``segfault`` (reads
-#: address 0), ``block`` (writes its pid to the pipe argv[1] and waits forever) or ``block-once``
-#: (the same in the first worker to reach the file, whose marker file is argv[5]; the task runs
-#: normally in the next).
+#: address 0), ``raise`` (a ``RuntimeError``), ``block`` (writes its pid to the pipe argv[1] and
+#: waits forever) or ``block-once`` (the same in the first worker to reach the file, whose marker
+#: file is argv[5]; the task runs normally in the next).
 WRAPPER = """\
 import ctypes, os, resource, signal, sys
 from tflint_leaks.engine import runner
@@ -50,6 +50,8 @@ def hooked(item, shared):
     if str(getattr(item, "path", item)) == target:
         if action == "exit":
             os._exit(3)
+        if action == "raise":
+            raise RuntimeError(f"raised on {target}")
         if action == "segfault":
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             ctypes.string_at(0)
@@ -66,7 +68,7 @@ def hooked(item, shared):
 
 
 setattr(runner, "_index_path" if phase == "index" else "_check", hooked)
-if action in ("exit", "segfault"):
+if action in ("exit", "segfault", "raise"):
     os.close(pipe)
 sys.exit(main(sys.argv[6:]))
 """
@@ -176,3 +178,13 @@ def test_a_signal_ends_a_run_whose_worker_is_stuck(
         "",
         f"error: {word}; the findings above are from the files finished\n",
     )
+
+
+@pytest.mark.parametrize("phase", ["index", "check"])
+def test_an_exception_in_a_worker_ends_the_run_with_one_line(tree: Path, phase: str) -> None:
+    """A bug that raises in a worker ends the run as it does in one process: exit 2, one line,
+    no worker left."""
+    target = _files(tree)[0]
+    process, read = _start(tree, phase, target, "raise")
+    os.close(read)
+    assert _finish(process) == (2, "", f"error: internal error: RuntimeError: raised on {target}\n")
