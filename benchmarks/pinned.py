@@ -171,6 +171,16 @@ def _write_project_config(target: Path) -> None:
         config.write_text(PROJECT_CONFIG, encoding="utf-8")
 
 
+def chosen(values: Sequence[str], names: Sequence[str]) -> list[str]:
+    """The names ``--repos`` asks for (comma-separated, repeatable) in the order of ``names``,
+    or all of them; raises ValueError naming those that are not there."""
+    wanted = {part.strip() for value in values for part in value.split(",") if part.strip()}
+    unknown = wanted - set(names)
+    if unknown:
+        raise ValueError(f"unknown repositories: {', '.join(sorted(unknown))}")
+    return [name for name in names if name in wanted or not wanted]
+
+
 # -- running the linter ------------------------------------------------------------------
 
 #: What every run asks: every rule, JSON, nothing cached.

@@ -328,13 +328,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ListError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    wanted = {name.strip() for value in args.repos for name in value.split(",") if name.strip()}
-    unknown = wanted - {target.name for target in targets}
-    if unknown:
-        print(f"error: unknown repositories: {', '.join(sorted(unknown))}", file=sys.stderr)
+    try:
+        wanted = set(pinned.chosen(args.repos, [target.name for target in targets]))
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
-    if wanted:
-        targets = [target for target in targets if target.name in wanted]
+    targets = [target for target in targets if target.name in wanted]
     linter = pinned.make_linter(args.python, args.pythonpath, args.timeout)
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     module = pinned.linter_module(linter, args.cache_dir)

@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.test_cache_and_jobs import _generated_tree
+from tests.test_signals import finish, start
 from tflint_leaks.config import Configuration
 from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.discovery import discover
@@ -82,28 +82,10 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _start(tree: Path, phase: str, target: Path, action: str) -> tuple[subprocess.Popen[str], int]:
     """Start the wrapped command line on ``tree`` with two workers; return it and the read end
     of its pipe."""
-    read, write = os.pipe()
     marker = tree.parent / f"marker-{os.getpid()}-{phase}-{action}"
     marker.unlink(missing_ok=True)
-    command = [sys.executable, "-c", WRAPPER, str(write), phase, str(target), action, str(marker)]
-    process = subprocess.Popen(
-        [*command, "--no-cache", "--select", "ALL", "--jobs", "2", str(tree)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        pass_fds=(write,),
-    )
-    os.close(write)
-    return process, read
-
-
-def _finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:
-    out, err = process.communicate()
-    # Every worker was stopped and reaped before the command exited: none is left.
-    with pytest.raises(ProcessLookupError):
-        os.killpg(process.pid, 0)
-    return process.returncode, out, err
+    args = [phase, str(target), action, str(marker), "--no-cache", "--select", "ALL"]
+    return start(WRAPPER, [*args, "--jobs", "2", str(tree)])
 
 
 def _blocked_worker(read: int) -> int:
@@ -127,7 +109,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_its_file_linted_again(tree: Pat
     worker = _blocked_worker(read)
     assert worker != process.pid
     os.kill(worker, signal.SIGKILL)
-    assert _finish(process) == (
+    assert finish(process) == (
         1,
         render("text", _findings(tree)),
         f"warning: a worker process died (killed by SIGKILL) linting {target}; linted again\n",
@@ -152,7 +134,7 @@ def test_a_file_that_kills_its_workers_is_reported_and_the_run_goes_on(
     lost = INTERNAL_ERROR.at(str(target), f"two worker processes died linting this file ({cause})")
     expected = [d for d in _findings(tree) if d.file != str(target)]
     assert len(expected) < len(_findings(tree))  # the file had findings of its own
-    assert _finish(process) == (
+    assert finish(process) == (
         2,
         render("text", sorted([*expected, lost], key=Diagnostic.sort_key)),
         f"warning: a worker process died ({cause}) linting {target}; linted again\n",
@@ -173,7 +155,7 @@ def test_a_signal_ends_a_run_whose_worker_is_stuck(
     process, read = _start(tree, phase, _files(tree)[0], "block")
     _blocked_worker(read)
     process.send_signal(number)
-    assert _finish(process) == (
+    assert finish(process) == (
         code,
         "",
         f"error: {word}; the findings above are from the files finished\n",
@@ -187,4 +169,4 @@ def test_an_exception_in_a_worker_ends_the_run_with_one_line(tree: Path, phase: 
     target = _files(tree)[0]
     process, read = _start(tree, phase, target, "raise")
     os.close(read)
-    assert _finish(process) == (2, "", f"error: internal error: RuntimeError: raised on {target}\n")
+    assert finish(process) == (2, "", f"error: internal error: RuntimeError: raised on {target}\n")

@@ -825,14 +825,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LabelError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    wanted = set(_split(args.repos))
-    unknown = wanted - {repo.name for repo in repos}
-    if unknown:
-        print(f"error: unknown repositories: {', '.join(sorted(unknown))}", file=sys.stderr)
+    try:
+        wanted = set(pinned.chosen(args.repos, [repo.name for repo in repos]))
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
-    if wanted:
-        repos = [repo for repo in repos if repo.name in wanted]
-        labels = [label for label in labels if label.repo in wanted]
+    repos = [repo for repo in repos if repo.name in wanted]
+    labels = [label for label in labels if label.repo in wanted]
     linter = make_linter(args.python, args.pythonpath, args.timeout)
     cache_dir.mkdir(parents=True, exist_ok=True)
     implemented = implemented_rules(linter, cache_dir)
