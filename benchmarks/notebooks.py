@@ -90,7 +90,7 @@ def measure(root: Path) -> Counts:
         if getattr(notebook, "note", None):
             counts.other_kernels += 1
             continue
-        rejected = {cell for cell, _ in notebook.bad_cells}
+        rejected = {bad.cell for bad in notebook.bad_cells}
         for number, cell in enumerate(json.loads(text)["cells"], start=1):
             if not isinstance(cell, dict) or cell.get("cell_type") != "code":
                 continue

@@ -234,3 +234,26 @@ def test_cell_lines_and_joined_lines_map_both_ways() -> None:
     assert [cell.joined_line(line) for line in (3, 4, 5, 6)] == [10, 10, 11, 12]
     assert [cell.cell_line(line) for line in (10, 11, 12)] == [3, 5, 6]
     assert cell.replaced_lines() == [3, 4]
+
+
+def test_a_skipped_cell_keeps_its_position_under_two_workers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Failed before: with workers the notebook came back from the index phase pickled, and a
+    ``SyntaxError`` made by hand loses its line and column when pickled, so the skipped cell was
+    reported at ``cell 2:1:1`` under ``--jobs 2`` and at ``cell 2:3:4`` under ``--jobs 1``."""
+    document = nbformat.v4.new_notebook()
+    broken = "import tensorflow as tf\nx = 1\nif x = 2:\n    pass"
+    document.cells = [nbformat.v4.new_code_cell("y = 0"), nbformat.v4.new_code_cell(broken)]
+    notebook = tmp_path / "a.ipynb"
+    nbformat.write(document, str(notebook))
+    for number in range(20):  # enough files for workers to be used
+        (tmp_path / f"m{number}.py").write_text("import tensorflow as tf\n")
+    expected = [
+        f"{notebook}:cell 2:3:4: TFL001 invalid syntax: invalid syntax. Maybe you meant '==' or "
+        "':=' instead of '='?; the cell is skipped",
+        "Found 1 error.",
+    ]
+    for jobs in ("1", "2"):
+        assert main(["--no-cache", "--jobs", jobs, str(tmp_path)]) == 1
+        assert capsys.readouterr().out.splitlines() == expected, jobs

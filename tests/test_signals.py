@@ -63,13 +63,12 @@ sys.exit(main(sys.argv[3:]))
 FINISHED = 9
 
 
-def _run_until(phase: str, tree: Path, signal_number: int) -> subprocess.CompletedProcess[str]:
-    """Run the wrapped command line on ``tree`` with two workers, wait for it to reach
-    ``phase``, send ``signal_number`` to it alone, and collect what it printed."""
+def start(wrapper: str, args: list[str]) -> tuple[subprocess.Popen[str], int]:
+    """Run ``python -c WRAPPER PIPE ARGS...`` in a session of its own, ``PIPE`` being the write
+    end of a pipe; return the process and the read end."""
     read, write = os.pipe()
-    command = [sys.executable, "-c", WRAPPER, str(write), phase]
     process = subprocess.Popen(
-        [*command, "--no-cache", "--jobs", "2", str(tree)],
+        [sys.executable, "-c", wrapper, str(write), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -77,15 +76,27 @@ def _run_until(phase: str, tree: Path, signal_number: int) -> subprocess.Complet
         pass_fds=(write,),
     )
     os.close(write)
+    return process, read
+
+
+def finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:
+    """Wait for ``process``; its exit code and output, once no process of its session is left
+    (its workers were stopped and reaped before it exited)."""
+    out, err = process.communicate()
+    with pytest.raises(ProcessLookupError):
+        os.killpg(process.pid, 0)
+    return process.returncode, out, err
+
+
+def _run_until(phase: str, tree: Path, signal_number: int) -> subprocess.CompletedProcess[str]:
+    """Run the wrapped command line on ``tree`` with two workers, wait for it to reach
+    ``phase``, send ``signal_number`` to it alone, and collect what it printed."""
+    process, read = start(WRAPPER, [phase, "--no-cache", "--jobs", "2", str(tree)])
     with os.fdopen(read) as marker:
         reached = marker.readline()
     assert reached == f"{phase}\n", process.communicate()
     process.send_signal(signal_number)
-    out, err = process.communicate()
-    # The workers were stopped and reaped before the command exited: none is left.
-    with pytest.raises(ProcessLookupError):
-        os.killpg(process.pid, 0)
-    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+    return subprocess.CompletedProcess(process.args, *finish(process))
 
 
 @pytest.fixture(scope="module")

@@ -179,7 +179,9 @@ CODES: tuple[Code, ...] = (
         ## What it does
         Reports that a rule raised an exception on this file (a bug in tflint-leaks), naming the
         rule and the error. The rule is switched off for the rest of the file; every other rule
-        still runs, and the run exits with code 2.
+        still runs, and the run exits with code 2. It also reports a file on which two worker
+        processes (`--jobs`) died, one after the other (killed, a segfault): the other files
+        are still linted.
 
         ## Why is this bad?
         The failing rule's findings for this file are missing. `--show-traceback` prints the

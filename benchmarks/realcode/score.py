@@ -3,13 +3,21 @@
     .venv/bin/python benchmarks/realcode/score.py                      # this checkout
     .venv/bin/python benchmarks/realcode/score.py --pythonpath ../old  # another checkout
     .venv/bin/python benchmarks/realcode/score.py --rules TFL4 --json out.json
+    .venv/bin/python benchmarks/realcode/score.py --labels a.toml --labels b.toml --whole
 
 Each pinned repository is materialised into ``benchmarks/.cache/realcode/<owner>+<name>/``
 (only the files its ``paths`` list) from a ``fetch`` mirror when one is present
-(``--mirror-root``, default ``/work/.mirror``), or an already extracted tree is reused. The
-linter then runs once per repository, as a subprocess, on all of that repository's files
-(``python -m tflint_leaks check --select ALL --output-format json --no-cache``, with the
-repository's root as the working directory and project root), so cross-file facts are seen.
+(``--mirror-root``, default ``/work/.mirror``), or an already extracted tree is reused
+(``../pinned.py``). The linter then runs once per repository, as a subprocess, on all of that
+repository's files (``python -P -m tflint_leaks check --select ALL --output-format json
+--no-cache``, with the repository's root as the working directory and project root), so
+cross-file facts are seen. With ``--whole`` the whole tree is extracted (into
+``benchmarks/.cache/whole/``) and linted from its root as ``.``, as a user does; findings
+outside the labelled files are counted per repository and kept in ``--json``.
+
+Several ``--labels`` files are read together; results are also given per ``kind`` of
+repository. A positive label's verdict is ``leak``, ``retrace`` or ``wrong-result`` (the planned
+TFL305).
 
 A finding matches a label when it is in the label's file (and notebook cell), on one of its
 lines (``line``, ``lines``, or a place in ``also``), and has the label's code. Counted per rule:
@@ -30,14 +38,10 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import json
 import os
 import re
-import subprocess
 import sys
-import tarfile
-import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,17 +51,33 @@ from typing import Any
 import tomllib
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import pinned  # noqa: E402 - benchmarks/pinned.py, shared with whole.py
+from pinned import (  # noqa: E402
+    CHECK,
+    DEFAULT_MIRROR_ROOT,
+    Linter,
+    MaterialiseError,
+    implemented_rules,
+    linter_module,
+    make_linter,
+    materialise,
+    relative_to_root,
+)
+
 DEFAULT_LABELS = HERE / "labels.toml"
 DEFAULT_CACHE = HERE.parent / ".cache" / "realcode"
-DEFAULT_MIRROR_ROOT = Path("/work/.mirror")
-MARKER = ".tflint-bench.json"
-PROJECT_CONFIG = "[tool.tflint-leaks]\n"
+#: Whole trees: the same as ``whole.py``'s, so that both extract a repository once.
+WHOLE_CACHE = HERE.parent / ".cache" / "whole"
 PARSE_ERROR = "TFL001"
 INTERNAL_ERROR = "TFL002"
 PROBLEM_CODES = frozenset({PARSE_ERROR, INTERNAL_ERROR})
 CODE = re.compile(r"^TFL\d{3}$")
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
-POSITIVE_VERDICTS = frozenset({"leak", "retrace"})
+#: A positive label's verdict: memory that grows, functions traced again, or (for the planned
+#: TFL305) a result that is silently wrong.
+POSITIVE_VERDICTS = frozenset({"leak", "retrace", "wrong-result"})
 QUIET = "quiet"
 NONE = "none"
 
@@ -66,10 +86,6 @@ Json = dict[str, Any]
 
 class LabelError(Exception):
     """labels.toml is malformed."""
-
-
-class MaterialiseError(Exception):
-    """A repository's files could not be put in the cache."""
 
 
 class LintError(Exception):
@@ -94,10 +110,6 @@ class Repo:
     kind: str
     why: str
     paths: tuple[str, ...]
-
-    @property
-    def dirname(self) -> str:
-        return self.name.replace("/", "+")
 
 
 @dataclass(frozen=True)
@@ -244,7 +256,8 @@ def _parse_label(table: Mapping[str, Any], repos: Mapping[str, Repo]) -> Label:
     if expected is None and verdict != QUIET:
         raise LabelError(f"{where}: a `none` label must have verdict `quiet`")
     if expected is not None and verdict not in POSITIVE_VERDICTS:
-        raise LabelError(f"{where}: a positive label's verdict must be `leak` or `retrace`")
+        verdicts = ", ".join(f"`{verdict}`" for verdict in sorted(POSITIVE_VERDICTS))
+        raise LabelError(f"{where}: a positive label's verdict must be one of {verdicts}")
     if expected is not None and resembles != expected:
         raise LabelError(f"{where}: a positive label resembles its own code")
     known = set(repos[repo].paths)
@@ -265,203 +278,54 @@ def _parse_label(table: Mapping[str, Any], repos: Mapping[str, Repo]) -> Label:
     )
 
 
-def load_labels(path: Path) -> tuple[list[Repo], list[Label]]:
+def _tables(path: Path, data: Mapping[str, Any], key: str) -> list[Any]:
+    tables = data.get(key, [])
+    if not isinstance(tables, list):
+        raise LabelError(f"{path}: `{key}` must be an array of tables")
+    return tables
+
+
+def _read(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as handle:
-            data = tomllib.load(handle)
+            return tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise LabelError(f"{path}: {error}") from None
-    repo_tables = data.get("repo", [])
-    label_tables = data.get("label", [])
-    if not isinstance(repo_tables, list) or not isinstance(label_tables, list):
-        raise LabelError(f"{path}: `repo` and `label` must be arrays of tables")
-    repos = [_parse_repo(table, index) for index, table in enumerate(repo_tables)]
-    by_name = {repo.name: repo for repo in repos}
-    if len(by_name) != len(repos):
-        raise LabelError(f"{path}: a repository is listed twice")
-    labels = [_parse_label(table, by_name) for table in label_tables]
+
+
+def load_labels(paths: Sequence[Path]) -> tuple[list[Repo], list[Label], Counter[str]]:
+    """The repositories and labels of every labels file (a label may name a repository of any
+    of them; names and ids are unique across all), and the places read and deliberately not
+    labelled (``[[skipped]]``), counted per category."""
+    files = [(path, _read(path)) for path in paths]
+    repos: list[Repo] = []
+    by_name: dict[str, Repo] = {}
+    for path, data in files:
+        for index, table in enumerate(_tables(path, data, "repo")):
+            repo = _parse_repo(table, index)
+            if repo.name in by_name:
+                raise LabelError(f"{path}: repository {repo.name} is listed twice")
+            by_name[repo.name] = repo
+            repos.append(repo)
+    labels = [
+        _parse_label(table, by_name)
+        for path, data in files
+        for table in _tables(path, data, "label")
+    ]
     duplicates = [ident for ident, n in Counter(label.id for label in labels).items() if n > 1]
     if duplicates:
-        raise LabelError(f"{path}: duplicate label ids: {', '.join(sorted(duplicates))}")
-    return repos, labels
-
-
-def load_skipped(path: Path) -> Counter[str]:
-    """Places read and deliberately not labelled (``[[skipped]]``), counted per category."""
-    with path.open("rb") as handle:
-        tables = tomllib.load(handle).get("skipped", [])
-    if not isinstance(tables, list):
-        raise LabelError(f"{path}: `skipped` must be an array of tables")
-    categories: Counter[str] = Counter()
-    for index, table in enumerate(tables):
-        where = f"skipped #{index + 1}"
-        _str(table, "repo", where)
-        _str(table, "reason", where)
-        categories[_str(table, "category", where)] += 1
-    return categories
-
-
-# -- materialising the pinned repositories --------------------------------------------------
-
-
-def mirror_git_dir(mirror_root: Path | None, repo: Repo) -> Path | None:
-    """The git directory of ``repo``'s fetch mirror (``<root>/<owner>+<name>/repo[/.git]``)."""
-    if mirror_root is None:
-        return None
-    base = mirror_root / repo.dirname / "repo"
-    for candidate in (base / ".git", base):
-        if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
-            return candidate
-    return None
-
-
-def _git(git_dir: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        ["git", "--git-dir", str(git_dir), *args], capture_output=True, check=False
-    )
-
-
-def _extract(archive: bytes, target: Path, wanted: set[str]) -> None:
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        for member in tar.getmembers():
-            name = PurePosixPath(member.name).as_posix()
-            if not member.isfile() or name not in wanted:
-                continue
-            source = tar.extractfile(member)
-            if source is None:
-                continue
-            destination = target / name
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            destination.write_bytes(source.read())
-
-
-def _marker(repo: Repo) -> Json:
-    return {"name": repo.name, "commit": repo.commit, "paths": sorted(repo.paths)}
-
-
-def materialise(repo: Repo, cache_dir: Path, mirror_root: Path | None) -> tuple[Path, str | None]:
-    """The directory holding ``repo``'s pinned files, and a note when it was not verified."""
-    target = cache_dir / repo.dirname
-    marker = target / MARKER
-    present = all((target / path).is_file() for path in repo.paths)
-    if present and marker.is_file():
-        try:
-            if json.loads(marker.read_text(encoding="utf-8")) == _marker(repo):
-                _write_project_config(target, repo)
-                return target, None
-        except (OSError, ValueError):
-            pass
-    git_dir = mirror_git_dir(mirror_root, repo)
-    if git_dir is None:
-        if present:
-            _write_project_config(target, repo)
-            return target, "extracted tree reused without a mirror (commit not verified)"
-        where = "no mirror (offline)" if mirror_root is None else f"no mirror under {mirror_root}"
-        raise MaterialiseError(f"{where} and no extracted tree at {target}")
-    if _git(git_dir, "cat-file", "-e", f"{repo.commit}^{{commit}}").returncode != 0:
-        raise MaterialiseError(f"commit {repo.commit} is not in the mirror {git_dir}")
-    archive = _git(git_dir, "archive", "--format=tar", repo.commit, "--", *repo.paths)
-    if archive.returncode != 0:
-        message = archive.stderr.decode(errors="replace").strip().splitlines()
-        raise MaterialiseError(f"git archive failed: {message[-1] if message else '?'}")
-    target.mkdir(parents=True, exist_ok=True)
-    _extract(archive.stdout, target, set(repo.paths))
-    missing = [path for path in repo.paths if not (target / path).is_file()]
-    if missing:
-        raise MaterialiseError(f"not in commit {repo.commit[:12]}: {', '.join(missing)}")
-    _write_project_config(target, repo)
-    marker.write_text(json.dumps(_marker(repo), indent=1) + "\n", encoding="utf-8")
-    return target, None
-
-
-def _write_project_config(target: Path, repo: Repo) -> None:
-    """Make the repository root the linter's project root, whatever lies above the cache."""
-    if "pyproject.toml" not in repo.paths:
-        (target / "pyproject.toml").write_text(PROJECT_CONFIG, encoding="utf-8")
+        raise LabelError(f"duplicate label ids: {', '.join(sorted(duplicates))}")
+    skipped: Counter[str] = Counter()
+    for path, data in files:
+        for index, table in enumerate(_tables(path, data, "skipped")):
+            where = f"{path.name}: skipped #{index + 1}"
+            _str(table, "repo", where)
+            _str(table, "reason", where)
+            skipped[_str(table, "category", where)] += 1
+    return repos, labels, skipped
 
 
 # -- running the linter ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Linter:
-    python: str
-    env: Mapping[str, str]
-    jobs: int | None
-    timeout: float
-
-    def command(self, *args: str) -> list[str]:
-        return [self.python, "-m", "tflint_leaks", *args]
-
-    def describe(self) -> Json:
-        return {
-            "python": self.python,
-            "pythonpath": self.env.get("PYTHONPATH", ""),
-            "command": " ".join(
-                self.command("check", "--select", "ALL", "--output-format", "json", "--no-cache")
-            ),
-        }
-
-
-def make_linter(
-    python: str | None, pythonpath: Sequence[str], jobs: int | None, timeout: float
-) -> Linter:
-    env = dict(os.environ)
-    extra = [str(Path(entry).resolve()) for entry in pythonpath]
-    env_path = os.environ.get("TFLINT_LEAKS_PYTHONPATH")
-    if env_path:
-        extra.append(env_path)
-    if extra:
-        env["PYTHONPATH"] = os.pathsep.join([*extra, *filter(None, [env.get("PYTHONPATH")])])
-    interpreter = python or os.environ.get("TFLINT_LEAKS_PYTHON") or sys.executable
-    return Linter(interpreter, env, jobs, timeout)
-
-
-def linter_module(linter: Linter, cwd: Path) -> str:
-    """Which ``tflint_leaks`` the interpreter imports from ``cwd`` (file and version)."""
-    probe = "import tflint_leaks as t; print(t.__file__, getattr(t, '__version__', '?'))"
-    try:
-        done = subprocess.run(
-            [linter.python, "-c", probe],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            env=dict(linter.env),
-            timeout=linter.timeout,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return f"unknown ({error})"
-    return done.stdout.strip() or f"unknown ({done.stderr.strip()[-200:]})"
-
-
-def implemented_rules(linter: Linter, cwd: Path) -> set[str] | None:
-    """The rule codes the linter knows. Run from ``cwd`` (the cache, not a checkout: with
-    ``python -m`` the working directory comes first on ``sys.path``)."""
-    try:
-        done = subprocess.run(
-            linter.command("rules", "--output-format", "json"),
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            env=dict(linter.env),
-            timeout=linter.timeout,
-            check=False,
-        )
-        rules = json.loads(done.stdout)
-        return {str(rule["code"]) for rule in rules}
-    except (OSError, subprocess.TimeoutExpired, ValueError, KeyError, TypeError):
-        return None
-
-
-def _relative_to_root(filename: str, root: Path) -> str:
-    path = Path(filename)
-    if path.is_absolute():
-        try:
-            return path.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            return path.as_posix()
-    return PurePosixPath(path.as_posix()).as_posix()
 
 
 def _finding(repo: Repo, item: Mapping[str, Any], root: Path) -> Finding:
@@ -470,7 +334,7 @@ def _finding(repo: Repo, item: Mapping[str, Any], root: Path) -> Finding:
     return Finding(
         repo.name,
         Place(
-            _relative_to_root(str(item.get("filename", "")), root),
+            relative_to_root(str(item.get("filename", "")), root),
             cell if isinstance(cell, int) else None,
             int(location.get("row", 0)),
         ),
@@ -480,34 +344,22 @@ def _finding(repo: Repo, item: Mapping[str, Any], root: Path) -> Finding:
     )
 
 
-def lint(linter: Linter, repo: Repo, root: Path) -> tuple[list[Finding], float]:
-    args = ["check", "--select", "ALL", "--output-format", "json", "--no-cache"]
-    if linter.jobs is not None:
-        args += ["--jobs", str(linter.jobs)]
-    start = time.monotonic()
-    try:
-        done = subprocess.run(
-            [*linter.command(*args), "--", *repo.paths],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            env=dict(linter.env),
-            timeout=linter.timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise LintError(f"timed out after {linter.timeout:.0f} s") from None
-    seconds = time.monotonic() - start
-    if done.returncode not in (0, 1):
-        tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise LintError(f"exit {done.returncode}: {tail}")
-    try:
-        items = json.loads(done.stdout or "[]")
-    except ValueError:
-        raise LintError("the output is not JSON") from None
-    if not isinstance(items, list):
-        raise LintError("the JSON output is not a list of findings")
-    return [_finding(repo, item, root) for item in items if isinstance(item, dict)], seconds
+def lint(
+    linter: Linter, jobs: int | None, repo: Repo, root: Path, *, whole: bool
+) -> tuple[list[Finding], float]:
+    """Lint ``repo``'s listed files, or (``whole``) its whole tree as a user does: ``.`` from
+    its root."""
+    targets = ["."] if whole else ["--", *repo.paths]
+    args = [*CHECK, *(["--jobs", str(jobs)] if jobs is not None else []), *targets]
+    outcome = pinned.run(linter, args, root)
+    if outcome.timed_out:
+        raise LintError(f"timed out after {linter.timeout:.0f} s")
+    if outcome.returncode not in (0, 1):
+        raise LintError(f"exit {outcome.returncode}: {outcome.last_error_line()}")
+    items = pinned.findings(outcome)
+    if items is None:
+        raise LintError("the output is not a JSON list of findings")
+    return [_finding(repo, item, root) for item in items], outcome.seconds
 
 
 # -- matching and counting ---------------------------------------------------------------
@@ -522,6 +374,16 @@ class Match:
     duplicates: list[tuple[Label, Finding]] = field(default_factory=list)
     unlabelled: list[Finding] = field(default_factory=list)
     context: list[Finding] = field(default_factory=list)
+
+    def only(self, repos: set[str]) -> Match:
+        """What happened in these repositories."""
+        return Match(
+            {ident: f for ident, f in self.true_positives.items() if f.repo in repos},
+            [item for item in self.false_positives if item[1].repo in repos],
+            [item for item in self.duplicates if item[1].repo in repos],
+            [finding for finding in self.unlabelled if finding.repo in repos],
+            [finding for finding in self.context if finding.repo in repos],
+        )
 
 
 def match(labels: Sequence[Label], findings: Iterable[Finding]) -> Match:
@@ -633,15 +495,16 @@ def _ratio(value: float | None) -> str:
 
 
 def _table(rows: Mapping[str, Counts], title: str) -> list[str]:
+    width = max([8, *map(len, rows)])
     out = [
         title,
-        f"  {'':8} {'pos':>4} {'neg':>4} {'TP':>4} {'FN':>4} {'FP':>4} {'unlab':>5}"
+        f"  {'':{width}} {'pos':>4} {'neg':>4} {'TP':>4} {'FN':>4} {'FP':>4} {'unlab':>5}"
         f" {'prec':>5} {'prec+u':>6} {'recall':>6}",
     ]
     for name in sorted(rows):
         c = rows[name]
         out.append(
-            f"  {name:8} {c.positives:4} {c.negatives:4} {c.tp:4} {c.fn:4} {c.fp:4}"
+            f"  {name:{width}} {c.positives:4} {c.negatives:4} {c.tp:4} {c.fn:4} {c.fp:4}"
             f" {c.unlabelled:5} {_ratio(c.precision()):>5}"
             f" {_ratio(c.precision(with_unlabelled=True)):>6} {_ratio(c.recall()):>6}"
         )
@@ -666,6 +529,8 @@ class Score:
     per_rule: dict[str, Counts]
     implemented: set[str] | None
     runs: list[RepoRun]
+    #: The overall counts of the repositories of each kind.
+    per_kind: dict[str, Counts] = field(default_factory=dict)
 
     def misses(self) -> list[Label]:
         return [
@@ -698,18 +563,56 @@ def score(
     result = match(chosen, findings)
     scored = [label for label in chosen if implemented is None or label.code in implemented]
     pending = [label for label in chosen if label not in scored]
-    per_rule = count(scored, result)
-    for code in list(per_rule):
-        if implemented is not None and code not in implemented:
-            del per_rule[code]
-    return Score(list(labels), scored, pending, result, per_rule, implemented, list(runs))
+
+    def counted(labels: Sequence[Label], result: Match) -> dict[str, Counts]:
+        per_rule = count(labels, result)
+        return {
+            code: counts
+            for code, counts in per_rule.items()
+            if implemented is None or code in implemented
+        }
+
+    kinds: dict[str, set[str]] = defaultdict(set)
+    for run in runs:
+        kinds[run.repo.kind].add(run.repo.name)
+    per_kind = {
+        kind: total(counted([label for label in scored if label.repo in names], result.only(names)))
+        for kind, names in kinds.items()
+    }
+    per_rule = counted(scored, result)
+    return Score(list(labels), scored, pending, result, per_rule, implemented, list(runs), per_kind)
 
 
 def _label_line(label: Label) -> str:
     return f"    [{label.id}] {label.where()} ({', '.join(label.shape)}): {label.reason}"
 
 
-def report(outcome: Score) -> str:
+def _unmatched(outcome: Score, *, whole: bool) -> list[str]:
+    """Findings no label counts, and the linter's own problems."""
+    result = outcome.result
+    out = [f"Unlabelled findings in labelled files ({len(result.unlabelled)}): judge and label"]
+    out += [f"  {finding.render()}" for finding in result.unlabelled]
+    if result.context and whole:
+        out.append(
+            f"Findings outside labelled files, not counted ({len(result.context)}; "
+            "every one is in --json, for an audit)"
+        )
+        per_repo = Counter(finding.repo for finding in result.context)
+        out += [f"  {name}: {n}" for name, n in sorted(per_repo.items())]
+    elif result.context:
+        out.append(f"Findings in context files (not labelled, not counted) ({len(result.context)})")
+        out += [f"  {finding.render()}" for finding in result.context]
+    if result.duplicates:
+        out.append(f"Duplicate findings for one label ({len(result.duplicates)})")
+        out += [f"  {finding.render()} [{label.id}]" for label, finding in result.duplicates]
+    problems = [problem for run in outcome.runs for problem in run.problems]
+    out.append("")
+    out.append(f"Linter problems: parse and internal errors ({len(problems)})")
+    out += [f"  {problem.render()}" for problem in problems]
+    return out
+
+
+def report(outcome: Score, *, whole: bool = False) -> str:
     out: list[str] = []
     result = outcome.result
     out.append("Repositories")
@@ -723,6 +626,8 @@ def report(outcome: Score) -> str:
     out += _table(families(outcome.per_rule), "Per family")
     overall = total(outcome.per_rule)
     out += _table({"overall": overall}, "")
+    out.append("")
+    out += _table(outcome.per_kind, "Per kind of repository")
     out.append("")
     out.append(f"False positives ({len(result.false_positives)})")
     for label, finding, why in result.false_positives:
@@ -741,18 +646,7 @@ def report(outcome: Score) -> str:
     out.append("All shape tags of misses: " + _format_counter(_causes(misses)))
     out.append("All shape tags of false positives: " + _format_counter(_causes(false_positives)))
     out.append("")
-    out.append(f"Unlabelled findings in labelled files ({len(result.unlabelled)}): judge and label")
-    out += [f"  {finding.render()}" for finding in result.unlabelled]
-    if result.context:
-        out.append(f"Findings in context files (not labelled, not counted) ({len(result.context)})")
-        out += [f"  {finding.render()}" for finding in result.context]
-    if result.duplicates:
-        out.append(f"Duplicate findings for one label ({len(result.duplicates)})")
-        out += [f"  {finding.render()} [{label.id}]" for label, finding in result.duplicates]
-    problems = [problem for run in outcome.runs for problem in run.problems]
-    out.append("")
-    out.append(f"Linter problems: parse and internal errors ({len(problems)})")
-    out += [f"  {problem.render()}" for problem in problems]
+    out += _unmatched(outcome, whole=whole)
     if outcome.pending:
         out.append("")
         out.append(f"Not yet implemented rules ({len(outcome.pending)} labels, not counted)")
@@ -772,7 +666,7 @@ def _format_counter(counter: Counter[str]) -> str:
     return ", ".join(f"{tag} {n}" for tag, n in counter.most_common()) or "-"
 
 
-def to_json(outcome: Score, linter: Linter, labels_path: Path) -> Json:
+def to_json(outcome: Score, linter: Linter, labels_paths: Sequence[Path], *, whole: bool) -> Json:
     result = outcome.result
 
     def label_json(label: Label) -> Json:
@@ -788,17 +682,22 @@ def to_json(outcome: Score, linter: Linter, labels_path: Path) -> Json:
 
     return {
         "labels": {
-            "file": labels_path.name,
-            "sha256": hashlib.sha256(labels_path.read_bytes()).hexdigest(),
+            "files": [
+                {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+                for path in labels_paths
+            ],
             "count": len(outcome.labels),
         },
+        "whole": whole,
         "linter": linter.describe(),
         "implemented_rules": sorted(outcome.implemented or []),
         "repos": [
             {
                 "name": run.repo.name,
                 "commit": run.repo.commit,
+                "kind": run.repo.kind,
                 "findings": len(run.findings),
+                "outside_labelled_files": sum(f.repo == run.repo.name for f in result.context),
                 "seconds": round(run.seconds, 2),
                 "error": run.error,
                 "note": run.note,
@@ -808,6 +707,7 @@ def to_json(outcome: Score, linter: Linter, labels_path: Path) -> Json:
         "overall": total(outcome.per_rule).to_json(),
         "families": {name: c.to_json() for name, c in sorted(families(outcome.per_rule).items())},
         "rules": {code: c.to_json() for code, c in sorted(outcome.per_rule.items())},
+        "kinds": {kind: c.to_json() for kind, c in sorted(outcome.per_kind.items())},
         "true_positives": sorted(result.true_positives),
         "false_positives": [
             {"label": label_json(label), "finding": finding.to_json(), "why": why}
@@ -839,9 +739,22 @@ def to_json(outcome: Score, linter: Linter, labels_path: Path) -> Json:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS, help="labels file")
     parser.add_argument(
-        "--cache-dir", type=Path, default=DEFAULT_CACHE, help="where repositories are extracted"
+        "--labels",
+        type=Path,
+        action="append",
+        help="labels file; give it again for several (default: labels.toml here)",
+    )
+    parser.add_argument(
+        "--whole",
+        action="store_true",
+        help="extract whole trees and lint each from its root (`.`), as a user does",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="where repositories are extracted (default: benchmarks/.cache/realcode, "
+        "or benchmarks/.cache/whole with --whole)",
     )
     parser.add_argument(
         "--mirror-root",
@@ -875,14 +788,25 @@ def _split(values: Sequence[str]) -> list[str]:
 
 
 def run_repos(
-    repos: Sequence[Repo], linter: Linter, cache_dir: Path, mirror_root: Path | None
+    repos: Sequence[Repo],
+    linter: Linter,
+    jobs: int | None,
+    cache_dir: Path,
+    mirror_root: Path | None,
+    *,
+    whole: bool,
 ) -> list[RepoRun]:
     runs = []
     for repo in repos:
         run = RepoRun(repo)
         try:
-            run.root, run.note = materialise(repo, cache_dir, mirror_root)
-            findings, run.seconds = lint(linter, repo, run.root)
+            run.root, run.note = materialise(
+                repo.name, repo.commit, None if whole else repo.paths, cache_dir, mirror_root
+            )
+            missing = [path for path in repo.paths if not (run.root / path).is_file()]
+            if missing:
+                raise MaterialiseError(f"not in the tree: {', '.join(missing)}")
+            findings, run.seconds = lint(linter, jobs, repo, run.root, whole=whole)
         except (MaterialiseError, LintError, OSError) as error:
             run.error = f"{type(error).__name__}: {error}"
         else:
@@ -894,39 +818,39 @@ def run_repos(
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    labels_paths = args.labels or [DEFAULT_LABELS]
+    cache_dir = args.cache_dir or (WHOLE_CACHE if args.whole else DEFAULT_CACHE)
     try:
-        repos, labels = load_labels(args.labels)
-        skipped = load_skipped(args.labels)
+        repos, labels, skipped = load_labels(labels_paths)
     except LabelError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    wanted = set(_split(args.repos))
-    unknown = wanted - {repo.name for repo in repos}
-    if unknown:
-        print(f"error: unknown repositories: {', '.join(sorted(unknown))}", file=sys.stderr)
+    try:
+        wanted = set(pinned.chosen(args.repos, [repo.name for repo in repos]))
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
-    if wanted:
-        repos = [repo for repo in repos if repo.name in wanted]
-        labels = [label for label in labels if label.repo in wanted]
-    linter = make_linter(args.python, args.pythonpath, args.jobs, args.timeout)
-    args.cache_dir.mkdir(parents=True, exist_ok=True)
-    implemented = implemented_rules(linter, args.cache_dir)
+    repos = [repo for repo in repos if repo.name in wanted]
+    labels = [label for label in labels if label.repo in wanted]
+    linter = make_linter(args.python, args.pythonpath, args.timeout)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    implemented = implemented_rules(linter, cache_dir)
     if implemented is None:
         print("warning: `tflint_leaks rules` failed; counting every rule", file=sys.stderr)
     mirror_root = None if args.offline or not args.mirror_root.is_dir() else args.mirror_root
-    runs = run_repos(repos, linter, args.cache_dir, mirror_root)
+    runs = run_repos(repos, linter, args.jobs, cache_dir, mirror_root, whole=args.whole)
     outcome = score(labels, runs, implemented, _split(args.rules))
-    module = linter_module(linter, args.cache_dir)
+    module = linter_module(linter, cache_dir)
     try:
         print(f"tflint_leaks: {module}")
         print(f"labels: {len(labels)}; places read and skipped: {sum(skipped.values())}", end="")
         print(f" ({_format_counter(skipped)})")
-        print(report(outcome))
+        print(report(outcome, whole=args.whole))
     except BrokenPipeError:  # `score.py | head`: silence the flush at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     if args.json is not None:
-        data = to_json(outcome, linter, args.labels)
+        data = to_json(outcome, linter, labels_paths, whole=args.whole)
         data["linter"]["module"] = module
         data["skipped"] = dict(skipped)
         args.json.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

@@ -175,6 +175,18 @@ class CellCode:
         return self.first_line + len(split_lines(self.code.text[:offset])) - 1
 
 
+@dataclass(frozen=True)
+class SkippedCell:
+    """A code cell left out because IPython would not run it, and why: plain data, so that
+    it keeps its position when the notebook is sent from a worker (a ``SyntaxError`` made by
+    hand loses its line and column when pickled)."""
+
+    cell: int
+    message: str
+    line: int
+    column: int
+
+
 @dataclass
 class Notebook:
     """The joined code of a notebook, where each cell sits in it, and cells that do not run."""
@@ -182,8 +194,8 @@ class Notebook:
     path: str
     text: str
     cells: list[CellCode]
-    #: (cell number, its syntax error in the cell) for each cell that is left out.
-    bad_cells: list[tuple[int, SyntaxError]] = field(default_factory=list)
+    #: The cells left out, with their syntax error (a position in the cell).
+    bad_cells: list[SkippedCell] = field(default_factory=list)
     #: Why the notebook is not linted at all (another kernel's language).
     note: str | None = None
 
@@ -244,7 +256,7 @@ def read_notebook(path: Path, text: str) -> Notebook:
         return Notebook(shown, "", [], note=note)
     pieces: list[str] = []
     cells: list[CellCode] = []
-    bad_cells: list[tuple[int, SyntaxError]] = []
+    bad_cells: list[SkippedCell] = []
     line = 1
     for number, cell in enumerate(notebook["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -253,7 +265,7 @@ def read_notebook(path: Path, text: str) -> Notebook:
         try:
             code = python_of_cell(source)
         except SyntaxError as error:
-            bad_cells.append((number, error))
+            bad_cells.append(SkippedCell(number, error.msg, error.lineno or 1, error.offset or 1))
             continue
         found = CellCode(number, line, code, source)
         pieces.append(code.text)
@@ -273,13 +285,13 @@ def in_cells(
         replace(
             SYNTAX_ERROR.at(
                 notebook.path,
-                f"invalid syntax: {error.msg}; the cell is skipped",
-                error.lineno or 1,
-                error.offset or 1,
+                f"invalid syntax: {bad.message}; the cell is skipped",
+                bad.line,
+                bad.column,
             ),
-            cell=cell,
+            cell=bad.cell,
         )
-        for cell, error in notebook.bad_cells
+        for bad in notebook.bad_cells
     ]
     return skipped + [notebook.to_cells(d) for d in diagnostics]
 

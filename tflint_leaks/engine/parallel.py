@@ -1,10 +1,18 @@
-"""Worker processes for the two per-file phases (index, check), with prompt interruption.
+"""Worker processes for the two per-file phases (index, check): runs that always end.
 
 Each phase forks its workers once the data they share exists (the project index for the check
-phase), hands it to them once through the pool initializer instead of with every task, and
-yields results in order as they are finished. Workers ignore SIGINT: on Ctrl-C (or SIGTERM, which
-the command line turns into the same interrupt) the parent gets the ``KeyboardInterrupt``, keeps
-what was finished and terminates the workers.
+phase). A worker gets the task, the shared data and every item once, when it starts (copied by
+the fork, not pickled), and then only the positions of the items to run, a chunk at a time over
+its own pipe; it sends each result back as soon as it has it. So the parent always knows which
+item each worker is on, and it waits on the workers' pipes and on their process sentinels at
+once: a worker that dies (killed, a segfault, ``os._exit``) is noticed at once, never waited
+for. The item it was on is run again in a new worker (a stray kill costs nothing); if that
+worker dies too, the phase's ``lost`` function gives the item's result (the runner reports the
+file as TFL002) and the run goes on.
+
+Workers ignore SIGINT and die of SIGTERM: on Ctrl-C (or SIGTERM, which the command line turns
+into the same interrupt) the parent gets the ``KeyboardInterrupt`` wherever it waits, keeps what
+was finished and kills the workers, whatever they are doing, and reaps them.
 """
 
 from __future__ import annotations
@@ -13,11 +21,15 @@ import contextlib
 import gc
 import os
 import signal
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from multiprocessing.pool import Pool as _ProcessPool
+    from multiprocessing.connection import Connection
+    from multiprocessing.context import ForkContext, SpawnContext
+    from multiprocessing.process import BaseProcess
 
 Item = TypeVar("Item")
 Shared = TypeVar("Shared")
@@ -30,23 +42,201 @@ Result = TypeVar("Result")
 #: cyclic garbage collected, a few MB later.
 COLLECTOR_THRESHOLDS = (200_000, 30, 30)
 
-_task: Callable[[Any, Any], Any] | None = None
-_shared: Any = None
+#: How many workers may die on one item before it is given up (``lost``): the first death may
+#: be a stray kill, the second says the item kills its worker.
+DEATHS_PER_ITEM = 2
+
+#: Chunks sent ahead to each worker, so that it never waits for the parent between chunks.
+_CHUNKS_AHEAD = 2
 
 
-def _start_worker(task: Callable[[Any, Any], Any], shared: Any) -> None:
-    global _task, _shared
-    # The parent handles Ctrl-C and SIGTERM and stops the workers with SIGTERM (terminate):
-    # a worker ignores the one and dies of the other without a traceback.
+@dataclass(frozen=True)
+class Death(Generic[Item]):
+    """A worker process died while it was running the task on ``item``."""
+
+    item: Item
+    #: How it died: ``killed by SIGKILL``, ``exit status 3``.
+    cause: str
+    #: The item was given up (its result is ``lost``'s); else it was run again.
+    final: bool
+
+
+def _serve(
+    tasks: Connection,
+    results: Connection,
+    task: Callable[[Any, Any], Any],
+    shared: Any,
+    items: Sequence[Any],
+    inherited: list[Connection],
+) -> None:
+    """A worker: run the task on the positions it is sent, sending back each result (or the
+    exception the task raised) as soon as it has it; end when the parent closes its pipe."""
+    # The parent handles Ctrl-C and SIGTERM and kills the workers: a worker ignores the one and
+    # dies of the other without a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     gc.set_threshold(*COLLECTOR_THRESHOLDS)  # inherited when forked, not when spawned
-    _task, _shared = task, shared
+    # The parent's ends of the pipes, copied by the fork: closed, so that this worker sees the
+    # end of its task pipe when the parent closes it or dies.
+    for connection in inherited:
+        connection.close()
+    while True:
+        try:
+            chunk: list[int] = tasks.recv()
+        except EOFError:
+            return
+        for position in chunk:
+            try:
+                outcome = (position, True, task(items[position], shared))
+            except Exception as error:  # raised again in the parent, as with one process
+                outcome = (position, False, error)
+            try:
+                results.send(outcome)
+            except Exception as error:  # the result or the exception cannot be pickled
+                results.send((position, False, RuntimeError(f"{type(error).__name__}: {error}")))
 
 
-def _run(item: Any) -> Any:
-    assert _task is not None
-    return _task(item, _shared)
+@dataclass(eq=False)
+class _Worker:
+    process: BaseProcess
+    tasks: Connection
+    results: Connection
+    #: The positions sent to it and not answered yet, in the order it runs them.
+    running: deque[int] = field(default_factory=deque)
+
+
+def cause_of_death(exit_code: int | None) -> str:
+    """``killed by SIGKILL`` for a negative exit code (a signal), ``exit status N`` else."""
+    if exit_code is not None and exit_code < 0:
+        try:
+            return f"killed by {signal.Signals(-exit_code).name}"
+        except ValueError:
+            return f"killed by signal {-exit_code}"
+    return f"exit status {exit_code}"
+
+
+class _Workers:
+    """Up to ``jobs`` workers running ``task`` on ``items``; results come out in order."""
+
+    def __init__(
+        self,
+        context: ForkContext | SpawnContext,
+        task: Callable[[Any, Any], Any],
+        shared: Any,
+        items: Sequence[Any],
+        jobs: int,
+        forked: bool,
+    ) -> None:
+        self._context = context
+        self._start = (task, shared, items)
+        self._items = items
+        self._jobs = jobs
+        self._forked = forked
+        self._chunk = max(1, min(16, len(items) // (jobs * 8)))
+        self._workers: list[_Worker] = []
+        self._todo: deque[int] = deque(range(len(items)))
+        #: How many workers died on each item.
+        self._killed: dict[int, int] = {}
+
+    def results(self, lost: Callable[[Any, str], Any], deaths: list[Death[Any]]) -> Iterator[Any]:
+        done: dict[int, Any] = {}
+        for position in range(len(self._items)):
+            while position not in done:
+                self._feed()
+                self._receive(done, lost, deaths)
+            yield done.pop(position)
+
+    def _feed(self) -> None:
+        """Start workers while there is work for more, and send each a chunk ahead."""
+        while self._todo and len(self._workers) < min(self._jobs, len(self._todo)):
+            self._workers.append(self._spawn())
+        for worker in self._workers:
+            while self._todo and len(worker.running) < _CHUNKS_AHEAD * self._chunk:
+                chunk = [self._todo.popleft() for _ in range(min(self._chunk, len(self._todo)))]
+                worker.running.extend(chunk)
+                try:
+                    worker.tasks.send(chunk)
+                except BrokenPipeError:  # it died: its sentinel says so, and _bury handles it
+                    break
+
+    def _spawn(self) -> _Worker:
+        tasks_out, tasks_in = self._context.Pipe(duplex=False)
+        results_in, results_out = self._context.Pipe(duplex=False)
+        parents = [tasks_in, results_in]
+        inherited = [*parents, *(c for w in self._workers for c in (w.tasks, w.results))]
+        process = self._context.Process(
+            target=_serve,
+            args=(tasks_out, results_out, *self._start, inherited if self._forked else []),
+            name="tflint-leaks-worker",
+            daemon=True,
+        )
+        process.start()
+        tasks_out.close()
+        results_out.close()
+        return _Worker(process, tasks_in, results_in)
+
+    def _receive(
+        self, done: dict[int, Any], lost: Callable[[Any, str], Any], deaths: list[Death[Any]]
+    ) -> None:
+        """Wait until a worker sends results or dies (an interrupt ends the wait at once), and
+        take what came: the results, and the items of a worker that died."""
+        from multiprocessing.connection import wait
+
+        ready = wait([o for w in self._workers for o in (w.results, w.process.sentinel)])
+        for worker in list(self._workers):
+            ended = worker.process.sentinel in ready
+            if not ended and worker.results not in ready:
+                continue
+            try:
+                while worker.results.poll():  # what it sent before dying, too
+                    self._take(worker, worker.results.recv(), done)
+            except EOFError:  # its end of the pipe closed: it died
+                ended = True
+            if ended:
+                self._bury(worker, done, lost, deaths)
+
+    def _take(self, worker: _Worker, message: tuple[int, bool, Any], done: dict[int, Any]) -> None:
+        position, finished, value = message
+        if not finished:
+            raise value
+        worker.running.remove(position)
+        done[position] = value
+
+    def _bury(
+        self,
+        worker: _Worker,
+        done: dict[int, Any],
+        lost: Callable[[Any, str], Any],
+        deaths: list[Death[Any]],
+    ) -> None:
+        """Reap a worker that died; run what it had not finished again, in a new worker, but
+        give up the item it was on when it is the second to die on it."""
+        self._workers.remove(worker)
+        self._end(worker)
+        if not worker.running:
+            return
+        cause = cause_of_death(worker.process.exitcode)
+        position = worker.running.popleft()
+        self._killed[position] = self._killed.get(position, 0) + 1
+        final = self._killed[position] >= DEATHS_PER_ITEM
+        deaths.append(Death(self._items[position], cause, final))
+        if final:
+            done[position] = lost(self._items[position], cause)
+        else:
+            worker.running.appendleft(position)
+        self._todo.extendleft(reversed(worker.running))
+
+    def stop(self) -> None:
+        """Kill and reap every worker, whatever it is doing."""
+        while self._workers:
+            self._end(self._workers.pop())
+
+    @staticmethod
+    def _end(worker: _Worker) -> None:
+        worker.process.kill()
+        worker.process.join()
+        worker.tasks.close()
+        worker.results.close()
 
 
 @contextlib.contextmanager
@@ -65,13 +255,24 @@ def default_jobs() -> int:
 
 
 class Phase(Generic[Item, Shared, Result]):
-    """Apply ``task(item, shared)`` to every item, in ``jobs`` processes when jobs > 1."""
+    """Apply ``task(item, shared)`` to every item, in ``jobs`` processes when jobs > 1.
 
-    def __init__(self, task: Callable[[Item, Shared], Result], shared: Shared, jobs: int) -> None:
+    ``lost(item, cause)`` is the result of an item that killed the workers that ran it (see
+    :data:`DEATHS_PER_ITEM`); :attr:`deaths` records every worker that died, and on what."""
+
+    def __init__(
+        self,
+        task: Callable[[Item, Shared], Result],
+        shared: Shared,
+        jobs: int,
+        lost: Callable[[Item, str], Result],
+    ) -> None:
         self._task = task
         self._shared = shared
         self._jobs = jobs
-        self._pool: _ProcessPool | None = None
+        self._lost = lost
+        self._workers: _Workers | None = None
+        self.deaths: list[Death[Item]] = []
 
     def run(self, items: Sequence[Item]) -> Iterator[Result]:
         if self._jobs <= 1 or len(items) < 2:
@@ -80,20 +281,22 @@ class Phase(Generic[Item, Shared, Result]):
             return
         import multiprocessing  # only when workers are used: it costs start-up time
 
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        context = multiprocessing.get_context(method)
-        self._pool = context.Pool(
-            min(self._jobs, len(items)), _start_worker, (self._task, self._shared)
+        forked = "fork" in multiprocessing.get_all_start_methods()
+        self._workers = _Workers(
+            multiprocessing.get_context("fork") if forked else multiprocessing.get_context("spawn"),
+            self._task,
+            self._shared,
+            items,
+            min(self._jobs, len(items)),
+            forked,
         )
-        chunk = max(1, min(16, len(items) // (self._jobs * 8)))
         try:
-            yield from self._pool.imap(_run, items, chunksize=chunk)
+            yield from self._workers.results(self._lost, self.deaths)
         finally:
             self.close()
 
     def close(self) -> None:
         """Stop the workers (at once if results are still pending: Ctrl-C)."""
-        if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
-            self._pool = None
+        if self._workers is not None:
+            self._workers.stop()
+            self._workers = None

@@ -8,7 +8,7 @@ call; :func:`lint_source` lints an editor's buffer. Each stage lives in its own 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,8 +21,9 @@ from tflint_leaks.engine.check import check_file
 from tflint_leaks.engine.discovery import discover
 from tflint_leaks.engine.indexing import Indexes, ParsedFile, index_file, unreadable
 from tflint_leaks.engine.notebook import in_cells
-from tflint_leaks.engine.parallel import Phase, fewer_collections
+from tflint_leaks.engine.parallel import Death, Phase, fewer_collections
 from tflint_leaks.engine.suppression import unsuppressed
+from tflint_leaks.registry import INTERNAL_ERROR
 from tflint_leaks.source import SourceError, read_source
 
 if TYPE_CHECKING:
@@ -132,32 +133,61 @@ def _lint(
     if not texts:
         to_index = todo
     checked = {str(path) for path in todo}
-    phases.append(Phase(_index_path, None, jobs))
-    for outcome in phases[-1].run(to_index):
+    phases.append(Phase(_index_path, None, jobs, _lost_index))
+    for file, outcome in zip(to_index, phases[-1].run(to_index), strict=True):
         if isinstance(outcome, Diagnostic):
             if outcome.file in checked:
                 result.diagnostics.append(outcome)
-                if cache is not None:
+                if cache is not None and not _given_up(phases[-1].deaths, file):
                     _store(cache, outcome.file, texts, (outcome,), [], [], [], None)
         else:
             indexed[outcome.path] = outcome
+    _report_deaths(phases[-1].deaths, str, result)
     project = ProjectIndex(parsed.index for parsed in indexed.values())
     work = [indexed[str(path)] for path in todo if str(path) in indexed]
-    phases.append(Phase(_check, (project, per_file, prefilter), jobs))
+    phases.append(Phase(_check, (project, per_file, prefilter), jobs, _lost_check))
     for parsed, (diagnostics, tracebacks) in zip(work, phases[-1].run(work), strict=True):
         warnings: list[str] = []
         kept = _kept(parsed, diagnostics, per_file[parsed.path], warnings)
         result.diagnostics.extend(kept)
         result.warnings.extend(warnings)
         result.tracebacks.extend(tracebacks)
-        if cache is not None:
+        if cache is not None and not _given_up(phases[-1].deaths, parsed):
             dependencies = [(m.path, m.digest) for m in project.dependencies(parsed.index)]
             index = parsed.index if parsed.notebook is None else None
             _store(cache, parsed.path, texts, kept, warnings, tracebacks, dependencies, index)
+    _report_deaths(phases[-1].deaths, lambda parsed: parsed.path, result)
     if cache is not None:
         for path, parsed in indexed.items():
             if path not in checked and parsed.notebook is None:
                 cache.store_index(path, parsed.index)
+
+
+def _lost_index(path: Path, cause: str) -> Diagnostic:
+    return INTERNAL_ERROR.at(str(path), _lost_message(cause))
+
+
+def _lost_check(parsed: ParsedFile, cause: str) -> tuple[list[Diagnostic], list[str]]:
+    return [INTERNAL_ERROR.at(parsed.path, _lost_message(cause))], []
+
+
+def _lost_message(cause: str) -> str:
+    return f"two worker processes died linting this file ({cause})"
+
+
+def _given_up(deaths: list[Death[Any]], item: object) -> bool:
+    """Whether the workers that ran ``item`` died: that is not cached, so the next run tries
+    again (a worker killed from outside, or out of memory, says nothing about the file)."""
+    return any(death.item is item and death.final for death in deaths)
+
+
+def _report_deaths(deaths: list[Death[Any]], name: Callable[[Any], str], result: RunResult) -> None:
+    for death in deaths:
+        if not death.final:
+            where = name(death.item)
+            result.warnings.append(
+                f"a worker process died ({death.cause}) linting {where}; linted again"
+            )
 
 
 def _store(
