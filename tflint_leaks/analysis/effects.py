@@ -169,7 +169,7 @@ class Effects:
         project = False
         for target in targets:
             if target.kind is TargetKind.LIBRARY:
-                made = _library_effect(target.name, call)
+                made = library_effect(target.name, call)
                 if made is not None:
                     # A graph op is named in full (``tf.assign``), the others by their last name.
                     text = _text(call.func)
@@ -338,7 +338,8 @@ class Effects:
         )
 
 
-def _library_effect(qualified: str, call: Expr) -> EffectKind | None:
+def library_effect(qualified: str, call: Expr) -> EffectKind | None:
+    """What a call of the library callable ``qualified`` does that a loop rule looks for."""
     if keras.builds_model(qualified):
         return EffectKind.BUILD_MODEL
     if qualified in keras.CLEAR_SESSION:

@@ -69,6 +69,10 @@ BUILTINS = frozenset(
         "input", "ascii", "exec",
     }
 )  # fmt: skip
+#: How many project subclasses ``self`` of a class may stand for (each one's attributes and
+#: overrides are looked up); a class with more, a framework's base class (a ``Layer`` with
+#: hundreds of subclasses), stands for itself.
+MAX_CONE = 8
 #: Calls that put their argument into the container they are called on.
 STORE_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put"})
 _LITERALS = {"number": NUMBER, "str": STR, "true": BOOL, "false": BOOL, "none": NONE}
@@ -98,14 +102,6 @@ class Where(NamedTuple):
     @property
     def qualname(self) -> str:
         return self.function.qualname if self.function is not None else ""
-
-    @property
-    def scope(self) -> tuple[str, str]:
-        """Which body this is: the file, and the function's qualified name, the class body's
-        ``class Name``, or "" for the module's own code."""
-        if self.function is None and self.klass is not None:
-            return self.module.path, f"class {self.klass.name}"
-        return self.module.path, self.qualname
 
 
 class TargetKind(enum.Enum):
@@ -146,8 +142,8 @@ class Inference:
 
     def __init__(self, project: ProjectIndex) -> None:
         self.project = project
-        self._locals: dict[tuple[str, str], dict[str, list[Expr]]] = {}
-        self._stored: dict[tuple[str, str], dict[str, list[Expr]]] = {}
+        self._locals: dict[int, dict[str, list[Expr]]] = {}
+        self._stored: dict[int, dict[str, list[Expr]]] = {}
         self._attribute_values: dict[tuple[str, str, str], Placed] = {}
         self._calls_named: dict[str, list[SiteId]] | None = None
         self._handed: tuple[dict[str, set[str]], frozenset[str]] | None = None
@@ -185,7 +181,7 @@ class Inference:
 
     def _assigned(self, where: Where) -> dict[str, list[Expr]]:
         """A body's assignments by target (names, and ``self.x``)."""
-        key = where.scope
+        key = id(where.body)  # the body lives as long as the project index
         found = self._locals.get(key)
         if found is None:
             found = self._locals[key] = {}
@@ -196,7 +192,7 @@ class Inference:
     def _stores(self, where: Where) -> dict[str, list[Expr]]:
         """What a body puts into the containers it names (``agents.append(agent)``), by the
         container's name."""
-        key = where.scope
+        key = id(where.body)
         found = self._stored.get(key)
         if found is None:
             found = self._stored[key] = {}
@@ -232,6 +228,8 @@ class Inference:
             return [ref]
         definition = self.klass(ref)
         subclasses = self.project.subclasses(*definition) if definition is not None else ()
+        if len(subclasses) > MAX_CONE:
+            return [ref]  # a framework's base class: its own methods and attributes
         return [ref, *(ClassRef(m.path, k.name) for m, k in subclasses)]
 
     def method_of(self, ref: ClassRef, name: str, *, after: bool = False) -> FunctionRef | None:
@@ -308,14 +306,15 @@ class Inference:
         module = where.module
         if function is not None and name not in function.body.globals:
             if name in self._assigned(where):
-                return (yield from ask(("local", module.path, function.qualname, name)))
+                local: Value = yield ("local", module.path, function.qualname, name)
+                return local
             if name in function.params:
-                found = yield from ask(("param", module.path, function.qualname, name))
-                return found.stale()
+                parameter: Value = yield ("param", module.path, function.qualname, name)
+                return parameter.stale()
             if name == "self" and function.is_method and where.klass is not None:
                 return self.cone(module, where.klass)
-        found = yield from ask(("global", module.path, name))
-        return found.stale()
+        global_value: Value = yield ("global", module.path, name)
+        return global_value.stale()
 
     def attribute_of(self, value: Value, name: str) -> Computation:
         """``value.name``."""
@@ -329,7 +328,7 @@ class Inference:
                 if not having:
                     found.append(UNKNOWN)
                 for ref in having:
-                    attribute = yield from ask(("attribute", ref.path, ref.name, name))
+                    attribute = yield ("attribute", ref.path, ref.name, name)
                     found.append(attribute.stale())
             elif kind is Kind.MODULE:
                 found.append((yield from self._module_attribute(str(each.ref), name)))
@@ -350,7 +349,8 @@ class Inference:
         )
         if submodule is not None and not bound:
             return atom(Kind.MODULE, ref=submodule.path)
-        return (yield from ask(("global", path, name)))
+        found: Value = yield ("global", path, name)
+        return found
 
     def _display(self, expr: Expr, where: Where) -> Computation:
         values = yield from self.evaluate_all(expr.parts, where)
@@ -449,7 +449,7 @@ class Inference:
                 if method is not None:
                     found.append(Target(TargetKind.FUNCTION, method, klass))
                     continue
-                attribute = yield from ask(("attribute", klass.path, klass.name, name))
+                attribute = yield ("attribute", klass.path, klass.name, name)
                 callable_atoms = [a for a in attribute.atoms if a.kind is not Kind.UNKNOWN]
                 if callable_atoms:
                     found.extend(t for a in callable_atoms for t in self._call_targets(a))
@@ -473,7 +473,7 @@ class Inference:
         """What running ``target`` for ``call`` returns."""
         kind = target.kind
         if kind is TargetKind.FUNCTION and target.ref is not None:
-            returned = yield from ask(("returns", target.ref.path, target.ref.qualname))
+            returned = yield ("returns", target.ref.path, target.ref.qualname)
             return _made_in(returned, target.ref.qualname)
         if kind is TargetKind.CONSTRUCTOR and target.klass is not None:
             return self.instance(target.klass, fresh=True)
@@ -715,7 +715,7 @@ class Inference:
         """The call sites that may run a function: those that call it by its name, and those
         that call a name it is handed to (``decoder=beam_search`` ... ``decoder(model, x)``,
         ``fn = build`` ... ``fn()``)."""
-        short = _short_name(qualname)
+        short = short_name(qualname)
         last = qualname.rpartition(".")[2]
         receivers = self._flows()[0]
         names = {short, *receivers.get(short, ()), *receivers.get(last, ())}
@@ -731,8 +731,12 @@ class Inference:
         if last.startswith("__") and last.endswith("__") and last != "__init__":
             return True
         escaped = self._flows()[1]
-        short = _short_name(function.qualname)
+        short = short_name(function.qualname)
         return short in escaped or last in escaped or not self.candidates(function.qualname)
+
+    def handed(self) -> dict[str, set[str]]:
+        """The names each function (by its last identifier) is handed to."""
+        return self._flows()[0]
 
     def _flows(self) -> tuple[dict[str, set[str]], frozenset[str]]:
         """Where the project hands functions around, by their last identifier: the names each
@@ -745,7 +749,7 @@ class Inference:
         parameters: dict[str, list[tuple[str, ...]]] = {}
         for module in self.project.modules():
             for qualname, function in module.functions.items():
-                parameters.setdefault(_short_name(qualname), []).append(function.params)
+                parameters.setdefault(short_name(qualname), []).append(function.params)
 
         for where in self.bodies():
             # A name the body binds itself is a variable there, not a function.
@@ -756,12 +760,6 @@ class Inference:
                 _hand(value, receiver, variables, receivers, escaped)
         self._handed = (receivers, frozenset(escaped))
         return self._handed
-
-
-def ask(query: Query) -> Computation:
-    """The value of another unknown (the solver sends it back)."""
-    found: Value = yield query
-    return found
 
 
 def _filled(value: Value, stored: list[Value]) -> Value:
@@ -862,7 +860,8 @@ def _names_in(expr: Expr, found: set[str]) -> None:
             stack.extend(current.parts)
 
 
-def _short_name(qualname: str) -> str:
+def short_name(qualname: str) -> str:
+    """The name a call of a function uses: its last name (a constructor: its class's)."""
     owner, _, short = qualname.rpartition(".")
     return owner if short == "__init__" and owner else short
 

@@ -408,6 +408,12 @@ def _truncated(found: Atom, depth: int) -> Atom:
 
 def join(values: Iterable[Value]) -> Value:
     """The least value above every one of ``values`` (:data:`BOTTOM` for none)."""
+    if isinstance(values, list | tuple) and len(values) == 1:
+        only: Value = values[0]
+        if only.top or all(
+            a.element is None and a.items is None and a.mapped is None for a in only.atoms
+        ):
+            return only  # one flat value: already sorted and merged
     merged: dict[tuple[Kind, Ref], Atom] = {}
     for value in values:
         if value.top:
@@ -427,9 +433,11 @@ def join(values: Iterable[Value]) -> Value:
     return result
 
 
-def _sort_key(key: tuple[Kind, Ref]) -> tuple[str, str]:
+def _sort_key(key: tuple[Kind, Ref]) -> tuple[str, tuple[str, ...]]:
     kind, ref = key
-    return kind.value, repr(ref)
+    if ref is None:
+        return kind.value, ()
+    return kind.value, (ref,) if isinstance(ref, str) else tuple(ref)
 
 
 def map_atoms(value: Value, each: Callable[[Atom], Value]) -> Value:

@@ -433,8 +433,8 @@ class Evaluator:
             return Variation(Form.NUMBER, card)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "item" and not args:
             return Variation(Form.NUMBER, self.value(node.func.value).card)
-        if self._resolve(node.func) is None and self._returns_number(node):
-            # A project function computing a number from its arguments (``schedule(epoch)``).
+        if card and self._resolve(node.func) is None and self._returns_number(node):
+            # A project function computing a number from arguments that vary (``schedule(epoch)``).
             return Variation(Form.NUMBER, card)
         if callee is None:
             return Variation(Form.OPAQUE, card)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tflint_leaks.analysis.effects import Effect, EffectKind
+from tflint_leaks.analysis.effects import Effect, EffectKind, TfFunctionTarget
 from tflint_leaks.analysis.facts import Span
 from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex, TfFunctionFacts
 from tflint_leaks.analysis.inference import TargetKind, Where
@@ -155,6 +155,9 @@ class FileContext:
         self._scopes: dict[ScopeNode, ScopeFacts] = {}
         self._tapes: dict[ScopeNode, list[Tape]] = {}
         self._loop_calls: dict[LoopNode, list[cst.Call]] = {}
+        #: The whole-program answers already given, by question, node and scope (rules ask
+        #: several times about one call).
+        self._answers: dict[tuple[str, int | str, int], object] = {}
         self._guards: dict[cst.If, bool] = {}
         self._globals: dict[ScopeNode, frozenset[str]] = {}
 
@@ -364,7 +367,13 @@ class FileContext:
         model, a tape, an instance of a project class, a number with its integers, a container
         with its length... (see :mod:`tflint_leaks.analysis.lattice`: ``.kind`` answers "is
         it certainly a ...?")."""
-        return self.value(ref(node) if isinstance(node, str) else from_cst(node))
+        key = ("value", node if isinstance(node, str) else id(node), id(self.frame.node))
+        found = self._answers.get(key)
+        if found is None:
+            expr = ref(node) if isinstance(node, str) else from_cst(node)
+            found = self._answers[key] = self.value(expr)
+        assert isinstance(found, Value)
+        return found
 
     def int_value(self, node: cst.BaseExpression | str) -> int | None:
         """The largest integer an expression (or the name) may be here, when every value it
@@ -395,7 +404,13 @@ class FileContext:
     def effects(self, node: cst.Call) -> tuple[Effect, ...]:
         """What ``node`` does each time it runs: the call itself (an effect with no chain) and
         what the project code it runs does, each with the chain of calls that leads to it."""
-        return self.program.effects_of_call(from_cst(node), _HERE, self.where())
+        key = ("effects", id(node), id(self.frame.node))
+        found = self._answers.get(key)
+        if found is None:
+            found = self.program.effects_of_call(from_cst(node), _HERE, self.where())
+            self._answers[key] = found
+        assert isinstance(found, tuple)
+        return found
 
     def tf_function_callee(self, node: cst.Call) -> Callee | None:
         """The ``tf.function`` that ``node`` calls, if the project index knows it."""
@@ -407,8 +422,11 @@ class FileContext:
                 if frame.facts is not None and name in frame.facts.local_tf_functions:
                     facts = frame.facts.local_tf_functions[name]
                     return Callee(name, facts, None, self.path)
-        target = self.program.tf_function(from_cst(node), self.where())
-        if target is None:
+        key = ("tf.function", id(node), id(self.frame.node))
+        if key not in self._answers:
+            self._answers[key] = self.program.tf_function(from_cst(node), self.where())
+        target = self._answers[key]
+        if not isinstance(target, TfFunctionTarget):
             return None
         return Callee(name, target.facts, target.function, target.path)
 
