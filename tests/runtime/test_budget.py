@@ -29,10 +29,11 @@ Outcomes = dict[str, tuple[str, str | None]]
 
 
 def outcomes_of(report: Path) -> Outcomes:
+    """Each test's outcome in a JUnit XML report, by ``module::name``."""
     outcomes: Outcomes = {}
     for case in ET.parse(report).iter("testcase"):
         failed = [f for f in case if f.tag in ("failure", "error")]
-        name = str(case.get("name"))
+        name = f"{case.get('classname')}::{case.get('name')}"
         if failed:
             outcomes[name] = (failed[0].tag, failed[0].text or failed[0].get("message"))
         else:
@@ -40,9 +41,8 @@ def outcomes_of(report: Path) -> Outcomes:
     return outcomes
 
 
-def run_suite(directory: Path, name: str, source: str) -> Outcomes:
-    """Run the test module ``name`` (``source``) in ``directory`` in a new Python process."""
-    (directory / f"{name}.py").write_text(source, encoding="utf-8")
+def run_suite(directory: Path) -> Outcomes:
+    """Run the test modules in ``directory`` in a new Python process."""
     report = directory / "report.xml"
     subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--junitxml={report}"],
@@ -141,7 +141,9 @@ def test_a_plain_function(tf_budget):
 
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory: pytest.TempPathFactory) -> Outcomes:
-    return run_suite(tmp_path_factory.mktemp("traces"), "test_traces", TRACES)
+    directory = tmp_path_factory.mktemp("traces")
+    (directory / "test_traces.py").write_text(TRACES)
+    return {name.split("::")[1]: outcome for name, outcome in run_suite(directory).items()}
 
 
 def line_in(source: str, text: str) -> int:
@@ -293,7 +295,9 @@ def test_too_few_iterations(tf_budget):
 
 @pytest.fixture(scope="module")
 def iterations(tmp_path_factory: pytest.TempPathFactory) -> Outcomes:
-    return run_suite(tmp_path_factory.mktemp("iterations"), "test_iterations", ITERATIONS)
+    directory = tmp_path_factory.mktemp("iterations")
+    (directory / "test_iterations.py").write_text(ITERATIONS)
+    return {name.split("::")[1]: outcome for name, outcome in run_suite(directory).items()}
 
 
 def samples_of(message: str, label: str) -> list[tuple[int, float]]:
@@ -394,7 +398,7 @@ def test_a_suite_without_tf_budget_never_imports_tensorflow(pytester: pytest.Pyt
             assert pytestconfig.pluginmanager.has_plugin("tflint_leaks")
         """
     )
-    assert run(pytester) == {"test_plugin_is_active": ("passed", None)}
+    assert run(pytester) == {"test_plain::test_plugin_is_active": ("passed", None)}
     assert (pytester.path / "imported.txt").read_text() == "False"
 
 

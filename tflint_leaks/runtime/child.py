@@ -30,7 +30,7 @@ import time
 import traceback
 import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
@@ -151,6 +151,9 @@ class Recorder:
         self.live_tapes: weakref.WeakSet[Any] = weakref.WeakSet()
         #: The ``GradientTape`` created last (the one a statement that creates a tape made).
         self.newest_tape: weakref.ref[Any] | None = None
+        #: The live tapes, once their creation is tracked (None before, or in a release where
+        #: it cannot be).
+        self.tapes: weakref.WeakSet[Any] | None = None
         #: Counter readers, each with the sampling level it needs (``protocol.SAMPLE_*``).
         self.counters: list[tuple[int, Callable[[], dict[str, float | None]]]] = []
         self.eager_reported = False
@@ -485,18 +488,22 @@ def keras_name_count() -> int | None:
         return None
 
 
-def tape_holdings() -> dict[str, float | None]:
+def tape_holdings(tapes: Sized | None) -> dict[str, float | None]:
     """The tensors that gradient tapes hold, and their size: exact, read from the heap.
 
     A tape keeps each recorded op's inputs and outputs for the backward pass in a tuple or list
-    that only TensorFlow's C++ tape refers to. After ``gc.collect()``, a tuple or list holding
-    an ``EagerTensor`` that no Python object (nor a local variable of a running frame) refers
-    to is such a record.
+    that only TensorFlow's C++ tape refers to. After ``gc.collect()``, while a tape is alive
+    (``tapes``: the live ones; None when they are not tracked), a tuple or list holding an
+    ``EagerTensor`` that no Python object (nor a local variable of a running frame) refers to is
+    such a record. With no tape alive nothing is: the list a running comprehension (or
+    ``list()``) is building is referred to by no object the garbage collector sees either.
     """
     module = sys.modules.get("tensorflow.python.framework.ops")
     eager_tensor = getattr(module, "EagerTensor", None)
     if eager_tensor is None:
         return {protocol.COUNTER_TAPE_TENSORS: None, protocol.COUNTER_TAPE_MB: None}
+    if tapes is not None and not len(tapes):
+        return {protocol.COUNTER_TAPE_TENSORS: 0, protocol.COUNTER_TAPE_MB: 0.0}
     records = [
         o
         for o in gc.get_objects()
@@ -527,13 +534,13 @@ def tape_holdings() -> dict[str, float | None]:
     }
 
 
-def held_by_tapes() -> list[float] | None:
-    """``[tensors, MB]`` held by gradient tapes right now (after ``gc.collect()``), or None
-    when they cannot be counted in this release."""
+def held_by_tapes(tapes: Sized | None) -> list[float] | None:
+    """``[tensors, MB]`` held by gradient tapes (``tapes``: the live ones) right now (after
+    ``gc.collect()``), or None when they cannot be counted in this release."""
     for frame in running_frames():
         frame.f_locals  # noqa: B018 - refresh each snapshot: a deleted local is gone from it
     gc.collect()
-    held = tape_holdings()
+    held = tape_holdings(tapes)
     tensors, size = held[protocol.COUNTER_TAPE_TENSORS], held[protocol.COUNTER_TAPE_MB]
     return None if tensors is None or size is None else [tensors, size]
 
@@ -604,6 +611,7 @@ def install_counters(recorder: Recorder) -> None:
     if track_instances(
         "tensorflow.python.eager.backprop", "GradientTape", live_tapes, tape_created
     ):
+        recorder.tapes = live_tapes
         counter(protocol.SAMPLE_FULL, protocol.COUNTER_LIVE_TAPES, lambda: len(live_tapes))
     else:
         degraded(recorder, "backprop.GradientTape", "live tapes are not counted")
@@ -615,7 +623,7 @@ def install_counters(recorder: Recorder) -> None:
             "on process memory",
         )
     else:
-        recorder.counters.append((protocol.SAMPLE_TAPES, tape_holdings))
+        recorder.counters.append((protocol.SAMPLE_TAPES, lambda: tape_holdings(recorder.tapes)))
         recorder.counters.append((protocol.SAMPLE_TENSORS, live_tensors))
 
 
@@ -794,7 +802,7 @@ class TapeRun:
 
     def created(self) -> None:
         """The statement that creates the tape has run: what tapes hold now is the baseline."""
-        self.base = held_by_tapes()
+        self.base = held_by_tapes(self.probe.recorder.tapes)
         newest = self.probe.recorder.newest_tape
         tape = newest() if newest is not None else None
         if tape is not None:
@@ -803,7 +811,7 @@ class TapeRun:
 
     def reached_work(self, line: int) -> None:
         if not self._collecting and not self.done:
-            self.held = held_by_tapes()
+            self.held = held_by_tapes(self.probe.recorder.tapes)
             self._collecting = True
             self.ran(line)
 
@@ -847,7 +855,7 @@ class TapeRecords:
     def entered(self, frame: FrameWatch, watch: Watch, run: int) -> None:
         if not protocol.scheduled(run):
             return
-        before = held_by_tapes()
+        before = held_by_tapes(self.recorder.tapes)
 
         def ended() -> None:
             file, line = self.site
@@ -857,7 +865,7 @@ class TapeRecords:
                 line=line,
                 run=run,
                 before=before,
-                after=held_by_tapes(),
+                after=held_by_tapes(self.recorder.tapes),
             )
 
         frame.after(watch.head, ended)
