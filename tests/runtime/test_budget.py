@@ -235,9 +235,9 @@ def test_step_numbers_kept(tf_budget):
     losses = []
     for step in tf_budget.iterations(30, warmup=3):
         losses.append(float(train_step(x, tf.constant(step))[0]))
-    # sampled at the end of the warm-up, after each of the next 11 iterations, at 16 measured
-    # iterations and at the end; no GPU here, so no device memory
-    assert [done for done, _ in tf_budget.samples] == [*range(3, 15), 18, 30]
+    # sampled at the end of the warm-up, after each of the next 12 iterations, after 16
+    # measured iterations and at the end; no GPU here, so no device memory
+    assert [done for done, _ in tf_budget.samples] == [*range(3, 16), 19, 30]
     assert all("device_mb" not in counters for _, counters in tf_budget.samples)
 
 
@@ -316,15 +316,15 @@ def test_iterations_fail_when_step_tensors_are_kept_and_pass_when_numbers_are(
     assert head == "tf_budget.iterations(30, warmup=3):"
     assert counter == (
         "live eager tensors grew +1 per iteration (limit 0; fitted over iterations 3 to 30, "
-        "rose on 13 of 13 steps, noise 0)"
+        "rose on 14 of 14 steps, noise 0)"
     )
     found = samples_of(message, "live eager tensors")
-    assert [at for at, _ in found] == [*range(3, 15), 18, 30]
+    assert [at for at, _ in found] == [*range(3, 16), 19, 30]
     # one more output kept per iteration
     assert [b - a for (_, a), (_, b) in pairwise(found)] == [
-        *[1.0] * 11,
+        *[1.0] * 12,
         4.0,
-        12.0,
+        11.0,
     ]
     assert iterations["test_step_numbers_kept"] == ("passed", None)
 
@@ -361,11 +361,11 @@ def test_iterations_pass_a_persistent_tape_per_step_and_fail_tapes_kept(
     assert grew == [
         "tf_budget.iterations(20, warmup=2):",
         "live eager tensors grew +5 per iteration (limit 0; fitted over iterations 2 to 20, "
-        "rose on 13 of 13 steps, noise 0)",
+        "rose on 14 of 14 steps, noise 0)",
         "live GradientTapes grew +1 per iteration (limit 0; fitted over iterations 2 to 20, "
-        "rose on 13 of 13 steps, noise 0)",
+        "rose on 14 of 14 steps, noise 0)",
         "tensors held by gradient tapes grew +5 per iteration (limit 0; fitted over "
-        "iterations 2 to 20, rose on 13 of 13 steps, noise 0)",
+        "iterations 2 to 20, rose on 14 of 14 steps, noise 0)",
     ]
     assert samples_of(message, "live GradientTapes")[-1] == (20, 20.0)
 

@@ -273,7 +273,7 @@ class TFBudget:
         samples: list[Sample] = []
         done = 0
         for item in items:
-            if done >= warmup and protocol.scheduled(done - warmup + 1):
+            if done == warmup or (done > warmup and protocol.scheduled(done - warmup)):
                 samples.append(Sample(done, self._instruments.sample()))
             yield item
             done += 1

@@ -20,9 +20,13 @@ called, or ran on every call with symbolic tensors because the function retraced
 A NumPy array captured by a ``tf.function`` (``TFL501``, judgement ``constants``) is judged on
 the bytes of the constants in each trace of the function it is in.
 
-Every other finding (tapes ``TFL2xx``, models, ``predict``, datasets ``TFL4xx``, per-step tensors
-``TFL502``, graph-mode ops ``TFL503``) is judged on counters sampled where its loop header (or,
-with no loop, its own line) runs.
+Tape findings are judged by what each claims: ``TFL201`` by what its persistent tape still holds
+when the work after its last use starts, per run of the statement that creates it; ``TFL202``
+by what a recording tape adds while the flagged statement runs; ``TFL204`` by what tapes from
+earlier iterations hold at the loop header. Every other finding (a tape around a loop
+``TFL203``, models, ``predict``, datasets ``TFL4xx``, per-step tensors ``TFL502``, graph-mode
+ops ``TFL503``) is judged on the growth of counters sampled where its loop header (or, with no
+loop, its own line) runs.
 
 A finding whose code never ran is ``not-executed`` when the target finished on its own, and
 ``error`` when the run stopped early (timeout, crash, memory limit): it might have run later.
