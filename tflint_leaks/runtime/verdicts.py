@@ -93,6 +93,7 @@ _TAPE_HOLDINGS = (protocol.COUNTER_TAPE_TENSORS, protocol.COUNTER_TAPE_MB)
 CHART_TAPE_KEPT = "tape_kept"
 CHART_TAPE_RECORDS = "tape_records"
 CHART_TRACES = "traces_at_site"
+_UNCOUNTED = "the tensors held by tapes could not be counted"
 #: Tensor counters and the counter of their size in MB, shown beside them.
 _SIZES = {
     protocol.COUNTER_TAPE_TENSORS: protocol.COUNTER_TAPE_MB,
@@ -748,9 +749,16 @@ def _held(held: Held) -> str:
 _Run = TypeVar("_Run", TapeKeptRun, TapeRecordsRun)
 
 
-def _most(runs: Sequence[tuple[_Run, Held]]) -> tuple[_Run, Held]:
-    """The run whose measure is the largest (in MB, then tensors): the peak."""
-    return max(runs, key=lambda item: (item[1][1], item[1][0]))
+def _peak(
+    measured: Sequence[tuple[_Run, Held]], runs: int, every: str
+) -> tuple[_Run, Held, str, bool]:
+    """Of the measured runs of a tape probe, each with its measure: the run with the peak (of
+    those that measured a tensor or more, if any), how many did of how many measured, and
+    whether that is at least half of them (a one-off is not the pattern)."""
+    positive = [(run, held) for run, held in measured if held[0] > 0]
+    share = f"{len(positive)} of {len(measured)} measured {every}s ({runs} {every}s)"
+    run, peak = max(positive or measured, key=lambda item: (item[1][1], item[1][0]))
+    return run, peak, share, bool(positive) and len(positive) >= MIN_RISE_FRACTION * len(measured)
 
 
 def _line_name(context: Context, file: str, line: int) -> str:
@@ -802,16 +810,14 @@ def judge_tape_kept(diagnostic: Diagnostic, place: Place, context: Context) -> J
         why = (
             "the finding names no statement after the tape's last use"
             if work is None
-            else "the tensors held by tapes could not be counted"
+            else _UNCOUNTED
         )
         summary = f"{why}: nothing measured in {runs} {every}s"
         return Judged(Confirmation(Verdict.NOT_REPRODUCED, summary, iterations=runs))
-    holding = [(run, kept) for run, kept in measured if kept[0] > 0]
-    share = f"{len(holding)} of {len(measured)} measured {every}s ({runs} {every}s)"
-    run, peak = _most(holding or measured)
+    run, peak, share, real = _peak(measured, runs, every)
     growth = (("tape_tensors_kept", peak[0]), ("tape_mb_kept", peak[1]))
     at = _statement_at(context, *work)
-    if holding and len(holding) >= MIN_RISE_FRACTION * len(measured):
+    if real:
         summary = (
             f"peak {_held(peak)} kept alive by the tape after its last use, "
             f"{_through(run, place, context)}; held in {share}"
@@ -843,13 +849,11 @@ def judge_tape_records(diagnostic: Diagnostic, place: Place, context: Context) -
         if (added := run.added()) is not None
     ]
     if not measured:
-        summary = f"the tensors held by tapes could not be counted: nothing measured in {runs} runs"
+        summary = f"{_UNCOUNTED}: nothing measured in {runs} runs"
         return Judged(Confirmation(Verdict.NOT_REPRODUCED, summary, iterations=runs))
-    adding = [(run, added) for run, added in measured if added[0] > 0]
-    share = f"{len(adding)} of {len(measured)} measured runs ({runs} runs)"
-    run, most = _most(adding or measured)
+    run, most, share, real = _peak(measured, runs, "run")
     growth = (("tape_tensors_recorded", most[0]), ("tape_mb_recorded", most[1]))
-    if adding and len(adding) >= MIN_RISE_FRACTION * len(measured) and run.before and run.after:
+    if real and run.before and run.after:
         summary = (
             f"a recording tape took {_held(most)} more while this statement ran inside its "
             f"block: from {_held(run.before)} to {_held(run.after)}; in {share}"
