@@ -60,8 +60,14 @@ class Judgement(str, enum.Enum):
     SIDE_EFFECT = "side-effect"
     #: Exact counters (and memory) sampled at the finding's loop grow per iteration.
     GROWTH = "growth"
-    #: Like ``GROWTH``, on live tapes and the tensors that tapes hold.
+    #: Like ``GROWTH``, on the tensors that tapes hold.
     TAPES = "tapes"
+    #: What a persistent tape still holds when the work after its last use runs, per run.
+    TAPE_AFTER_GRADIENT = "tape-after-gradient"
+    #: What a recording tape adds while the finding's statement runs inside its block.
+    TAPE_RECORDS = "tape-records"
+    #: What tapes from earlier iterations hold at the start of each iteration of the loop.
+    TAPES_KEPT = "tapes-kept"
     #: The bytes of graph constants in each trace of the ``tf.function`` the finding is in.
     CONSTANTS = "constants"
     #: Like ``GROWTH``, on the live eager tensors and their memory.
@@ -250,7 +256,7 @@ CODES: tuple[Code, ...] = (
         "persistent-tape-not-released",
         "A persistent `GradientTape` created per call or iteration is never deleted",
         fix=Applicability.UNSAFE,
-        judgement=Judgement.TAPES,
+        judgement=Judgement.TAPE_AFTER_GRADIENT,
         triggers=_TAPES,
         versions=_EAGER,
         implementation="tfl201_persistent_tape_not_released.PersistentTapeNotReleased",
@@ -259,7 +265,7 @@ CODES: tuple[Code, ...] = (
         "TFL202",
         "gradient-inside-persistent-tape",
         "`gradient` or `apply_gradients` runs inside the block of a tape still recording it",
-        judgement=Judgement.TAPES,
+        judgement=Judgement.TAPE_RECORDS,
         triggers=_TAPES,
         versions=_EAGER,
         implementation="tfl202_gradient_inside_persistent_tape.GradientInsidePersistentTape",
@@ -277,7 +283,7 @@ CODES: tuple[Code, ...] = (
         "TFL204",
         "tape-kept-across-iterations",
         "A gradient tape is stored where it outlives the loop iteration",
-        judgement=Judgement.TAPES,
+        judgement=Judgement.TAPES_KEPT,
         triggers=_TAPES,
         versions=_EAGER,
         implementation="tfl204_tape_kept_across_iterations.TapeKeptAcrossIterations",

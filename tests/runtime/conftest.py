@@ -54,13 +54,17 @@ def finding(
     *,
     tf_function: str | None = None,
     loop: str | None = None,
+    tape: str | None = None,
 ) -> Diagnostic:
-    """A static finding as the engine would report it, with its ``tf-function`` and ``loop``."""
+    """A static finding as the engine would report it, with its ``tf-function``, ``loop`` and
+    ``tape`` related locations."""
     related = []
     if tf_function:
         related.append(_related(RelatedRole.TF_FUNCTION, script, tf_function))
     if loop:
         related.append(_related(RelatedRole.LOOP, script, loop))
+    if tape:
+        related.append(_related(RelatedRole.TAPE, script, tape))
     start = Location(line_of(script, marker), 5)
     return Diagnostic(
         code=code,

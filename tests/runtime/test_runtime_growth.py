@@ -9,6 +9,7 @@ from tests.runtime.conftest import (
     confirm,
     confirmation_at,
     finding,
+    line_of,
     requires_tensorflow,
     static_findings,
 )
@@ -71,21 +72,28 @@ def tapes() -> ConfirmResult:
     """The real static pass's findings, plus the tape dropped each step (which it rightly
     leaves alone) flagged by hand."""
     script = "tapes.py"
-    fresh = finding("TFL201", script, "fresh-tape", loop="fresh-loop")
+    fresh = finding("TFL201", script, "fresh-tape", loop="fresh-loop", tape="fresh-work")
     return confirm(script, [*static_findings(script), fresh])
 
 
 def test_persistent_tapes_kept_across_iterations_are_confirmed(tapes: ConfirmResult) -> None:
+    """TFL204 claims the stored tapes keep what they recorded alive past their iteration."""
     confirmation = confirmation_at(tapes, "TFL204", "tapes.py", "kept-append")
     assert confirmation.verdict is Verdict.CONFIRMED
     growth = dict(confirmation.growth)
-    # each tape keeps its matmul's two inputs and its relu's output: 3 tensors of 16 KB
+    # each tape keeps its matmul's two inputs and its relu's output: 3 tensors of 16 KB (`x`,
+    # in every tape's records, is counted once)
     assert (growth["live_tapes"], growth["tape_tensors"], growth["tape_mb"]) == (1, 3, 0.031)
-    assert confirmation.cause == "+1 live GradientTapes per iteration"
-    assert confirmation.summary == (
-        "+1 live GradientTapes per iteration; +3 tensors held by gradient tapes per iteration "
-        "(+0.031 MB) over 10 samples after 2 warm-up iterations"
+    assert confirmation.cause == (
+        "tapes stored past their iteration held 37 tensors (0.391 MB) after iteration 12"
     )
+    assert confirmation.summary == (
+        "tapes from earlier iterations held tensors at 11 of 11 iteration starts after 2 "
+        "warm-up iterations: up to 37 tensors (0.391 MB) after iteration 12; +1 live "
+        "GradientTapes per iteration; +3 tensors held by gradient tapes per iteration "
+        "(+0.031 MB)"
+    )
+    assert confirmation.iterations == 12
 
 
 def test_tape_spanning_the_loop_is_confirmed_by_what_it_holds(tapes: ConfirmResult) -> None:
@@ -94,19 +102,34 @@ def test_tape_spanning_the_loop_is_confirmed_by_what_it_holds(tapes: ConfirmResu
     growth = dict(confirmation.growth)
     # one tape that grows: 47 KB per iteration, below what process memory can show
     assert (growth["live_tapes"], growth["tape_tensors"], growth["tape_mb"]) == (0, 6, 0.047)
+    # 13 samples: the header's 12 iterations and its final check
     assert confirmation.summary == (
-        "+6 tensors held by gradient tapes per iteration (+0.047 MB) over 10 samples after 2 "
+        "+6 tensors held by gradient tapes per iteration (+0.047 MB) over 11 samples after 2 "
         "warm-up iterations"
     )
     assert confirmation.iterations == 12
 
 
+def test_tape_findings_chart_their_evidence_first(tapes: ConfirmResult) -> None:
+    for marker in ("kept-append", "span-tape"):
+        line = line_of("tapes.py", marker)
+        [charts] = [
+            charts
+            for d, charts in zip(tapes.diagnostics, tapes.charts, strict=True)
+            if d.start.line == line
+        ]
+        assert charts[0].title == "tensors held by gradient tapes"
+        # against the iterations completed, up to the last of the 12
+        assert (charts[0].points[0][0], charts[0].points[-1][0], charts[0].extent) == (0, 12, 12)
+
+
 def test_tape_dropped_each_step_is_not_reproduced(tapes: ConfirmResult) -> None:
+    """A tape that is not persistent releases what it recorded at its `gradient`."""
     confirmation = confirmation_of(tapes, "TFL201 at fresh-tape")
     assert confirmation.verdict is Verdict.NOT_REPRODUCED
-    growth = dict(confirmation.growth)
-    assert (growth["live_tapes"], growth["tape_tensors"], growth["tape_mb"]) == (0, 0, 0)
+    assert dict(confirmation.growth) == {"tape_tensors_kept": 0, "tape_mb_kept": 0}
+    work = line_of("tapes.py", "fresh-work")
     assert confirmation.summary == (
-        "no growth of live GradientTapes, tensors held by gradient tapes over 10 samples after 2 "
-        "warm-up iterations"
+        f"the tape held nothing when `w.assign_sub(0.001 * grad)` (line {work}) ran: it held "
+        "tensors in 0 of 12 measured iterations (12 iterations)"
     )

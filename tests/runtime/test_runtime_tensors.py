@@ -73,7 +73,7 @@ def test_gradients_kept_every_step_are_confirmed(step_tensors: ConfirmResult) ->
     # one gradient per trainable variable (two kernels, two biases)
     assert (growth["live_tensors"], growth["tensor_mb"]) == (4, 0.002)
     assert confirmation.summary == (
-        "+4 live eager tensors per iteration (+0.002 MB) over 10 samples after 2 warm-up iterations"
+        "+4 live eager tensors per iteration (+0.002 MB) over 11 samples after 2 warm-up iterations"
     )
     assert confirmation.iterations == 12
 
@@ -84,7 +84,7 @@ def test_numbers_kept_every_step_are_not_reproduced(step_tensors: ConfirmResult)
     assert confirmation.verdict is Verdict.NOT_REPRODUCED
     assert dict(confirmation.growth)["live_tensors"] == 0
     assert confirmation.summary == (
-        "no growth of live eager tensors over 10 samples after 2 warm-up iterations"
+        "no growth of live eager tensors over 11 samples after 2 warm-up iterations"
     )
 
 
@@ -103,7 +103,7 @@ def test_ops_built_in_a_session_loop_are_confirmed(session_loop: ConfirmResult) 
     # `tf.round` and `tf.sigmoid`: two nodes per evaluated sample
     assert dict(confirmation.growth)["graph_nodes"] == 2
     assert confirmation.summary == (
-        "+2 nodes in the default graph per iteration over 10 samples after 2 warm-up iterations"
+        "+2 nodes in the default graph per iteration over 11 samples after 2 warm-up iterations"
     )
     assert confirmation.iterations == 12
 
@@ -116,5 +116,5 @@ def test_prebuilt_ops_run_in_a_session_loop_are_not_reproduced(
     assert confirmation.verdict is Verdict.NOT_REPRODUCED
     assert dict(confirmation.growth)["graph_nodes"] == 0
     assert confirmation.summary == (
-        "no growth of nodes in the default graph over 10 samples after 2 warm-up iterations"
+        "no growth of nodes in the default graph over 11 samples after 2 warm-up iterations"
     )

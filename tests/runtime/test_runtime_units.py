@@ -20,15 +20,17 @@ from tflint_leaks.diagnostics import (
     Verdict,
 )
 from tflint_leaks.runtime import INSTALL_HINT, protocol, tensorflow_available
+from tflint_leaks.runtime.confirm import Target, child_config
 from tflint_leaks.runtime.observations import (
     CodeStats,
     Observations,
     Param,
     Sample,
+    TapeKeptRun,
     Trace,
     read_observations,
 )
-from tflint_leaks.runtime.places import Place, Sources
+from tflint_leaks.runtime.places import Place, Sources, Span
 from tflint_leaks.runtime.verdicts import Context, Retraces, RunEnding, judge, measure_retracing
 
 FILE = "/project/train.py"
@@ -171,12 +173,8 @@ def growth_observations(counter: str, values: list[float]) -> Observations:
     ],
 )
 def test_growth_thresholds(values: list[float], verdict: Verdict) -> None:
-    tape = finding("TFL201", 20, 19)
-    observations = growth_observations(protocol.COUNTER_LIVE_TAPES, values)
-    observations.samples[(FILE, 19)] = [
-        Sample(s.hit, {**s.counters, protocol.COUNTER_TAPE_TENSORS: 0})
-        for s in observations.samples[(FILE, 19)]
-    ]
+    tape = finding("TFL203", 20, 19)
+    observations = growth_observations(protocol.COUNTER_TAPE_TENSORS, values)
     confirmation = judge(tape, place(tape), context(observations))
     assert confirmation.verdict is verdict
     if verdict is Verdict.CONFIRMED:
@@ -252,3 +250,123 @@ def test_constant_threshold(sizes: list[int], verdict: Verdict) -> None:
     )
     confirmation = judge(captured, place(captured), context(observations))
     assert confirmation.verdict is verdict
+
+
+SPANS = """\
+import contextlib
+
+for step in range(
+    10
+):
+    @contextlib.contextmanager
+    def managed():
+        yield
+
+    with contextlib.nullcontext() as c:
+        value = [c for _ in range(3)]
+"""
+
+
+def test_statement_spans_split_head_body_and_whole(tmp_path: Any) -> None:
+    path = tmp_path / "spans.py"
+    path.write_text(SPANS)
+    sources = Sources()
+    # a multi-line loop header; its body starts at the decorator of its first statement
+    assert sources.statement(str(path), 3) == Span((3, 5), (3, 11), (6, 11), loop=True)
+    # a decorated definition starts at its decorator
+    assert sources.statement(str(path), 6) == Span((6, 7), (6, 8), (8, 8))
+    # a `with` line: its head alone, and the whole statement it runs again on exit from
+    assert sources.statement(str(path), 10) == Span((10, 10), (10, 11), (11, 11))
+    assert sources.statement(str(path), 11) == Span((11, 11), (11, 11))
+    # no statement starts on a blank line
+    assert sources.statement(str(path), 9) == Span.line(9)
+
+
+def kept_run(run: int, held: float) -> TapeKeptRun:
+    return TapeKeptRun(run, (1.0, 0.01), (1.0 + held, 0.01 + held / 100), (21,), None, "step")
+
+
+@pytest.mark.parametrize(
+    ("held", "verdict"),
+    [
+        ([6, 6, 6, 6], Verdict.CONFIRMED),
+        ([6, 6, 0, 0], Verdict.CONFIRMED),  # held at half of the measured runs
+        ([6, 0, 0, 0], Verdict.NOT_REPRODUCED),  # a one-off
+        ([0, 0, 0, 0], Verdict.NOT_REPRODUCED),
+    ],
+)
+def test_tape_kept_after_its_last_use_threshold(held: list[float], verdict: Verdict) -> None:
+    tape = replace(
+        finding("TFL201", 20),
+        related=(Related(RelatedRole.TAPE, "", FILE, Location(21, 1), Location(21, 1)),),
+    )
+    observations = Observations()
+    observations.hits = {(FILE, 20): 40}
+    observations.tape_kept[(FILE, 20)] = [kept_run(n, h) for n, h in enumerate(held, 1)]
+    confirmation = judge(tape, place(tape), context(observations))
+    assert confirmation.verdict is verdict
+    assert confirmation.iterations == 40
+    assert dict(confirmation.growth)["tape_tensors_kept"] == max(held)
+
+
+def test_the_child_watches_the_statements_and_probes_of_tape_findings(tmp_path: Any) -> None:
+    path = tmp_path / "step.py"
+    path.write_text(
+        "def step(x):\n"
+        "    with tf.GradientTape(persistent=True) as tape:\n"
+        "        y = x * x\n"
+        "        g = tape.gradient(y, x)\n"
+        "    apply(g)\n"
+    )
+    file = str(path)
+    work = Location(5, 5)
+    kept = Diagnostic(
+        "TFL201",
+        "",
+        "",
+        Severity.WARNING,
+        file,
+        Location(2, 10),
+        Location(2, 10),
+        None,
+        (Related(RelatedRole.TAPE, "", file, work, work),),
+    )
+    recorded = Diagnostic(
+        "TFL202", "", "", Severity.WARNING, file, Location(4, 13), Location(4, 13)
+    )
+    target = Target(kind="script", path=file)
+    sources = Sources()
+    config = child_config(target, [(d, sources.place(d)) for d in (kept, recorded)], None)
+    assert config["sites"] == [
+        {
+            "file": file,
+            "line": 2,
+            "level": 0,
+            "loop": False,
+            "head": [2, 2],
+            "whole": [2, 4],
+            "body": [3, 4],
+        },
+        {
+            "file": file,
+            "line": 4,
+            "level": 0,
+            "loop": False,
+            "head": [4, 4],
+            "whole": [4, 4],
+            "body": None,
+        },
+        {
+            "file": file,
+            "line": 5,
+            "level": 0,
+            "loop": False,
+            "head": [5, 5],
+            "whole": [5, 5],
+            "body": None,
+        },
+    ]
+    assert config["probes"] == [
+        {"kind": "tape-kept", "file": file, "line": 2, "alive": 5},
+        {"kind": "tape-records", "file": file, "line": 4},
+    ]

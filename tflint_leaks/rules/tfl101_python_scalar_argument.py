@@ -66,6 +66,30 @@ class PythonScalarArgument(Rule):
     ## Options
     - `max-python-values`
 
+    ## Guard it
+    `tf_budget.traces` (the pytest plugin's `tf_budget` fixture
+    ([docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md))) fails
+    the test when `train_step` traces more than once, saying which argument made the traces and its
+    values and naming this rule. It fails as soon as a Python number reaches `train_step` again.
+    ```python
+    import tensorflow as tf
+
+
+    @tf.function
+    def train_step(x, step):
+        return x * tf.cast(step, tf.float32)
+
+
+    def train(x, steps):
+        for step in range(steps):
+            train_step(x, tf.constant(step))
+
+
+    def test_train_step_traces_once(tf_budget):
+        with tf_budget.traces(train_step, at_most=1):
+            train(tf.ones([4]), steps=20)
+    ```
+
     ## References
     - [tf.function guide: rules of tracing](https://www.tensorflow.org/guide/function#rules_of_tracing)
     - [Controlling retracing](https://www.tensorflow.org/guide/function#controlling_retracing)

@@ -44,6 +44,34 @@ class PythonObjectArgument(Rule):
     ```
     Create callables and configuration objects once, outside the loop.
 
+    ## Guard it
+    `tf_budget.traces` (the pytest plugin's `tf_budget` fixture
+    ([docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md))) fails
+    the test when `train_step` traces more than once, saying which argument made the traces and what
+    it took (distinct objects of a type, or distinct values) and naming this rule. It fails as soon
+    as a new object or container reaches `train_step` on every call again.
+    ```python
+    import tensorflow as tf
+
+    lr = tf.Variable(0.1)
+
+
+    @tf.function
+    def train_step(x, lr):
+        return x * lr
+
+
+    def train(x, epochs):
+        for epoch in range(epochs):
+            lr.assign(0.1 * 0.5**epoch)
+            train_step(x, lr)
+
+
+    def test_train_step_traces_once(tf_budget):
+        with tf_budget.traces(train_step, at_most=1):
+            train(tf.ones([4]), epochs=10)
+    ```
+
     ## References
     - [tf.function guide: rules of tracing](https://www.tensorflow.org/guide/function#rules_of_tracing)
     - [tensorflow/tensorflow#31175](https://github.com/tensorflow/tensorflow/issues/31175)

@@ -57,6 +57,34 @@ class FunctionRecreated(Rule):
     ## Options
     - `max-python-values`
 
+    ## Guard it
+    `tf_budget.traces` (the pytest plugin's `tf_budget` fixture
+    ([docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md))) fails
+    the test when `train_step` traces more than once, saying that the traces came from new
+    `tf.function` objects and naming this rule. Every `tf.function` made from the same Python
+    function counts, so one re-created inside the loop fails the test.
+    ```python
+    import tensorflow as tf
+
+
+    def step(x):
+        return x * 2.0
+
+
+    train_step = tf.function(step)
+
+
+    def train(x, epochs):
+        for _ in range(epochs):
+            train_step(x)
+
+
+    def test_train_step_traces_once(tf_budget):
+        # every tf.function made from `step` counts: one re-created in the loop fails
+        with tf_budget.traces(train_step, at_most=1):
+            train(tf.ones([4]), epochs=10)
+    ```
+
     ## References
     - [tf.function guide: creating tf.function in a loop](https://www.tensorflow.org/guide/function#depending_on_python_global_and_free_variables)
     - [tensorflow/tensorflow#34905](https://github.com/tensorflow/tensorflow/issues/34905)

@@ -44,6 +44,42 @@ class FunctionMethodPerInstance(Rule):
     ## Options
     - `max-python-values`
 
+    ## Guard it
+    `tf_budget.traces` (the pytest plugin's `tf_budget` fixture
+    ([docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md))) fails
+    the test when `Trainer.train_step` traces more than once, saying that the traces came from new
+    `tf.function` objects and naming this rule. The method on every instance counts, so a `Trainer`
+    per fold fails the test.
+    ```python
+    import tensorflow as tf
+
+
+    class Trainer(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = tf.Variable(1.0)
+
+        def reset(self):
+            self.scale.assign(1.0)
+
+        @tf.function
+        def train_step(self, x):
+            return x * self.scale
+
+
+    def cross_validate(x, folds):
+        trainer = Trainer()
+        for _ in range(folds):
+            trainer.reset()
+            trainer.train_step(x)
+
+
+    def test_train_step_traces_once(tf_budget):
+        # every Trainer's train_step counts: a Trainer per fold fails
+        with tf_budget.traces(Trainer.train_step, at_most=1):
+            cross_validate(tf.ones([4]), folds=10)
+    ```
+
     ## References
     - [tf.function guide: rules of tracing](https://www.tensorflow.org/guide/function#rules_of_tracing)
     - [tensorflow/tensorflow#31175](https://github.com/tensorflow/tensorflow/issues/31175)

@@ -54,6 +54,30 @@ class VaryingShapeArgument(Rule):
     only traces fewer, more general graphs. It is offered when the `tf.function` is made in the
     same file as the call; otherwise the finding points at the definition to change by hand.
 
+    ## Guard it
+    `tf_budget.traces` (the pytest plugin's `tf_budget` fixture
+    ([docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md))) fails
+    the test when `encode` traces more than once, saying the shapes that made the traces and naming
+    this rule. (With `reduce_retracing=True`, allow `at_most=2`: the first shape, then the
+    generalised one.)
+    ```python
+    import tensorflow as tf
+
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int32)])
+    def encode(tokens):
+        return tf.reduce_sum(tokens)
+
+
+    def encode_prefixes(tokens):
+        return [encode(tokens[:length]) for length in range(1, len(tokens) + 1)]
+
+
+    def test_encode_traces_once(tf_budget):
+        with tf_budget.traces(encode, at_most=1):
+            encode_prefixes(tf.range(20))
+    ```
+
     ## References
     - [tf.function guide: controlling retracing](https://www.tensorflow.org/guide/function#controlling_retracing)
     - [tensorflow/tensorflow#26311](https://github.com/tensorflow/tensorflow/issues/26311)

@@ -56,6 +56,21 @@ class PersistentTapeNotReleased(Rule):
     block that creates it. It is unsafe: a use the linter cannot see (in a later block of the
     function, through `locals()` or `eval`, or a debugger) would then fail with `NameError`.
 
+    ## Guard it
+    What this costs is a peak inside each step: the step releases the tape when it returns, so a
+    test around the step sees nothing grow with or without `del tape` (`tf_budget.iterations` passes
+    both, as [docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md)
+    says). `tflint-leaks confirm` measures that peak: the bytes the tape still holds when the work
+    after its last use starts, and through which lines. In the test suite, keep the rule itself as
+    the guard:
+    ```python
+    from tflint_leaks.cli import main
+
+
+    def test_persistent_tapes_are_released():
+        assert main(["src/", "--select", "TFL201"]) == 0
+    ```
+
     ## References
     - [`tf.GradientTape`: persistent tapes](https://www.tensorflow.org/api_docs/python/tf/GradientTape)
     - [tensorflow/tensorflow#32276](https://github.com/tensorflow/tensorflow/issues/32276)

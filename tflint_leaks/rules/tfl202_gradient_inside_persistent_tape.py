@@ -58,6 +58,19 @@ class GradientInsidePersistentTape(Rule):
     grads = tape.gradient(loss, model.trainable_variables)
     ```
 
+    ## Guard it
+    What this costs happens inside each step (the tape records the backward pass too, and releases
+    it all when the step ends), so a test around the step sees nothing grow. `tflint-leaks confirm`
+    measures it: what a recording tape adds while the flagged call runs. In the test suite, keep the
+    rule itself as the guard:
+    ```python
+    from tflint_leaks.cli import main
+
+
+    def test_gradients_are_taken_after_the_tape_block():
+        assert main(["src/", "--select", "TFL202"]) == 0
+    ```
+
     ## References
     - [`tf.GradientTape.gradient`](https://www.tensorflow.org/api_docs/python/tf/GradientTape#gradient)
     - [`tf.GradientTape.stop_recording`](https://www.tensorflow.org/api_docs/python/tf/GradientTape#stop_recording)

@@ -48,6 +48,32 @@ class TapeSpansLoop(Rule):
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
     ```
 
+    ## Guard it
+    `tf_budget.iterations` (the pytest plugin's `tf_budget` fixture
+    ([docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md))) takes
+    the batches and hands them to the epoch, sampling between batches inside its loop: a tape around
+    the loop holds more tensors at every batch, and the test fails naming `tensors held by gradient
+    tapes` with its growth per batch.
+    ```python
+    import tensorflow as tf
+
+    w = tf.Variable(tf.ones([4, 1]))
+    opt = tf.keras.optimizers.SGD(0.01)
+
+
+    def train_epoch(batches):
+        for x in batches:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.matmul(x, w) ** 2)
+            grads = tape.gradient(loss, [w])
+            opt.apply_gradients(zip(grads, [w]))
+
+
+    def test_an_epoch_holds_no_more_per_batch(tf_budget):
+        # sampled between batches, inside train_epoch's loop
+        train_epoch(tf_budget.iterations([tf.ones([8, 4])] * 20, warmup=3))
+    ```
+
     ## References
     - [Writing a training loop from scratch](https://www.tensorflow.org/guide/keras/writing_a_training_loop_from_scratch)
     - [tensorflow/tensorflow#45016](https://github.com/tensorflow/tensorflow/issues/45016)

@@ -45,6 +45,32 @@ class TapeKeptAcrossIterations(Rule):
         total = grads if total is None else [t + g for t, g in zip(total, grads)]
     ```
 
+    ## Guard it
+    `tf_budget.iterations` (the pytest plugin's `tf_budget` fixture
+    ([docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md))) takes
+    the batches and hands them to the loop, sampling between batches: a tape kept past its batch
+    fails the test, naming `live GradientTapes` with their growth per batch (and `tensors held by
+    gradient tapes`, while the kept tapes still hold what they recorded).
+    ```python
+    import tensorflow as tf
+
+    w = tf.Variable(tf.ones([4, 1]))
+
+
+    def summed_gradients(batches):
+        total = None
+        for x in batches:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.matmul(x, w) ** 2)
+            grads = tape.gradient(loss, [w])
+            total = grads if total is None else [t + g for t, g in zip(total, grads)]
+        return total
+
+
+    def test_no_tape_outlives_its_batch(tf_budget):
+        summed_gradients(tf_budget.iterations([tf.ones([8, 4])] * 20, warmup=3))
+    ```
+
     ## References
     - [`tf.GradientTape`](https://www.tensorflow.org/api_docs/python/tf/GradientTape)
     - [sql-machine-learning/elasticdl#1144](https://github.com/sql-machine-learning/elasticdl/issues/1144)

@@ -49,6 +49,32 @@ class PythonContainerMutation(Rule):
     ```
     or collect inside the function with a `tf.TensorArray` and return it.
 
+    ## Guard it
+    A test of what the function returns fails when the list is mutated inside it again (the list
+    then holds one symbolic tensor from the trace); `tf_budget.traces` (the pytest plugin's
+    `tf_budget` fixture
+    ([docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md))) also
+    checks it traces once.
+    ```python
+    import tensorflow as tf
+
+
+    @tf.function
+    def train_step(x):
+        return tf.reduce_sum(x * x)
+
+
+    def train(batches):
+        return [train_step(x) for x in batches]
+
+
+    def test_every_step_returns_its_loss(tf_budget):
+        batches = [tf.ones([4]) * i for i in range(5)]
+        with tf_budget.traces(train_step, at_most=1):
+            losses = train(batches)
+        assert [float(loss) for loss in losses] == [0.0, 4.0, 16.0, 36.0, 64.0]
+    ```
+
     ## References
     - [tf.function guide: Python side effects](https://www.tensorflow.org/guide/function#executing_python_side_effects)
     - [tf.function guide: changing Python global and free variables](https://www.tensorflow.org/guide/function#changing_python_global_and_free_variables)

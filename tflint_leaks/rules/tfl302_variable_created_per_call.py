@@ -40,6 +40,31 @@ class VariableCreatedPerCall(Rule):
         return total
     ```
 
+    ## Guard it
+    A test that calls the function more than once fails when the variable is created inside it again
+    (TensorFlow raises on the call that would create a second one); `tf_budget.traces` (the pytest
+    plugin's `tf_budget` fixture
+    ([docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md)))
+    checks the one trace.
+    ```python
+    import tensorflow as tf
+
+    total = tf.Variable(0.0)
+
+
+    @tf.function
+    def accumulate(x):
+        total.assign_add(tf.reduce_sum(x))
+        return total
+
+
+    def test_accumulate_counts_every_call(tf_budget):
+        with tf_budget.traces(accumulate, at_most=1):
+            for _ in range(3):
+                accumulate(tf.ones([2]))
+        assert float(total) == 6.0
+    ```
+
     ## References
     - [tf.function guide: creating tf.Variables](https://www.tensorflow.org/guide/function#creating_tfvariables)
     """

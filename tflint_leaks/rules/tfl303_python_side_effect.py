@@ -54,6 +54,28 @@ class PythonSideEffect(Rule):
     ```
     and keep counters in a `tf.Variable` updated with `assign_add`.
 
+    ## Guard it
+    A test over many calls fails when the random draw is a Python one again: `np.random` runs once,
+    while tracing, so every call flips or none does.
+    ```python
+    import tensorflow as tf
+
+
+    @tf.function
+    def augment(x):
+        if tf.random.uniform([]) < 0.5:
+            x = tf.image.flip_left_right(x)
+        return x
+
+
+    def test_augment_flips_some_images_and_not_others(tf_budget):
+        image = tf.reshape(tf.range(4.0), [1, 2, 2, 1])
+        tf.random.set_seed(0)
+        with tf_budget.traces(augment, at_most=1):
+            flipped = [bool(tf.reduce_any(augment(image) != image)) for _ in range(40)]
+        assert 0 < sum(flipped) < 40
+    ```
+
     ## References
     - [tf.function guide: Python side effects](https://www.tensorflow.org/guide/function#executing_python_side_effects)
     - [tf.function guide: depending on Python global and free variables](https://www.tensorflow.org/guide/function#depending_on_python_global_and_free_variables)

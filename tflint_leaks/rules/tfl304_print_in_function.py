@@ -37,6 +37,26 @@ class PrintInFunction(Rule):
         return loss
     ```
 
+    ## Guard it
+    A test that captures the output (pytest's `capfd`: `tf.print` writes to the process's stderr)
+    fails when `print` is back: it prints once, while tracing, and shows a symbolic tensor.
+    ```python
+    import tensorflow as tf
+
+
+    @tf.function
+    def train_step(x):
+        loss = tf.reduce_sum(x)
+        tf.print("loss", loss)
+        return loss
+
+
+    def test_every_step_prints_its_loss(capfd):
+        for _ in range(3):
+            train_step(tf.ones([2]))
+        assert capfd.readouterr().err.count("loss 2") == 3
+    ```
+
     ## References
     - [tf.function guide: Python side effects](https://www.tensorflow.org/guide/function#executing_python_side_effects)
     - [`tf.print`](https://www.tensorflow.org/api_docs/python/tf/print)

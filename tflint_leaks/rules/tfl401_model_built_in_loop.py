@@ -75,6 +75,30 @@ class ModelBuiltInLoop(Rule):
     ## Options
     - `max-loop-iterations`
 
+    ## Guard it
+    `tf_budget.iterations` (the pytest plugin's `tf_budget` fixture
+    ([docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md))) takes
+    the configurations and hands them to the search, sampling between models: without
+    `clear_session()` the test fails naming `Keras layer/model names` and their growth per model.
+    ```python
+    import tensorflow as tf
+
+
+    def build_model(units):
+        return tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(units)])
+
+
+    def search(widths):
+        for units in widths:
+            tf.keras.backend.clear_session()
+            model = build_model(units)
+            model(tf.ones([1, 4]))
+
+
+    def test_search_does_not_grow(tf_budget):
+        search(tf_budget.iterations([2, 4, 8, 16, 32, 64], warmup=2))
+    ```
+
     ## References
     - [`tf.keras.backend.clear_session`](https://www.tensorflow.org/api_docs/python/tf/keras/backend/clear_session)
     - [tensorflow/tensorflow#30324](https://github.com/tensorflow/tensorflow/issues/30324)

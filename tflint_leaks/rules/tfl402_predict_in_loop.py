@@ -65,6 +65,27 @@ class PredictInLoop(Rule):
     ## Options
     - `max-loop-iterations`
 
+    ## Guard it
+    `tf_budget.iterations` (the pytest plugin's `tf_budget` fixture
+    ([docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md))) takes
+    the frames and hands them to the scoring loop, sampling between frames: `predict` traces new
+    `tf.data` functions on every call, and the test fails naming `traces of any tf.function`. The
+    one score kept per frame is allowed with `live_tensors=1`.
+    ```python
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(2)])
+
+
+    def score(frames):
+        return [model(frame[None], training=False) for frame in frames]
+
+
+    def test_scoring_traces_nothing_per_frame(tf_budget):
+        # one score is kept per frame: allow that one tensor
+        score(tf_budget.iterations([tf.ones([4])] * 12, warmup=2, live_tensors=1))
+    ```
+
     ## References
     - [Keras FAQ: predict vs `__call__`](https://keras.io/getting_started/faq/#whats-the-difference-between-model-methods-predict-and-call)
     - [tensorflow/tensorflow#33009](https://github.com/tensorflow/tensorflow/issues/33009)

@@ -68,6 +68,35 @@ class FitInLoop(Rule):
     ## Options
     - `max-loop-iterations`
 
+    ## Guard it
+    `tf_budget.iterations` (the pytest plugin's `tf_budget` fixture
+    ([docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md))) takes
+    the learning rates and hands them to the search, sampling between trials: with each trial in its
+    own process nothing grows in the test's process; a model fit here again fails the test (traces,
+    live FuncGraphs, Keras names and live tensors grow per trial).
+    ```python
+    import multiprocessing
+
+    import tensorflow as tf
+
+
+    def trial(lr):
+        model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(1)])
+        model.compile(optimizer=tf.keras.optimizers.SGD(lr), loss="mse")
+        history = model.fit(tf.ones([8, 4]), tf.ones([8, 1]), epochs=1, verbose=0)
+        return history.history["loss"][-1]
+
+
+    def search(rates):
+        context = multiprocessing.get_context("spawn")
+        with context.Pool(1, maxtasksperchild=1) as pool:
+            return [pool.apply(trial, (lr,)) for lr in rates]
+
+
+    def test_trials_leave_nothing_in_this_process(tf_budget):
+        search(tf_budget.iterations([1e-2, 3e-3, 1e-3, 3e-4], warmup=0))
+    ```
+
     ## References
     - [tensorflow/tensorflow#61791](https://github.com/tensorflow/tensorflow/issues/61791)
     - [keras-team/keras#17458](https://github.com/keras-team/keras/issues/17458)

@@ -48,6 +48,37 @@ class DatasetRebuiltInLoop(Rule):
     ## Options
     - `max-loop-iterations`
 
+    ## Guard it
+    `tf_budget.iterations` (the pytest plugin's `tf_budget` fixture
+    ([docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md)))
+    counts the epochs and samples between them: a pipeline rebuilt every epoch traces its `map`
+    function again, and the test fails naming `traces of any tf.function`.
+    ```python
+    import tensorflow as tf
+
+    w = tf.Variable(tf.ones([4, 1]))
+    opt = tf.keras.optimizers.SGD(0.01)
+    x = tf.random.uniform([64, 4])
+    ds = tf.data.Dataset.from_tensor_slices(x).map(lambda row: row * 2.0).batch(16)
+
+
+    @tf.function
+    def train_step(batch):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.matmul(batch, w) ** 2)
+        opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+
+
+    def train(epochs):
+        for _ in epochs:
+            for batch in ds:
+                train_step(batch)
+
+
+    def test_epochs_reuse_one_pipeline(tf_budget):
+        train(tf_budget.iterations(8, warmup=2))
+    ```
+
     ## References
     - [tf.data performance guide](https://www.tensorflow.org/guide/data_performance)
     - [tensorflow/tensorflow#35084](https://github.com/tensorflow/tensorflow/issues/35084)

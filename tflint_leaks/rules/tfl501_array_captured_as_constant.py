@@ -70,6 +70,27 @@ class ArrayCapturedAsConstant(Rule):
     NumPy calls convert it back at a cost), the data moves to the default device (GPU memory),
     and a `float64` array stays `float64` where the function may expect `float32`.
 
+    ## Guard it
+    A test of the traced graph fails when the array is captured again: the graph then holds the
+    array as a constant.
+    ```python
+    import numpy as np
+    import tensorflow as tf
+
+    embeddings = tf.constant(np.random.rand(100_000, 8).astype("float32"))
+
+
+    @tf.function
+    def lookup(ids):
+        return tf.gather(embeddings, ids)
+
+
+    def test_the_graph_holds_no_copy_of_the_table():
+        graph = lookup.get_concrete_function(tf.TensorSpec([None], tf.int32)).graph
+        constants = [op.outputs[0] for op in graph.get_operations() if op.type == "Const"]
+        assert sum(c.shape.num_elements() or 0 for c in constants) < 1_000
+    ```
+
     ## References
     - [tf.function guide: depending on Python global and free variables](https://www.tensorflow.org/guide/function#depending_on_python_global_and_free_variables)
     - [Better performance with tf.function: the rules of tracing](https://www.tensorflow.org/guide/function#rules_of_tracing)

@@ -71,6 +71,33 @@ class StepTensorsKept(Rule):
     ## Options
     - `max-loop-iterations`
 
+    ## Guard it
+    `tf_budget.iterations` (the pytest plugin's `tf_budget` fixture
+    ([docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md))) takes
+    the batches and hands them to the training loop, sampling between steps: keeping each step's
+    gradients fails the test, naming `live eager tensors` and their growth per step.
+    ```python
+    import tensorflow as tf
+
+    w = tf.Variable(tf.ones([4, 1]))
+    opt = tf.keras.optimizers.SGD(0.01)
+
+
+    def train(batches):
+        grad_norms = []
+        for x in batches:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.matmul(x, w) ** 2)
+            grads = tape.gradient(loss, [w])
+            opt.apply_gradients(zip(grads, [w]))
+            grad_norms.append(float(tf.linalg.global_norm(grads)))
+        return grad_norms
+
+
+    def test_training_keeps_no_step_tensors(tf_budget):
+        train(tf_budget.iterations([tf.ones([8, 4])] * 20, warmup=3))
+    ```
+
     ## References
     - [Writing a training loop from scratch](https://www.tensorflow.org/guide/keras/writing_a_training_loop_from_scratch)
     - [tf.keras.metrics.Mean: accumulate a value over steps](https://www.tensorflow.org/api_docs/python/tf/keras/metrics/Mean)

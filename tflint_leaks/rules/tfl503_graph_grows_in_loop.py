@@ -77,6 +77,29 @@ class GraphGrowsInLoop(Rule):
     ## Options
     - `max-loop-iterations`
 
+    ## Guard it
+    `tf_budget.iterations` (the pytest plugin's `tf_budget` fixture
+    ([docs/budget.md](https://github.com/tflint-leaks/tflint-leaks/blob/main/docs/budget.md))) takes
+    the samples and hands them to the prediction loop, sampling between runs: an op built per run
+    fails the test, naming `nodes in the default graph` (`graph.finalize()` makes such a build
+    raise, too).
+    ```python
+    import tensorflow as tf
+
+
+    def predict_all(samples):
+        graph = tf.Graph()
+        with graph.as_default():
+            x = tf.compat.v1.placeholder(tf.float32, [None])
+            predict_op = tf.round(tf.sigmoid(x))
+            with tf.compat.v1.Session(graph=graph) as sess:
+                return [sess.run(predict_op, {x: sample}) for sample in samples]
+
+
+    def test_prediction_adds_no_ops(tf_budget):
+        predict_all(tf_budget.iterations([[0.5, -2.0]] * 12, warmup=2))
+    ```
+
     ## References
     - [`tf.Graph.finalize`](https://www.tensorflow.org/api_docs/python/tf/Graph#finalize)
     - [Migrate TF1 code to TF2: sessions and graphs](https://www.tensorflow.org/guide/migrate/migrate_tf2)

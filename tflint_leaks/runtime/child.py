@@ -14,6 +14,7 @@ import builtins
 import collections
 import contextlib
 import ctypes
+import dataclasses
 import gc
 import json
 import linecache
@@ -29,9 +30,9 @@ import time
 import traceback
 import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from tflint_leaks.runtime import protocol
 
@@ -46,7 +47,16 @@ _MAX_LOG_RECORDS = 50
 _MAX_REPR = 120
 _MAX_VALUE = 40
 _NOISE_ROUNDS = 5
+#: The lines recorded per measured tape run (TFL201) while the tape stays alive.
+_MAX_LINES = 20
 _LOG_MARKERS = ("retracing", "AutoGraph", "autograph")
+
+
+class Records(Protocol):
+    """Where a :class:`Recorder` writes its records: the results file (:class:`Writer`), or the
+    memory of the pytest plugin's ``tf_budget`` fixture."""
+
+    def write(self, kind: str, **fields: Any) -> None: ...
 
 
 class Writer:
@@ -128,7 +138,7 @@ def describe_constraint(name: str, constraint: Any) -> dict[str, Any]:
 class Recorder:
     """Holds what the hooks observe and writes it out incrementally."""
 
-    def __init__(self, writer: Writer, user_files: UserFiles) -> None:
+    def __init__(self, writer: Records, user_files: UserFiles) -> None:
         self.writer = writer
         self.user_files = user_files
         self.calls: collections.Counter[CodeKey] = collections.Counter()
@@ -136,8 +146,14 @@ class Recorder:
         self.site_calls: collections.Counter[tuple[CodeKey, Site | None]] = collections.Counter()
         self.objects: collections.Counter[CodeKey] = collections.Counter()
         self.hits: collections.Counter[tuple[str, int]] = collections.Counter()
+        self.loop_ends: collections.Counter[tuple[str, int]] = collections.Counter()
         self.live_graphs: weakref.WeakSet[Any] = weakref.WeakSet()
         self.live_tapes: weakref.WeakSet[Any] = weakref.WeakSet()
+        #: The ``GradientTape`` created last (the one a statement that creates a tape made).
+        self.newest_tape: weakref.ref[Any] | None = None
+        #: The live tapes, once their creation is tracked (None before, or in a release where
+        #: it cannot be).
+        self.tapes: weakref.WeakSet[Any] | None = None
         #: Counter readers, each with the sampling level it needs (``protocol.SAMPLE_*``).
         self.counters: list[tuple[int, Callable[[], dict[str, float | None]]]] = []
         self.eager_reported = False
@@ -257,24 +273,39 @@ class Recorder:
 
     # -- samples at loop lines -----------------------------------------------------------------
 
-    def on_line(self, filename: str, line: int, level: int) -> None:
-        """Count a run of a watched line; sample counters at ``level`` (``SAMPLE_*``)."""
-        site = (filename, line)
+    def on_run(self, watch: Watch) -> int:
+        """Count a run of a watched statement (or loop header); sample it if it is scheduled.
+        Returns the run's number."""
+        site = watch.site
         self.hits[site] += 1
         hit = self.hits[site]
         self._dirty = True
         if hit == 1:
             self.flush()
-        if level and self.profiler is not None:
+        if watch.level and self.profiler is not None:
             self.profiler.on_loop(site, hit)
-        if level and (hit <= protocol.SAMPLE_FIRST or hit & (hit - 1) == 0):
-            if level >= protocol.SAMPLE_FULL:
-                gc.collect()
-            counters: dict[str, float | None] = {}
-            for needs, read in self.counters:
-                if needs <= level:
-                    counters.update(read())
-            self.writer.write(protocol.RECORD_SAMPLE, file=filename, line=line, hit=hit, c=counters)
+        if watch.level and protocol.scheduled(hit):
+            self.sample(site, hit, watch.level)
+        return hit
+
+    def on_loop_end(self, watch: Watch) -> None:
+        """A loop's header ran its final check: sample it there (if that run was not sampled
+        already), at the first end of the loop and then at every power of two of its ends, so
+        that the samples of a loop run once reach its last iteration."""
+        site = watch.site
+        self.loop_ends[site] += 1
+        ends, hit = self.loop_ends[site], self.hits[site]
+        if watch.level and not protocol.scheduled(hit) and ends & (ends - 1) == 0:
+            self.sample(site, hit, watch.level)
+
+    def sample(self, site: Site, hit: int, level: int) -> None:
+        if level >= protocol.SAMPLE_FULL:
+            gc.collect()
+        counters: dict[str, float | None] = {}
+        for needs, read in self.counters:
+            if needs <= level:
+                counters.update(read())
+        self.writer.write(protocol.RECORD_SAMPLE, file=site[0], line=site[1], hit=hit, c=counters)
 
     # -- output --------------------------------------------------------------------------------
 
@@ -380,8 +411,11 @@ def install_trace_hook(recorder: Recorder) -> bool:
     return True
 
 
-def install_function_hooks(recorder: Recorder) -> bool:
-    """Wrap ``Function.__init__`` (serial numbers, creation sites) and ``Function.__call__``."""
+def install_function_hooks(recorder: Recorder, pause_tracer: bool = True) -> bool:
+    """Wrap ``Function.__init__`` (serial numbers, creation sites) and ``Function.__call__``.
+
+    With ``pause_tracer``, the line sampler is paused for each call (the confirm child's); the
+    pytest plugin leaves whatever tracer runs (a debugger, coverage) alone."""
     module = guarded_import("tensorflow.python.eager.polymorphic_function.polymorphic_function")
     function_class = getattr(module, "Function", None)
     if function_class is None:
@@ -397,7 +431,7 @@ def install_function_hooks(recorder: Recorder) -> bool:
         recorder.enter_call(self, sys._getframe(1))
         # TensorFlow's own Python frames need no line events: pausing the line sampler for the
         # call keeps them at full speed (the caller's frame keeps its local trace function)
-        sampler = sys.gettrace()
+        sampler = sys.gettrace() if pause_tracer else None
         if sampler is not None:
             sys.settrace(None)
         try:
@@ -412,8 +446,11 @@ def install_function_hooks(recorder: Recorder) -> bool:
     return True
 
 
-def track_instances(module_name: str, class_name: str, live: Any) -> bool:
-    """Add every new instance of ``module_name.class_name`` to the weak set ``live``."""
+def track_instances(
+    module_name: str, class_name: str, live: Any, created: Callable[[Any], None] | None = None
+) -> bool:
+    """Add every new instance of ``module_name.class_name`` to the weak set ``live`` (and hand
+    it to ``created``)."""
     cls = getattr(guarded_import(module_name), class_name, None)
     if cls is None:
         return False
@@ -423,6 +460,8 @@ def track_instances(module_name: str, class_name: str, live: Any) -> bool:
         original_init(self, *args, **kwargs)
         with contextlib.suppress(TypeError):  # not weak-referenceable in this release
             live.add(self)
+            if created is not None:
+                created(self)
 
     cls.__init__ = __init__
     return True
@@ -449,18 +488,22 @@ def keras_name_count() -> int | None:
         return None
 
 
-def tape_holdings() -> dict[str, float | None]:
+def tape_holdings(tapes: Sized | None) -> dict[str, float | None]:
     """The tensors that gradient tapes hold, and their size: exact, read from the heap.
 
     A tape keeps each recorded op's inputs and outputs for the backward pass in a tuple or list
-    that only TensorFlow's C++ tape refers to. After ``gc.collect()``, a tuple or list holding
-    an ``EagerTensor`` that no Python object (nor a local variable of a running frame) refers
-    to is such a record.
+    that only TensorFlow's C++ tape refers to. After ``gc.collect()``, while a tape is alive
+    (``tapes``: the live ones; None when they are not tracked), a tuple or list holding an
+    ``EagerTensor`` that no Python object (nor a local variable of a running frame) refers to is
+    such a record. With no tape alive nothing is: the list a running comprehension (or
+    ``list()``) is building is referred to by no object the garbage collector sees either.
     """
     module = sys.modules.get("tensorflow.python.framework.ops")
     eager_tensor = getattr(module, "EagerTensor", None)
     if eager_tensor is None:
         return {protocol.COUNTER_TAPE_TENSORS: None, protocol.COUNTER_TAPE_MB: None}
+    if tapes is not None and not len(tapes):
+        return {protocol.COUNTER_TAPE_TENSORS: 0, protocol.COUNTER_TAPE_MB: 0.0}
     records = [
         o
         for o in gc.get_objects()
@@ -489,6 +532,17 @@ def tape_holdings() -> dict[str, float | None]:
         protocol.COUNTER_TAPE_TENSORS: len(held),
         protocol.COUNTER_TAPE_MB: round(size / 2**20, 3),
     }
+
+
+def held_by_tapes(tapes: Sized | None) -> list[float] | None:
+    """``[tensors, MB]`` held by gradient tapes (``tapes``: the live ones) right now (after
+    ``gc.collect()``), or None when they cannot be counted in this release."""
+    for frame in running_frames():
+        frame.f_locals  # noqa: B018 - refresh each snapshot: a deleted local is gone from it
+    gc.collect()
+    held = tape_holdings(tapes)
+    tensors, size = held[protocol.COUNTER_TAPE_TENSORS], held[protocol.COUNTER_TAPE_MB]
+    return None if tensors is None or size is None else [tensors, size]
 
 
 def graph_constants(graph: Any) -> list[int] | None:
@@ -550,7 +604,14 @@ def install_counters(recorder: Recorder) -> None:
         counter(protocol.SAMPLE_FULL, protocol.COUNTER_LIVE_GRAPHS, lambda: len(live_graphs))
     else:
         degraded(recorder, "func_graph.FuncGraph", "live graphs are not counted")
-    if track_instances("tensorflow.python.eager.backprop", "GradientTape", live_tapes):
+
+    def tape_created(tape: Any) -> None:
+        recorder.newest_tape = weakref.ref(tape)
+
+    if track_instances(
+        "tensorflow.python.eager.backprop", "GradientTape", live_tapes, tape_created
+    ):
+        recorder.tapes = live_tapes
         counter(protocol.SAMPLE_FULL, protocol.COUNTER_LIVE_TAPES, lambda: len(live_tapes))
     else:
         degraded(recorder, "backprop.GradientTape", "live tapes are not counted")
@@ -562,7 +623,7 @@ def install_counters(recorder: Recorder) -> None:
             "on process memory",
         )
     else:
-        recorder.counters.append((protocol.SAMPLE_TAPES, tape_holdings))
+        recorder.counters.append((protocol.SAMPLE_TAPES, lambda: tape_holdings(recorder.tapes)))
         recorder.counters.append((protocol.SAMPLE_TENSORS, live_tensors))
 
 
@@ -585,21 +646,24 @@ class LogCapture(logging.Filter):
         return True
 
 
-def install_hooks(recorder: Recorder) -> None:
+def install_hooks(recorder: Recorder, *, plugin: bool = False) -> None:
+    """Every hook and counter. For the pytest plugin (``plugin``), TensorFlow's log and any
+    tracer already running are left as they are."""
     if not install_trace_hook(recorder):
         degraded(
             recorder,
             "tracing_compilation._create_concrete_function",
             "traces are not recorded one by one; TensorFlow's retracing warnings are the evidence",
         )
-    if not install_function_hooks(recorder):
+    if not install_function_hooks(recorder, pause_tracer=not plugin):
         degraded(
             recorder,
             "polymorphic_function.Function",
             "calls and tf.function objects are not counted",
         )
     install_counters(recorder)
-    logging.getLogger("tensorflow").addFilter(LogCapture(recorder))
+    if not plugin:
+        logging.getLogger("tensorflow").addFilter(LogCapture(recorder))
 
 
 # -- the TensorFlow Profiler ----------------------------------------------------------------------
@@ -665,25 +729,258 @@ class Profiler:
 # -- line sampling -------------------------------------------------------------------------------
 
 
-class LineTracer:
-    """A ``sys.settrace`` hook that only traces code objects containing a watched line."""
+@dataclasses.dataclass
+class Watch:
+    """A watched statement or loop header (one of the config's ``sites``): its runs are counted
+    and sampled at ``level`` (``protocol.SAMPLE_*``), and its probes measure something in each.
 
-    def __init__(self, recorder: Recorder, sites: dict[str, dict[int, int]]) -> None:
-        self._recorder = recorder
-        self._sites = sites
-        self._by_code: dict[types.CodeType, dict[int, int] | None] = {}
+    A run of a statement starts when a line of its ``head`` runs coming from outside the whole
+    statement, or by a jump back (a loop around it): a ``with`` line also runs on exit from its
+    body, which is not a run. A loop header runs once per iteration and once more for its final
+    check, which is the run followed by a line outside its ``body``.
+    """
+
+    site: Site
+    level: int
+    loop: bool
+    head: range
+    whole: range
+    body: range
+    probes: list[TapeKept | TapeRecords] = dataclasses.field(default_factory=list)
+
+    @classmethod
+    def read(cls, spec: dict[str, Any]) -> Watch:
+        def lines(pair: list[int] | None) -> range:
+            return range(pair[0], pair[1] + 1) if pair else range(0)
+
+        return cls(
+            (spec["file"], int(spec["line"])),
+            int(spec["level"]),
+            bool(spec["loop"]),
+            lines(spec["head"]),
+            lines(spec["whole"]),
+            lines(spec.get("body")),
+        )
+
+
+class TapeKept:
+    """TFL201: what a tape created at ``site`` (a persistent tape, by the finding) still holds
+    when the work after its last use starts (the statement at ``alive``), on the scheduled runs
+    of the statement that creates it, and which lines of its frame run until it is released."""
+
+    def __init__(self, recorder: Recorder, site: Site, alive: Site) -> None:
+        self.recorder = recorder
+        self.site = site
+        self.alive = alive
+
+    def entered(self, frame: FrameWatch, watch: Watch, run: int) -> None:
+        if watch.site == self.site:
+            if protocol.scheduled(run):
+                measured = TapeRun(self, run, frame)
+                frame.after(watch.head, measured.created)
+                frame.runs.append(measured)
+            return
+        for measured in frame.runs:
+            if measured.probe is self:
+                measured.reached_work(watch.site[1])
+
+
+class TapeRun:
+    """One measured run of a :class:`TapeKept` probe, written once the tape is released (or
+    its function returns with it alive)."""
+
+    def __init__(self, probe: TapeKept, run: int, frame: FrameWatch) -> None:
+        self.probe = probe
+        self.run = run
+        self.frame = frame
+        self.base: list[float] | None = None
+        self.held: list[float] | None = None
+        self.lines: list[int] = []
+        self.done = False
+        self._collecting = False
+        self._finalizer: Any = None  # a weakref.finalize
+
+    def created(self) -> None:
+        """The statement that creates the tape has run: what tapes hold now is the baseline."""
+        self.base = held_by_tapes(self.probe.recorder.tapes)
+        newest = self.probe.recorder.newest_tape
+        tape = newest() if newest is not None else None
+        if tape is not None:
+            self._finalizer = weakref.finalize(tape, self.released)
+            self._finalizer.atexit = False
+
+    def reached_work(self, line: int) -> None:
+        if not self._collecting and not self.done:
+            self.held = held_by_tapes(self.probe.recorder.tapes)
+            self._collecting = True
+            self.ran(line)
+
+    def ran(self, line: int) -> None:
+        if self._collecting and line not in self.lines and len(self.lines) < _MAX_LINES:
+            self.lines.append(line)
+
+    def released(self) -> None:
+        """The tape was freed while its frame runs (a run still open closes when the frame
+        returns), by the frame's :meth:`FrameWatch.releasing_line`."""
+        self.close(released=[self.probe.site[0], self.frame.releasing_line()])
+
+    def close(self, released: list[Any] | None = None, returned: str | None = None) -> None:
+        if self.done:
+            return
+        self.done = True
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        file, line = self.probe.site
+        self.probe.recorder.writer.write(
+            protocol.RECORD_TAPE_KEPT,
+            file=file,
+            line=line,
+            run=self.run,
+            base=self.base,
+            held=self.held,
+            lines=self.lines,
+            released=released,
+            returned=returned,
+        )
+
+
+class TapeRecords:
+    """TFL202: what gradient tapes hold when the statement at ``site`` starts and when it ends,
+    on its scheduled runs: a tape still recording records what the statement computes."""
+
+    def __init__(self, recorder: Recorder, site: Site) -> None:
+        self.recorder = recorder
+        self.site = site
+
+    def entered(self, frame: FrameWatch, watch: Watch, run: int) -> None:
+        if not protocol.scheduled(run):
+            return
+        before = held_by_tapes(self.recorder.tapes)
+
+        def ended() -> None:
+            file, line = self.site
+            self.recorder.writer.write(
+                protocol.RECORD_TAPE_RECORDS,
+                file=file,
+                line=line,
+                run=run,
+                before=before,
+                after=held_by_tapes(self.recorder.tapes),
+            )
+
+        frame.after(watch.head, ended)
+
+
+class FrameWatch:
+    """The line events of one frame of a code object that holds watched lines."""
+
+    def __init__(self, tracer: LineTracer, watches: dict[int, list[Watch]], name: str) -> None:
+        self._tracer = tracer
+        self._watches = watches
+        self._name = name
+        self._line = 0  # the line and instruction offset of the frame's previous line event
+        self._offset = -1
+        self._previous = 0  # the line event before that
+        self._handling = False
+        self._loop: Watch | None = None  # a loop whose header has just run
+        self._after: list[tuple[range, Callable[[], None]]] = []
+        self.runs: list[TapeRun] = []
+
+    def releasing_line(self) -> int:
+        """The line that freed an object now: the line running, or the one before when the
+        object is freed while this watch handles a line event. A frame's locals snapshot
+        (``f_locals``, which a sample reads) keeps a local the code has deleted or rebound
+        until the snapshot is refreshed, at the next sample."""
+        return self._previous if self._handling else self._line
+
+    def after(self, head: range, then: Callable[[], None]) -> None:
+        """Call ``then`` at the frame's first line outside ``head`` (or when it returns)."""
+        self._after.append((head, then))
+
+    def trace(self, frame: types.FrameType, event: str, arg: Any) -> TraceFunc | None:
+        if self._tracer.stopped:
+            return None
+        try:
+            self._handling = True
+            if event == "line":
+                self._line_event(frame.f_lineno, frame.f_lasti)
+            elif event == "return":
+                self._returned()
+        except Exception as error:  # a bug here must not break the target: stop sampling
+            self._tracer.give_up(error)
+            return None
+        finally:
+            self._handling = False
+        return self.trace
+
+    def _line_event(self, line: int, offset: int) -> None:
+        previous, back = self._line, offset <= self._offset
+        self._previous, self._line, self._offset = previous, line, offset
+        recorder = self._tracer.recorder
+        loop = self._loop
+        if loop is not None and line not in loop.head:
+            self._loop = None
+            if line not in loop.body:
+                recorder.on_loop_end(loop)
+        if self._after:
+            due = [then for head, then in self._after if line not in head]
+            self._after = [(head, then) for head, then in self._after if line in head]
+            for then in due:
+                then()
+        if self.runs:
+            self.runs = [measured for measured in self.runs if not measured.done]
+            for measured in self.runs:
+                measured.ran(line)
+        for watch in self._watches.get(line, ()):
+            if previous in (watch.head if watch.loop else watch.whole) and not back:
+                continue
+            run = recorder.on_run(watch)
+            if watch.loop:
+                self._loop = watch
+            for probe in watch.probes:
+                probe.entered(self, watch, run)
+
+    def _returned(self) -> None:
+        if self._loop is not None:
+            self._tracer.recorder.on_loop_end(self._loop)
+            self._loop = None
+        due, self._after = self._after, []
+        for _, then in due:
+            then()
+        for measured in self.runs:
+            measured.close(returned=self._name)
+        self.runs = []
+
+
+class LineTracer:
+    """A ``sys.settrace`` hook that only traces code objects holding a watched line, with a
+    :class:`FrameWatch` per frame."""
+
+    def __init__(self, recorder: Recorder, watches: list[Watch]) -> None:
+        self.recorder = recorder
+        self.stopped = False
+        self._watches: dict[str, list[Watch]] = {}
+        for watch in watches:
+            self._watches.setdefault(watch.site[0], []).append(watch)
+        self._by_code: dict[types.CodeType, dict[int, list[Watch]] | None] = {}
         self._files: dict[str, str | None] = {}
 
-    def _lines_of(self, code: types.CodeType) -> dict[int, int] | None:
+    def _lines_of(self, code: types.CodeType) -> dict[int, list[Watch]] | None:
+        if code.co_name.startswith("<") and code.co_name != "<module>":
+            return None  # a comprehension, lambda or generator expression holds no statement
         filename = code.co_filename
         if filename not in self._files:
             path = protocol.absolute(filename)
-            self._files[filename] = path if path in self._sites else None
+            self._files[filename] = path if path in self._watches else None
         known = self._files[filename]
         if known is None:
             return None
         lines = {line for _, _, line in code.co_lines() if line is not None}
-        watched = {line: sample for line, sample in self._sites[known].items() if line in lines}
+        watched: dict[int, list[Watch]] = {}
+        for watch in self._watches[known]:
+            if watch.head.start in lines:
+                for line in watch.head:
+                    watched.setdefault(line, []).append(watch)
         return watched or None
 
     def global_trace(self, frame: types.FrameType, event: str, arg: Any) -> TraceFunc | None:
@@ -694,29 +991,35 @@ class LineTracer:
         except Exception as error:  # a bug here must not break the target: stop sampling
             self.give_up(error)
             return None
-        return None if self._by_code[code] is None else self.local_trace
-
-    def local_trace(self, frame: types.FrameType, event: str, arg: Any) -> TraceFunc | None:
-        if event != "line":
-            return self.local_trace
-        watched = self._by_code.get(frame.f_code)
-        if watched is not None and frame.f_lineno in watched:
-            try:
-                path = self._files[frame.f_code.co_filename] or ""
-                self._recorder.on_line(path, frame.f_lineno, watched[frame.f_lineno])
-            except Exception as error:  # a bug here must not break the target: stop sampling
-                self.give_up(error)
-                return None
-        return self.local_trace
+        watches = self._by_code[code]
+        if watches is None:
+            return None
+        return FrameWatch(self, watches, getattr(code, "co_qualname", code.co_name)).trace
 
     def give_up(self, error: Exception) -> None:
+        self.stopped = True
         sys.settrace(None)
         threading.settrace(None)
-        degraded(self._recorder, f"line sampling ({error!r})", "loop lines are not sampled")
+        degraded(self.recorder, f"line sampling ({error!r})", "loop lines are not sampled")
 
     def install(self) -> None:
         sys.settrace(self.global_trace)
         threading.settrace(self.global_trace)
+
+
+def watches_of(recorder: Recorder, config: dict[str, Any]) -> list[Watch]:
+    """The config's watched sites, with the probes attached to their statements."""
+    watches = {watch.site: watch for watch in map(Watch.read, config["sites"])}
+    for spec in config.get("probes", ()):
+        site = (spec["file"], int(spec["line"]))
+        if spec["kind"] == "tape-kept":
+            alive = (spec["file"], int(spec["alive"]))
+            kept = TapeKept(recorder, site, alive)
+            watches[site].probes.append(kept)
+            watches[alive].probes.append(kept)
+        else:
+            watches[site].probes.append(TapeRecords(recorder, site))
+    return list(watches.values())
 
 
 # -- running the target --------------------------------------------------------------------------
@@ -874,17 +1177,15 @@ def run(config: dict[str, Any]) -> int:
     install_exit_guards(recorder)
     if config.get("memory_limit_mb"):
         apply_memory_limit(recorder, int(config["memory_limit_mb"]))
-    sites: dict[str, dict[int, int]] = {}
-    for path, line, level in config["sites"]:
-        sites.setdefault(path, {})[line] = max(sites.get(path, {}).get(line, 0), level)
-    if any(level >= protocol.SAMPLE_TAPES for lines in sites.values() for level in lines.values()):
+    watches = watches_of(recorder, config)
+    if any(watch.level >= protocol.SAMPLE_TAPES for watch in watches):
         measure_rss_noise(recorder)
     if config.get("profile_dir"):
         recorder.profiler = Profiler(recorder, config["profile_dir"])
     start_flusher(recorder)
-    tracer = LineTracer(recorder, sites)
+    tracer = LineTracer(recorder, watches)
     try:
-        if sites:
+        if watches:
             tracer.install()
         run_target(config)
     except SystemExit as stop:

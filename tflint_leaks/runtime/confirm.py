@@ -179,11 +179,15 @@ def child_config(
     user_paths: Sequence[str] = (),
     profile_dir: str | None = None,
 ) -> dict[str, object]:
-    """What the child needs: the target, the lines to watch, the user's directories."""
-    sites: dict[Site, int] = {}
+    """What the child needs: the target, the lines to watch (each with its statement's lines)
+    and what to measure in their runs, the user's directories."""
+    sites: dict[Site, verdicts.Watched] = {}
+    probes: list[dict[str, object]] = []
     for diagnostic, place in places:
-        for site, level in verdicts.watched_sites(diagnostic, place):
-            sites[site] = max(sites.get(site, protocol.SAMPLE_NONE), level)
+        for watched in verdicts.watched_sites(diagnostic, place):
+            known = sites.get(watched.site, watched)
+            sites[watched.site] = known._replace(level=max(known.level, watched.level))
+        probes += [p for p in verdicts.probes(diagnostic, place) if p not in probes]
     files = [place.file for _, place in places] + target.default_paths()
     roots = {str(Path.cwd()), *(str(Path(protocol.absolute(file)).parent) for file in files)}
     roots.update(protocol.absolute(path) for path in user_paths if Path(path).is_dir())
@@ -193,13 +197,27 @@ def child_config(
         "cells": notebook_cells(target.path) if target.kind == "notebook" and target.path else [],
         "module": target.module,
         "args": list(target.args),
-        "sites": [[file, line, level] for (file, line), level in sorted(sites.items())],
+        "sites": [_site_spec(watched) for _, watched in sorted(sites.items())],
+        "probes": probes,
         "roots": sorted(roots),
         "memory_limit_mb": memory_limit_mb,
         "profile_dir": protocol.absolute(profile_dir) if profile_dir else None,
         "constants": any(
             verdicts.judgement(diagnostic) is Judgement.CONSTANTS for diagnostic, _ in places
         ),
+    }
+
+
+def _site_spec(watched: verdicts.Watched) -> dict[str, object]:
+    (file, line), statement = watched.site, watched.statement
+    return {
+        "file": file,
+        "line": line,
+        "level": watched.level,
+        "loop": statement.loop,
+        "head": list(statement.head),
+        "whole": list(statement.whole),
+        "body": list(statement.body) if statement.body else None,
     }
 
 
@@ -276,18 +294,24 @@ def confirm_all(
     observations = context.observations
     partial = None if context.run.normal else context.run.description
     for diagnostic, place in places:
-        confirmation = verdicts.judge(diagnostic, place, context)
+        confirmation, evidence = verdicts.judged(diagnostic, place, context)
         stats = verdicts.find_code(place, observations)
-        charts = series.sampled(observations, place.loop_site or place.site)
+        charts = [
+            *series.tapes(observations, place),
+            *series.sampled(observations, *verdicts.sampled_at(place)),
+        ]
         if stats is not None and verdicts.judgement(diagnostic).retracing:
             judged = verdicts.retraces_of(diagnostic, place, stats, observations)
             claimed.update(id(trace) for trace in judged.traces)
             if judged.traces:
-                charts.insert(0, series.traced(judged))
+                charts.append(series.traced(judged))
         extra = _evidence(stats, observations, partial)
         confirmation = dataclasses.replace(confirmation, evidence=confirmation.evidence + extra)
         confirmed.append(
-            (dataclasses.replace(diagnostic, confirmation=confirmation), tuple(charts))
+            (
+                dataclasses.replace(diagnostic, confirmation=confirmation),
+                series.evidence_first(charts, evidence),
+            )
         )
     return confirmed + runtime_findings(context, claimed)
 
@@ -366,6 +390,8 @@ def run_confirm(
         stdout_tail=outcome.stdout_tail,
         stderr_tail=outcome.stderr_tail,
     )
-    context = verdicts.Context(observations, ending, max_python_values, sources.show)
+    context = verdicts.Context(
+        observations, ending, max_python_values, sources.show, sources.source_line
+    )
     found = confirm_all(places, context)
     return ConfirmResult([d for d, _ in found], summary, [charts for _, charts in found])

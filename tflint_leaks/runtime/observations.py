@@ -87,6 +87,55 @@ class Sample:
     counters: dict[str, float | None]
 
 
+def position(hit: int, loop: bool) -> int:
+    """Where the ``hit``-th run of a watched line sits on a chart and in a summary: at a loop
+    header, the iterations completed when it ran (0 at the first, all of them at the final
+    check); at any other statement, the run itself (1 at the first)."""
+    return hit - 1 if loop else hit
+
+
+#: ``[tensors, MB]`` held by gradient tapes at one moment.
+Held = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class TapeKeptRun:
+    """One measured run of a statement that creates a persistent tape (TFL201): what tapes
+    held once it existed (``base``) and when the work after its last use started (``held``:
+    None when that work did not run while the tape was alive), the lines its frame ran from
+    then on while it was alive, and where it was released (a user line) or the function that
+    returned with it alive."""
+
+    run: int
+    base: Held | None
+    held: Held | None
+    lines: tuple[int, ...]
+    released: Site | None
+    returned: str | None
+
+    def kept(self) -> Held | None:
+        """What the tape itself still held when the work started: ``held - base``."""
+        if self.base is None:
+            return None
+        if self.held is None:
+            return (0.0, 0.0)
+        return (self.held[0] - self.base[0], round(self.held[1] - self.base[1], 3))
+
+
+@dataclass(frozen=True)
+class TapeRecordsRun:
+    """One measured run of a statement inside a recording tape's block (TFL202)."""
+
+    run: int
+    before: Held | None
+    after: Held | None
+
+    def added(self) -> Held | None:
+        if self.before is None or self.after is None:
+            return None
+        return (self.after[0] - self.before[0], round(self.after[1] - self.before[1], 3))
+
+
 @dataclass
 class Observations:
     """The whole run as the child saw it."""
@@ -98,6 +147,8 @@ class Observations:
     created: dict[int, Site] = field(default_factory=dict)
     hits: dict[Site, int] = field(default_factory=dict)
     samples: dict[Site, list[Sample]] = field(default_factory=dict)
+    tape_kept: dict[Site, list[TapeKeptRun]] = field(default_factory=dict)
+    tape_records: dict[Site, list[TapeRecordsRun]] = field(default_factory=dict)
     degraded: list[str] = field(default_factory=list)
     logs: list[str] = field(default_factory=list)
     eager: bool = False
@@ -122,9 +173,36 @@ def _key(value: Iterable[Any]) -> CodeKey:
     return (str(file), int(line), str(qualname))
 
 
+def _held(value: Any) -> Held | None:
+    return (float(value[0]), float(value[1])) if value else None
+
+
+def _site(value: Any) -> Site | None:
+    return (str(value[0]), int(value[1])) if value else None
+
+
 def _param(value: dict[str, Any]) -> Param:
     names = {f.name for f in dataclasses.fields(Param)}
     return Param(**{name: value[name] for name in names if name in value})
+
+
+def _apply_tape(observations: Observations, record: dict[str, Any]) -> None:
+    site = (record["file"], int(record["line"]))
+    if record["k"] == protocol.RECORD_TAPE_KEPT:
+        kept = TapeKeptRun(
+            run=int(record["run"]),
+            base=_held(record.get("base")),
+            held=_held(record.get("held")),
+            lines=tuple(int(line) for line in record.get("lines", ())),
+            released=_site(record.get("released")),
+            returned=record.get("returned"),
+        )
+        observations.tape_kept.setdefault(site, []).append(kept)
+    else:
+        recorded = TapeRecordsRun(
+            int(record["run"]), _held(record.get("before")), _held(record.get("after"))
+        )
+        observations.tape_records.setdefault(site, []).append(recorded)
 
 
 def _apply(observations: Observations, record: dict[str, Any]) -> None:
@@ -133,14 +211,13 @@ def _apply(observations: Observations, record: dict[str, Any]) -> None:
         observations.started = True
         observations.tensorflow = record.get("tensorflow")
     elif kind == protocol.RECORD_TRACE:
-        site = record.get("site")
         trace = Trace(
             key=_key(record["key"]),
             last_line=int(record["last"]),
             serial=record.get("serial"),
             user=bool(record.get("user")),
             params=tuple(_param(p) for p in record.get("params", ())),
-            site=(str(site[0]), int(site[1])) if site else None,
+            site=_site(record.get("site")),
             call=int(record.get("call", 0)),
             ncall=int(record.get("ncall", 0)),
         )
@@ -163,6 +240,8 @@ def _apply(observations: Observations, record: dict[str, Any]) -> None:
         site = (record["file"], int(record["line"]))
         sample = Sample(hit=int(record["hit"]), counters=dict(record["c"]))
         observations.samples.setdefault(site, []).append(sample)
+    elif kind in (protocol.RECORD_TAPE_KEPT, protocol.RECORD_TAPE_RECORDS):
+        _apply_tape(observations, record)
     elif kind == protocol.RECORD_DEGRADED:
         fallback = record.get("fallback")
         observations.degraded.append(

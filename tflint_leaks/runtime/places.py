@@ -11,7 +11,10 @@ runtime can count the calls made at that call site and the values of that argume
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import os
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +36,26 @@ class CallAt:
 
 
 @dataclass(frozen=True)
+class Span:
+    """The lines of a statement: its head (the lines before its body; every line of a simple
+    statement), the whole statement, and the body of a compound statement. The child counts a
+    run of a statement when a line of its head runs coming from outside the statement (a
+    ``with`` line runs again on exit from its body, and that is not a run), and a run of a
+    loop header at every return to it; the body tells the final check of a loop from the start
+    of an iteration."""
+
+    head: tuple[int, int]
+    whole: tuple[int, int]
+    body: tuple[int, int] | None = None
+    loop: bool = False
+
+    @classmethod
+    def line(cls, line: int) -> Span:
+        """A one-line simple statement: all there is to know when the source cannot be read."""
+        return cls((line, line), (line, line))
+
+
+@dataclass(frozen=True)
 class Place:
     """A finding located in the code as the child runs it (absolute file, joined lines)."""
 
@@ -42,6 +65,13 @@ class Place:
     tf_function: Site | None = None
     caller: CallAt | None = None  # the call of a method (TFL104's ``caller``)
     call: CallAt | None = None  # the call whose argument is flagged
+    #: The line of the ``tape`` related location (TFL201: the work that runs while the tape is
+    #: still alive after its last use).
+    tape: int | None = None
+    #: The statements at the finding's line, its loop header and its ``tape`` line.
+    statement: Span | None = None
+    loop_statement: Span | None = None
+    tape_statement: Span | None = None
 
     @property
     def site(self) -> Site:
@@ -50,6 +80,10 @@ class Place:
     @property
     def loop_site(self) -> Site | None:
         return None if self.loop is None else (self.file, self.loop)
+
+    @property
+    def tape_site(self) -> Site | None:
+        return None if self.tape is None else (self.file, self.tape)
 
     def call_lines(self) -> range:
         """The lines of the call the finding is about: a call site on any of them is the
@@ -65,6 +99,7 @@ class Sources:
         self._texts: dict[str, str | None] = {}
         self._trees: dict[str, ast.Module | None] = {}
         self._notebooks: dict[str, Notebook | None] = {}
+        self._comments: dict[str, dict[int, int]] = {}
 
     def notebook(self, file: str) -> Notebook | None:
         """The notebook at ``file`` (None for a Python file or an unreadable notebook)."""
@@ -87,6 +122,18 @@ class Sources:
             except (OSError, UnicodeDecodeError):
                 self._texts[file] = None
         return self._texts[file]
+
+    def source_line(self, file: str, line: int) -> str:
+        """The code at ``line`` of ``file`` as the child runs it, without its comment and
+        stripped ("" if unknown)."""
+        text = self.text(file)
+        lines = text.splitlines() if text is not None else []
+        if not 0 < line <= len(lines):
+            return ""
+        if file not in self._comments:
+            self._comments[file] = _comments(text or "")
+        column = self._comments[file].get(line)
+        return lines[line - 1][:column].strip()
 
     def tree(self, file: str) -> ast.Module | None:
         if file not in self._trees:
@@ -129,7 +176,7 @@ class Sources:
 
     def place(self, diagnostic: Diagnostic) -> Place:
         line = self.line(diagnostic.file, diagnostic.cell, diagnostic.start.line)
-        loop = tf_function = caller = None
+        loop = tf_function = caller = tape = None
         for related in diagnostic.related:
             related_line = self._related_line(diagnostic, related)
             if related.role is RelatedRole.LOOP and loop is None:
@@ -138,14 +185,47 @@ class Sources:
                 tf_function = (protocol.absolute(related.file), related_line)
             elif related.role is RelatedRole.CALLER and caller is None:
                 caller = self.call_at(related.file, related_line, related.start.column)
+            elif (
+                related.role is RelatedRole.TAPE
+                and tape is None
+                and related.file == diagnostic.file
+            ):
+                tape = related_line
+        file = diagnostic.file
         return Place(
-            file=protocol.absolute(diagnostic.file),
+            file=protocol.absolute(file),
             line=line,
             loop=loop,
             tf_function=tf_function,
             caller=caller,
-            call=self.call_at(diagnostic.file, line, diagnostic.start.column),
+            call=self.call_at(file, line, diagnostic.start.column),
+            tape=tape,
+            statement=self.statement(file, line),
+            loop_statement=None if loop is None else self.statement(file, loop),
+            tape_statement=None if tape is None else self.statement(file, tape),
         )
+
+    def statement(self, file: str, line: int) -> Span:
+        """The innermost statement whose head holds ``line`` (a one-line statement when the
+        file cannot be parsed or no statement starts there)."""
+        tree = self.tree(file)
+        found: tuple[tuple[int, int], Span] | None = None
+        for node in ast.walk(tree) if tree is not None else ():
+            if not isinstance(node, ast.stmt):
+                continue
+            first, last = _first_line(node), node.end_lineno or node.lineno
+            body = getattr(node, "body", None)
+            span = Span((first, last), (first, last))
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                start = _first_line(body[0])
+                head = (first, max(node.lineno, start - 1))
+                inside = (start, body[-1].end_lineno or body[-1].lineno)
+                loop = isinstance(node, ast.For | ast.AsyncFor | ast.While)
+                span = Span(head, (first, last), inside, loop)
+            at = (first, node.col_offset)
+            if span.head[0] <= line <= span.head[1] and (found is None or at > found[0]):
+                found = (at, span)
+        return found[1] if found else Span.line(line)
 
     def call_at(self, file: str, line: int, column: int) -> CallAt | None:
         """The innermost call that starts at ``line``/``column`` (1-based, in characters), or
@@ -181,6 +261,22 @@ class Sources:
         # a flagged argument belongs to the innermost call that takes it; a call named by its
         # start (``Model().forward(x)``, which ``Model()`` also starts) is the outermost
         return arguments[-1] if arguments else (calls[0] if calls else None)
+
+
+def _comments(text: str) -> dict[int, int]:
+    """The column where each line's comment starts (lines without one are absent)."""
+    found: dict[int, int] = {}
+    with contextlib.suppress(tokenize.TokenError, SyntaxError):
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                found[token.start[0]] = token.start[1]
+    return found
+
+
+def _first_line(statement: ast.stmt) -> int:
+    """Where a statement starts: at its first decorator when it is a decorated definition."""
+    decorators: list[ast.expr] = getattr(statement, "decorator_list", [])
+    return min([statement.lineno, *(decorator.lineno for decorator in decorators)])
 
 
 def display_path(path: str) -> str:

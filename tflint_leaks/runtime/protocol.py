@@ -21,6 +21,15 @@ RECORD_TRACE = "trace"  # a new trace: key, last, serial, params
 RECORD_CALLS = "calls"  # snapshot: [key..., calls, objects] per code object
 RECORD_HITS = "hits"  # snapshot: [file, line, hits] per watched line
 RECORD_SAMPLE = "sample"  # counters sampled at a loop line: file, line, hit, counters
+#: One measured run of a persistent tape (TFL201): file, line (where it is created), run, base
+#: and held (``[tensors, MB]`` held by tapes once it exists and when the work after its last
+#: use starts; held is None when that work did not run while it was alive), lines (run in its
+#: frame from that work on while it was alive), released (``[file, line]`` of the user line
+#: that released it) or returned (the qualname of its function, which returned with it alive).
+RECORD_TAPE_KEPT = "tape-kept"
+#: One measured run of a statement inside a recording tape's block (TFL202): file, line, run,
+#: before and after (``[tensors, MB]`` held by tapes when the statement starts and ends).
+RECORD_TAPE_RECORDS = "tape-records"
 RECORD_LOG = "log"  # a captured TensorFlow warning: level, msg
 RECORD_EAGER = "eager"  # tf.config.run_functions_eagerly(True) was called
 RECORD_MEMORY_LIMIT = "memory-limit"  # baseline_mb, limit_mb
@@ -65,9 +74,16 @@ SAMPLE_TAPES = 3
 SAMPLE_TENSORS = 4
 
 #: Full samples (each with a ``gc.collect()``, about 0.14 s with TensorFlow loaded) are taken at
-#: the first ``SAMPLE_FIRST`` hits of a loop line, then at every power of two (64, 128, ...), so
-#: that a long loop stays fast and a rerun samples the same hits.
+#: the first ``SAMPLE_FIRST`` hits of a loop line, then at every power of two (16, 32, ...), so
+#: that a long loop stays fast and a rerun samples the same hits; a loop header is sampled once
+#: more at its final check, so that the samples reach the loop's last iteration.
 SAMPLE_FIRST = 12
+
+
+def scheduled(run: int) -> bool:
+    """Whether the ``run``-th run (1-based) of a watched line is sampled."""
+    return run <= SAMPLE_FIRST or run & (run - 1) == 0
+
 
 #: Environment given to the child so that TensorFlow's C++ logs stay quiet.
 QUIET_ENV = {"TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0"}

@@ -50,7 +50,7 @@ def chart(series: Series, colour: str) -> str:
     """An SVG line chart of ``series``, with its first and last x and its y range labelled."""
     xs = [x for x, _ in series.points]
     ys = [y for _, y in series.points]
-    x0, x1 = min(xs), max(xs)
+    x0, x1 = min(xs), max(*xs, series.extent or 0)
     y0, y1 = min(ys), max(ys)
     span_x, span_y = (x1 - x0) or 1, (y1 - y0) or 1
     inner_w, inner_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM

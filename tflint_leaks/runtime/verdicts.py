@@ -20,9 +20,13 @@ called, or ran on every call with symbolic tensors because the function retraced
 A NumPy array captured by a ``tf.function`` (``TFL501``, judgement ``constants``) is judged on
 the bytes of the constants in each trace of the function it is in.
 
-Every other finding (tapes ``TFL2xx``, models, ``predict``, datasets ``TFL4xx``, per-step tensors
-``TFL502``, graph-mode ops ``TFL503``) is judged on counters sampled where its loop header (or,
-with no loop, its own line) runs.
+Tape findings are judged by what each claims: ``TFL201`` by what its persistent tape still holds
+when the work after its last use starts, per run of the statement that creates it; ``TFL202``
+by what a recording tape adds while the flagged statement runs; ``TFL204`` by what tapes from
+earlier iterations hold at the loop header. Every other finding (a tape around a loop
+``TFL203``, models, ``predict``, datasets ``TFL4xx``, per-step tensors ``TFL502``, graph-mode
+ops ``TFL503``) is judged on the growth of counters sampled where its loop header (or, with no
+loop, its own line) runs.
 
 A finding whose code never ran is ``not-executed`` when the target finished on its own, and
 ``error`` when the run stopped early (timeout, crash, memory limit): it might have run later.
@@ -35,6 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
+from typing import NamedTuple, TypeVar
 
 from tflint_leaks.analysis.library import SMALL_ARRAY_ELEMENTS
 from tflint_leaks.diagnostics import CallSite, Confirmation, Diagnostic, Verdict
@@ -42,13 +47,17 @@ from tflint_leaks.registry import BY_CODE, Judgement
 from tflint_leaks.runtime import protocol
 from tflint_leaks.runtime.observations import (
     CodeStats,
+    Held,
     Observations,
     Param,
     Sample,
     Site,
+    TapeKeptRun,
+    TapeRecordsRun,
     Trace,
+    position,
 )
-from tflint_leaks.runtime.places import CallAt, Place, place_name
+from tflint_leaks.runtime.places import CallAt, Place, Span, place_name
 
 MIN_SIDE_EFFECT_CALLS = 2
 WARMUP_SAMPLES = 2
@@ -80,6 +89,11 @@ COUNTER_LABELS = {
 }
 _EXACT_COUNTERS = tuple(COUNTER_LABELS)
 _TAPE_HOLDINGS = (protocol.COUNTER_TAPE_TENSORS, protocol.COUNTER_TAPE_MB)
+#: The chart keys of what a tape probe measured (beside the sampled counters' names).
+CHART_TAPE_KEPT = "tape_kept"
+CHART_TAPE_RECORDS = "tape_records"
+CHART_TRACES = "traces_at_site"
+_UNCOUNTED = "the tensors held by tapes could not be counted"
 #: Tensor counters and the counter of their size in MB, shown beside them.
 _SIZES = {
     protocol.COUNTER_TAPE_TENSORS: protocol.COUNTER_TAPE_MB,
@@ -87,7 +101,8 @@ _SIZES = {
 }
 #: The counters that can confirm a finding, by its rule's judgement.
 _COUNTERS_BY_JUDGEMENT = {
-    Judgement.TAPES: (protocol.COUNTER_LIVE_TAPES, protocol.COUNTER_TAPE_TENSORS),
+    Judgement.TAPES: (protocol.COUNTER_TAPE_TENSORS,),
+    Judgement.TAPES_KEPT: (protocol.COUNTER_TAPE_TENSORS, protocol.COUNTER_LIVE_TAPES),
     Judgement.TENSORS: (protocol.COUNTER_LIVE_TENSORS,),
     Judgement.GRAPH_NODES: (protocol.COUNTER_GRAPH_NODES,),
     Judgement.GROWTH: (
@@ -108,15 +123,37 @@ class RunEnding:
     description: str
 
 
+def _no_source(file: str, line: int) -> str:
+    return ""
+
+
 @dataclass(frozen=True)
 class Context:
     """What every verdict reads: the observations, how the run ended, the static threshold,
-    and how to show a line of the code the child ran (a notebook's as ``cell N:line``)."""
+    how to show a line of the code the child ran (a notebook's as ``cell N:line``) and what
+    that line says."""
 
     observations: Observations
     run: RunEnding
     max_python_values: int
     show: Callable[[str, int], CallSite]
+    source: Callable[[str, int], str] = _no_source
+
+
+class Judged(NamedTuple):
+    """A verdict and the key of the chart that carries its evidence (a sampled counter, or
+    ``CHART_*``), which the report shows first."""
+
+    confirmation: Confirmation
+    evidence: str | None = None
+
+
+class Watched(NamedTuple):
+    """A line the child watches for a finding: its sampling level, and its statement."""
+
+    site: Site
+    level: int
+    statement: Span
 
 
 def judgement(diagnostic: Diagnostic) -> Judgement:
@@ -128,27 +165,49 @@ def judgement(diagnostic: Diagnostic) -> Judgement:
 # -- matching findings to what ran ---------------------------------------------------------------
 
 
-def watched_sites(diagnostic: Diagnostic, place: Place) -> list[tuple[Site, int]]:
+def watched_sites(diagnostic: Diagnostic, place: Place) -> list[Watched]:
     """The lines the child watches for a finding, and the sampling level of each.
 
     Every exact counter (each sample costs a ``gc.collect()``) is sampled for growth findings
-    only, at their loop header or at their own line when they name no loop; tape findings add
-    the tensors tapes hold. A retracing or side-effect finding's loop header samples the
-    counters that cost nothing (traces, graph functions, RSS), for the report's charts.
+    only, at their loop header or at their own line when they name no loop; tape findings
+    judged at a loop add the tensors tapes hold. A retracing or side-effect finding's loop
+    header samples the counters that cost nothing (traces, graph functions, RSS), for the
+    report's charts. The tape probes (``probes``) count the runs of their statements and
+    measure what tapes hold themselves.
     """
-    loop = place.loop_site
+    kind = judgement(diagnostic)
+    own = Watched(place.site, protocol.SAMPLE_NONE, place.statement or Span.line(place.line))
+    if kind is Judgement.TAPE_AFTER_GRADIENT and place.tape_site is not None:
+        work = place.tape_statement or Span.line(place.tape_site[1])
+        return [own, Watched(place.tape_site, protocol.SAMPLE_NONE, work)]
+    if kind in (Judgement.TAPE_AFTER_GRADIENT, Judgement.TAPE_RECORDS):
+        return [own]
     level = {
         Judgement.TRACES: protocol.SAMPLE_LIGHT,
         Judgement.NEW_FUNCTIONS: protocol.SAMPLE_LIGHT,
         Judgement.NEW_INSTANCES: protocol.SAMPLE_LIGHT,
         Judgement.SIDE_EFFECT: protocol.SAMPLE_LIGHT,
         Judgement.TAPES: protocol.SAMPLE_TAPES,
+        Judgement.TAPES_KEPT: protocol.SAMPLE_TAPES,
         Judgement.TENSORS: protocol.SAMPLE_TENSORS,
         Judgement.CONSTANTS: protocol.SAMPLE_NONE,
-    }.get(judgement(diagnostic), protocol.SAMPLE_FULL)
+    }.get(kind, protocol.SAMPLE_FULL)
+    loop = place.loop_site
     if loop is None:
-        return [(place.site, level)]
-    return [(place.site, protocol.SAMPLE_NONE), (loop, level)]
+        return [own._replace(level=level)]
+    return [own, Watched(loop, level, place.loop_statement or Span.line(loop[1]))]
+
+
+def probes(diagnostic: Diagnostic, place: Place) -> list[dict[str, object]]:
+    """What the child measures in the runs of a tape finding's statements (``protocol``'s
+    ``RECORD_TAPE_*``)."""
+    kind = judgement(diagnostic)
+    site = {"file": place.file, "line": place.line}
+    if kind is Judgement.TAPE_AFTER_GRADIENT and place.tape is not None:
+        return [{"kind": "tape-kept", **site, "alive": place.tape}]
+    if kind is Judgement.TAPE_RECORDS:
+        return [{"kind": "tape-records", **site}]
+    return []
 
 
 def find_code(place: Place, observations: Observations) -> CodeStats | None:
@@ -178,7 +237,23 @@ def _iterations(observations: Observations, loop: Site) -> int:
 
 
 def _line_hits(diagnostic: Diagnostic, place: Place, observations: Observations) -> int:
-    return sum(observations.hits.get(site, 0) for site, _ in watched_sites(diagnostic, place))
+    return sum(
+        observations.hits.get(watched.site, 0) for watched in watched_sites(diagnostic, place)
+    )
+
+
+def sampled_at(place: Place) -> tuple[Site, bool]:
+    """Where a finding's counters are sampled: its loop header, or its own line when it names
+    no loop; and whether that line is a loop header (its samples then count iterations)."""
+    if place.loop_site is not None:
+        return place.loop_site, True
+    return place.site, place.statement is not None and place.statement.loop
+
+
+def runs_of(observations: Observations, site: Site, loop: bool) -> int:
+    """The iterations of a loop (its header runs once more, to find the loop is over), or the
+    runs of a statement."""
+    return _iterations(observations, site) if loop else observations.hits.get(site, 0)
 
 
 # -- causes --------------------------------------------------------------------------------------
@@ -222,8 +297,17 @@ def _creation_sites(observations: Observations, traces: Sequence[Trace], context
     return listed([place_name(dataclasses.replace(s, file=Path(s.file).name)) for s in shown])
 
 
-def retrace_cause(traces: Sequence[Trace], context: Context) -> str | None:
-    """What changed between consecutive traces, most frequent first."""
+@dataclass(frozen=True)
+class Change:
+    """What changed most often between consecutive traces: the ``tf.function`` object (how
+    many times), or else one parameter's trace type."""
+
+    new_objects: int
+    parameter: str | None
+
+
+def retrace_change(traces: Sequence[Trace]) -> Change | None:
+    """What changed between consecutive traces, most frequent first (None: nothing did)."""
     changed: dict[str, int] = {}
     new_objects = 0
     for previous, current in pairwise(traces):
@@ -236,16 +320,26 @@ def retrace_cause(traces: Sequence[Trace], context: Context) -> str | None:
                 changed[param.name] = changed.get(param.name, 0) + 1
     top = max(changed.values(), default=0)
     if new_objects and new_objects >= top:
-        objects = len({trace.serial for trace in traces})
-        sites = _creation_sites(context.observations, traces, context)
-        where = f" at {sites}" if sites else ""
-        return (
-            f"{new_objects} retraces came from new tf.function objects ({objects} created{where})"
-        )
+        return Change(new_objects, None)
     if not top:
         return None
-    name = next(name for name, count in changed.items() if count == top)
-    return _argument_cause(traces, name)
+    return Change(0, next(name for name, count in changed.items() if count == top))
+
+
+def retrace_cause(traces: Sequence[Trace], context: Context) -> str | None:
+    """What changed between consecutive traces, in words."""
+    change = retrace_change(traces)
+    if change is None:
+        return None
+    if change.parameter is not None:
+        return _argument_cause(traces, change.parameter)
+    objects = len({trace.serial for trace in traces})
+    sites = _creation_sites(context.observations, traces, context)
+    where = f" at {sites}" if sites else ""
+    return (
+        f"{change.new_objects} retraces came from new tf.function objects "
+        f"({objects} created{where})"
+    )
 
 
 def _argument_cause(traces: Sequence[Trace], name: str) -> str:
@@ -473,65 +567,60 @@ def fit_line(values: list[tuple[int, float]]) -> tuple[float, float]:
     return slope, r2
 
 
-def _series(samples: Sequence[Sample], counter: str) -> list[tuple[int, float]]:
-    return [(s.hit, v) for s in samples if (v := s.counters.get(counter)) is not None]
+def points(samples: Sequence[Sample], counter: str, loop: bool) -> list[tuple[int, float]]:
+    """``(position, value)`` of a counter in ``samples`` (see ``observations.position``)."""
+    return [
+        (position(s.hit, loop), v) for s in samples if (v := s.counters.get(counter)) is not None
+    ]
 
 
 def judge_memory(
-    samples: Sequence[Sample], context: Context, iterations: int, steps: str
-) -> Confirmation:
+    samples: Sequence[Sample], context: Context, iterations: int, steps: str, loop: bool
+) -> Judged:
     """A tape finding judged on process memory, when no exact counter sees what tapes hold."""
-    values = _series(samples, protocol.COUNTER_RSS_MB)
+    values = points(samples, protocol.COUNTER_RSS_MB, loop)
     noise = max(context.observations.rss_noise_mb or 0.0, RSS_RESOLUTION_MB)
+    evidence = protocol.COUNTER_RSS_MB
     if len(values) < MIN_MEMORY_SAMPLES:
         summary = (
             f"memory-based: only {len(values)} samples after {WARMUP_SAMPLES} warm-up "
             f"iterations; a memory slope needs {MIN_MEMORY_SAMPLES}"
         )
-        return Confirmation(Verdict.NOT_REPRODUCED, summary, iterations=iterations)
+        return Judged(
+            Confirmation(Verdict.NOT_REPRODUCED, summary, iterations=iterations), evidence
+        )
     slope, r2 = fit_line(values)
     grown = slope * (values[-1][0] - values[0][0])
     fitted = f"{slope:+.2f} MB per iteration (R² {r2:.2f}) {steps}, warm-up noise {noise:.2f} MB"
     growth = ((protocol.COUNTER_RSS_MB, round(slope, 3)),)
     if r2 >= MIN_MEMORY_R2 and grown >= MEMORY_NOISE_FACTOR * noise:
-        return Confirmation(
+        confirmation = Confirmation(
             Verdict.CONFIRMED,
             f"memory-based: process memory grew steadily, {fitted}",
             iterations=iterations,
             cause=f"process memory grew {slope:+.2f} MB per iteration",
             growth=growth,
         )
-    return Confirmation(
+        return Judged(confirmation, evidence)
+    confirmation = Confirmation(
         Verdict.NOT_REPRODUCED,
         f"memory-based: no steady growth of process memory, {fitted}",
         iterations=iterations,
         growth=growth,
     )
+    return Judged(confirmation, evidence)
 
 
-def judge_growth(diagnostic: Diagnostic, place: Place, context: Context) -> Confirmation:
-    observations = context.observations
-    loop = place.loop_site
-    site = loop or place.site
-    iterations = _iterations(observations, site) if loop else observations.hits.get(site, 0)
-    if not _line_hits(diagnostic, place, observations):
-        return not_run(diagnostic, place, context)
-    taken = observations.samples.get(site, [])
-    samples = taken[WARMUP_SAMPLES:]
-    steps = f"over {len(samples)} samples after {WARMUP_SAMPLES} warm-up iterations"
-    kind = judgement(diagnostic)
-    relevant = _COUNTERS_BY_JUDGEMENT.get(kind, _EXACT_COUNTERS)
-    if kind is Judgement.TAPES and not any(_series(taken, counter) for counter in _TAPE_HOLDINGS):
-        return judge_memory(samples, context, iterations, steps)
-    if len(samples) < MIN_GROWTH_STEPS + 1:
-        needed = WARMUP_SAMPLES + MIN_GROWTH_STEPS + 1
-        summary = f"only {len(taken)} samples ({iterations} iterations): {needed} measure growth"
-        return Confirmation(Verdict.NOT_REPRODUCED, summary, iterations=iterations)
+def _growth_of(
+    samples: Sequence[Sample], loop: bool, relevant: Sequence[str]
+) -> tuple[dict[str, float], list[str], list[int]]:
+    """Per-iteration growth of every sampled counter, the relevant ones that grew (by the
+    thresholds above), and for those the last position at which each rose if it stopped."""
     growth: dict[str, float] = {}
-    grew: list[str] = []  # the confirming counters
-    stopped: list[int] = []  # the last iteration at which a confirming counter rose, if it stopped
+    grew: list[str] = []
+    stopped: list[int] = []
     for counter in (*_EXACT_COUNTERS, *_SIZES.values(), protocol.COUNTER_RSS_MB):
-        values = _series(samples, counter)
+        values = points(samples, counter, loop)
         window = growth_window(values) if counter != protocol.COUNTER_RSS_MB else values
         if len(window) < 2:
             continue
@@ -546,21 +635,49 @@ def judge_growth(diagnostic: Diagnostic, place: Place, context: Context) -> Conf
             grew.append(counter)
             if len(window) < len(values):
                 stopped.append(window[-1][0])
-    growing = [
-        f"+{growth[counter]:g} {COUNTER_LABELS[counter]} per iteration"
-        + (f" ({growth.get(size, 0.0):+g} MB)" if (size := _SIZES.get(counter)) else "")
-        for counter in grew
-    ]
+    return growth, grew, stopped
+
+
+def _per_iteration(growth: dict[str, float], counter: str) -> str:
+    size = _SIZES.get(counter)
+    sized = f" ({growth.get(size, 0.0):+g} MB)" if size else ""
+    return f"+{growth[counter]:g} {COUNTER_LABELS[counter]} per iteration{sized}"
+
+
+def _rss_evidence(growth: dict[str, float]) -> tuple[str, ...]:
     rss = growth.get(protocol.COUNTER_RSS_MB)
-    evidence = (
-        (f"process memory (RSS, supporting only): {rss:+.2f} MB per iteration",)
-        if rss is not None
-        else ()
-    )
+    if rss is None:
+        return ()
+    return (f"process memory (RSS, supporting only): {rss:+.2f} MB per iteration",)
+
+
+def judge_growth(diagnostic: Diagnostic, place: Place, context: Context) -> Judged:
+    observations = context.observations
+    site, loop = sampled_at(place)
+    iterations = runs_of(observations, site, loop)
+    if not _line_hits(diagnostic, place, observations):
+        return Judged(not_run(diagnostic, place, context))
+    taken = observations.samples.get(site, [])
+    samples = taken[WARMUP_SAMPLES:]
+    steps = f"over {len(samples)} samples after {WARMUP_SAMPLES} warm-up iterations"
+    kind = judgement(diagnostic)
+    relevant = _COUNTERS_BY_JUDGEMENT.get(kind, _EXACT_COUNTERS)
+    tapes = kind in (Judgement.TAPES, Judgement.TAPES_KEPT)
+    if tapes and not any(points(taken, counter, loop) for counter in _TAPE_HOLDINGS):
+        return judge_memory(samples, context, iterations, steps, loop)
+    if len(samples) < MIN_GROWTH_STEPS + 1:
+        needed = WARMUP_SAMPLES + MIN_GROWTH_STEPS + 1
+        summary = f"only {len(taken)} samples ({iterations} iterations): {needed} measure growth"
+        return Judged(Confirmation(Verdict.NOT_REPRODUCED, summary, iterations=iterations))
+    growth, grew, stopped = _growth_of(samples, loop, relevant)
+    if kind is Judgement.TAPES_KEPT:
+        return judge_tapes_kept(samples, loop, growth, grew, iterations, steps)
+    growing = [_per_iteration(growth, counter) for counter in grew]
+    evidence = _rss_evidence(growth)
     if growing:
         bounded = len(stopped) == len(growing)
         until = f"; bounded: stopped growing at iteration {max(stopped)}" if bounded else ""
-        return Confirmation(
+        confirmation = Confirmation(
             Verdict.CONFIRMED,
             f"{'; '.join(growing)} {steps}{until}",
             iterations=iterations,
@@ -569,14 +686,186 @@ def judge_growth(diagnostic: Diagnostic, place: Place, context: Context) -> Conf
             evidence=evidence,
             bounded=bounded,
         )
+        return Judged(confirmation, grew[0])
     watched = ", ".join(COUNTER_LABELS[c] for c in relevant)
-    return Confirmation(
+    confirmation = Confirmation(
         Verdict.NOT_REPRODUCED,
         f"no growth of {watched} {steps}",
         iterations=iterations,
         growth=tuple(growth.items()),
         evidence=evidence,
     )
+    return Judged(confirmation, relevant[0])
+
+
+def judge_tapes_kept(
+    samples: Sequence[Sample],
+    loop: bool,
+    growth: dict[str, float],
+    grew: list[str],
+    iterations: int,
+    steps: str,
+) -> Judged:
+    """TFL204: a tape stored past its iteration keeps what it recorded alive, so tapes hold
+    tensors when the next iteration starts. Confirmed when they do at least at half of the
+    loop-header samples after warm-up; the summary adds how that grows per iteration."""
+    held = points(samples, protocol.COUNTER_TAPE_TENSORS, loop)
+    sizes = dict(points(samples, protocol.COUNTER_TAPE_MB, loop))
+    holding = [(at, value) for at, value in held if value > 0]
+    counter = protocol.COUNTER_TAPE_TENSORS
+    evidence = _rss_evidence(growth)
+    if holding and len(holding) >= MIN_RISE_FRACTION * len(held):
+        at, most = max(holding, key=lambda point: (point[1], point[0]))
+        peak = _held((most, sizes.get(at, 0.0)))
+        summary = (
+            f"tapes from earlier iterations held tensors at {len(holding)} of {len(held)} "
+            f"iteration starts after {WARMUP_SAMPLES} warm-up iterations: up to {peak} after "
+            f"iteration {at}"
+        )
+        growing = [_per_iteration(growth, grown) for grown in grew]
+        confirmation = Confirmation(
+            Verdict.CONFIRMED,
+            "; ".join([summary, *growing]),
+            iterations=iterations,
+            cause=f"tapes stored past their iteration held {peak} after iteration {at}",
+            growth=tuple(growth.items()),
+            evidence=evidence,
+        )
+        return Judged(confirmation, counter)
+    confirmation = Confirmation(
+        Verdict.NOT_REPRODUCED,
+        f"no tape held a tensor at the start of an iteration {steps}",
+        iterations=iterations,
+        growth=tuple(growth.items()),
+        evidence=evidence,
+    )
+    return Judged(confirmation, counter)
+
+
+def _held(held: Held) -> str:
+    return f"{held[0]:g} tensors ({held[1]:.3f} MB)"
+
+
+_Run = TypeVar("_Run", TapeKeptRun, TapeRecordsRun)
+
+
+def _peak(
+    measured: Sequence[tuple[_Run, Held]], runs: int, every: str
+) -> tuple[_Run, Held, str, bool]:
+    """Of the measured runs of a tape probe, each with its measure: the run with the peak (of
+    those that measured a tensor or more, if any), how many did of how many measured, and
+    whether that is at least half of them (a one-off is not the pattern)."""
+    positive = [(run, held) for run, held in measured if held[0] > 0]
+    share = f"{len(positive)} of {len(measured)} measured {every}s ({runs} {every}s)"
+    run, peak = max(positive or measured, key=lambda item: (item[1][1], item[1][0]))
+    return run, peak, share, bool(positive) and len(positive) >= MIN_RISE_FRACTION * len(measured)
+
+
+def _line_name(context: Context, file: str, line: int) -> str:
+    """A line of the finding's own file: ``line 12``, or ``cell 3:4`` in a notebook."""
+    shown = context.show(file, line)
+    return f"cell {shown.cell}:{shown.line}" if shown.cell is not None else f"line {shown.line}"
+
+
+def _statement_at(context: Context, file: str, line: int) -> str:
+    code = context.source(file, line)
+    where = _line_name(context, file, line)
+    return f"`{code}` ({where})" if code else where
+
+
+def _through(run: TapeKeptRun, place: Place, context: Context) -> str:
+    """The lines a tape's frame ran while the tape stayed alive after its last use, and what
+    ended that: ``through `opt.apply_gradients(...)` (line 10), `return y` (line 11), until
+    `step` returned``."""
+    lines = listed([_statement_at(context, place.file, line) for line in run.lines])
+    if run.returned == "<module>":
+        until = "until the end of its module"
+    elif run.returned:
+        until = f"until `{run.returned}` returned"
+    elif run.released is not None:
+        until = f"until {_line_name(context, *run.released)} released it"
+    else:
+        until = "until the end of the run"
+    return f"through {lines}, {until}" if lines else until
+
+
+def judge_tape_kept(diagnostic: Diagnostic, place: Place, context: Context) -> Judged:
+    """TFL201, on each measured run of the statement that creates the tape: what the tape
+    still holds when the work after its last use starts (what tapes hold then, less what they
+    held once the tape existed), through which lines of its frame it stays alive, and where it
+    is released. Confirmed when it holds something at least at half of the measured runs;
+    the peak is the figure."""
+    observations = context.observations
+    every = "iteration" if place.loop is not None else "call"
+    runs = observations.hits.get(place.site, 0)
+    if not runs:
+        return Judged(not_run(diagnostic, place, context))
+    work = place.tape_site
+    measured = [
+        (run, kept)
+        for run in observations.tape_kept.get(place.site, [])
+        if (kept := run.kept()) is not None
+    ]
+    if work is None or not measured:
+        why = (
+            "the finding names no statement after the tape's last use"
+            if work is None
+            else _UNCOUNTED
+        )
+        summary = f"{why}: nothing measured in {runs} {every}s"
+        return Judged(Confirmation(Verdict.NOT_REPRODUCED, summary, iterations=runs))
+    run, peak, share, real = _peak(measured, runs, every)
+    growth = (("tape_tensors_kept", peak[0]), ("tape_mb_kept", peak[1]))
+    at = _statement_at(context, *work)
+    if real:
+        summary = (
+            f"peak {_held(peak)} kept alive by the tape after its last use, "
+            f"{_through(run, place, context)}; held in {share}"
+        )
+        cause = f"what the tape recorded ({peak[1]:.3f} MB) stays alive while {at} runs"
+        confirmation = Confirmation(
+            Verdict.CONFIRMED, summary, iterations=runs, cause=cause, growth=growth
+        )
+        return Judged(confirmation, CHART_TAPE_KEPT)
+    released = next((r.released for r, _ in measured if r.held is None and r.released), None)
+    before = f", released at {_line_name(context, *released)}" if released else ""
+    summary = f"the tape held nothing when {at} ran{before}: it held tensors in {share}"
+    confirmation = Confirmation(Verdict.NOT_REPRODUCED, summary, iterations=runs, growth=growth)
+    return Judged(confirmation, CHART_TAPE_KEPT)
+
+
+def judge_tape_records(diagnostic: Diagnostic, place: Place, context: Context) -> Judged:
+    """TFL202, on each measured run of the flagged statement: what tapes hold when it ends
+    less what they held when it started (a tape still recording records the backward pass or
+    the update). Confirmed when that is more than nothing at least at half of the measured
+    runs; the largest is the figure."""
+    observations = context.observations
+    runs = observations.hits.get(place.site, 0)
+    if not runs:
+        return Judged(not_run(diagnostic, place, context))
+    measured = [
+        (run, added)
+        for run in observations.tape_records.get(place.site, [])
+        if (added := run.added()) is not None
+    ]
+    if not measured:
+        summary = f"{_UNCOUNTED}: nothing measured in {runs} runs"
+        return Judged(Confirmation(Verdict.NOT_REPRODUCED, summary, iterations=runs))
+    run, most, share, real = _peak(measured, runs, "run")
+    growth = (("tape_tensors_recorded", most[0]), ("tape_mb_recorded", most[1]))
+    if real and run.before and run.after:
+        summary = (
+            f"a recording tape took {_held(most)} more while this statement ran inside its "
+            f"block: from {_held(run.before)} to {_held(run.after)}; in {share}"
+        )
+        cause = f"the tape recorded what this statement computes: +{most[1]:.3f} MB per run"
+        confirmation = Confirmation(
+            Verdict.CONFIRMED, summary, iterations=runs, cause=cause, growth=growth
+        )
+        return Judged(confirmation, CHART_TAPE_RECORDS)
+    summary = f"no tape recorded anything while this statement ran: +0 tensors in {share}"
+    confirmation = Confirmation(Verdict.NOT_REPRODUCED, summary, iterations=runs, growth=growth)
+    return Judged(confirmation, CHART_TAPE_RECORDS)
 
 
 def _mb(size: float) -> str:
@@ -630,13 +919,22 @@ def judge_constants(diagnostic: Diagnostic, place: Place, context: Context) -> C
     )
 
 
-def judge(diagnostic: Diagnostic, place: Place, context: Context) -> Confirmation:
-    """The verdict for one static finding."""
+def judged(diagnostic: Diagnostic, place: Place, context: Context) -> Judged:
+    """The verdict for one static finding, and the chart that carries its evidence."""
     kind = judgement(diagnostic)
     if kind.retracing:
-        return judge_retracing(diagnostic, place, context)
+        return Judged(judge_retracing(diagnostic, place, context), CHART_TRACES)
     if kind is Judgement.CONSTANTS:
-        return judge_constants(diagnostic, place, context)
+        return Judged(judge_constants(diagnostic, place, context))
     if kind is Judgement.SIDE_EFFECT:
-        return judge_side_effect(diagnostic, place, context)
+        return Judged(judge_side_effect(diagnostic, place, context))
+    if kind is Judgement.TAPE_AFTER_GRADIENT:
+        return judge_tape_kept(diagnostic, place, context)
+    if kind is Judgement.TAPE_RECORDS:
+        return judge_tape_records(diagnostic, place, context)
     return judge_growth(diagnostic, place, context)
+
+
+def judge(diagnostic: Diagnostic, place: Place, context: Context) -> Confirmation:
+    """The verdict for one static finding."""
+    return judged(diagnostic, place, context).confirmation

@@ -1,5 +1,6 @@
-"""Persistent tapes kept across iterations, a tape opened and dropped in each step, and one tape
-whose ``with`` block spans the whole loop."""
+"""Persistent tapes kept across iterations, a tape opened and dropped in each step (the update
+after its gradient runs with the tape released), and one tape whose ``with`` block spans the
+whole loop."""
 
 import tensorflow as tf
 
@@ -15,7 +16,8 @@ for _ in range(12):  # marker: kept-loop
 for _ in range(12):  # marker: fresh-loop
     with tf.GradientTape() as tape:  # marker: fresh-tape
         loss = tf.reduce_sum(tf.nn.relu(tf.matmul(x, w)))
-    tape.gradient(loss, w)
+    grad = tape.gradient(loss, w)
+    w.assign_sub(0.001 * grad)  # marker: fresh-work
 
 batches = [x * float(step) for step in range(12)]
 with tf.GradientTape() as tape:  # marker: span-tape
