@@ -50,7 +50,7 @@ def test_findings_exit_1_with_concise_text(
     assert out.splitlines() == [
         f"{project / 'train.py'}:8:24: TFL101 Python number `i` changes every iteration; "
         "each value retraces `step`",
-        "Found 1 error.",
+        "Found 1 warning.",
     ]
 
 
@@ -232,7 +232,7 @@ def test_unparsable_file_is_reported_and_the_run_goes_on(
     code, out, _ = run(capsys, str(project))
     assert code == 1
     lines = out.splitlines()
-    assert lines[0] == f"{project / 'broken.py'}:2:7: TFL001 invalid syntax: invalid syntax"
+    assert lines[0] == f"{project / 'broken.py'}:2:7: TFL001 invalid syntax"
     assert lines[1].startswith(f"{project / 'train.py'}:8:24: TFL101 ")
 
 

@@ -91,4 +91,4 @@ def test_hook_reports_findings_and_honours_excludes(tmp_path: Path) -> None:
     assert completed.returncode == 1, output
     assert "train.py:8:24: TFL101 Python number `i` changes every iteration" in output
     assert "vendored.py" not in output
-    assert "Found 1 error." in output
+    assert "Found 1 warning." in output

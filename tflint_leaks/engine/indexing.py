@@ -11,7 +11,7 @@ from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.notebook import Notebook, NotebookError, is_notebook, read_notebook
 from tflint_leaks.engine.relevance import Statement, module_statements
 from tflint_leaks.registry import SYNTAX_ERROR
-from tflint_leaks.source import SourceError, read_source, split_lines
+from tflint_leaks.source import SourceError, invalid_syntax, read_source, split_lines
 
 
 @dataclass
@@ -47,7 +47,7 @@ def index_file(path: Path, text: str | None = None) -> ParsedFile | Diagnostic:
         return unreadable(shown, error)
     except SyntaxError as error:
         return SYNTAX_ERROR.at(
-            shown, f"invalid syntax: {error.msg}", error.lineno or 1, error.offset or 1
+            shown, invalid_syntax(error.msg), error.lineno or 1, error.offset or 1
         )
     except UnicodeEncodeError as error:  # a lone surrogate (an editor's buffer, not a file)
         assert text is not None

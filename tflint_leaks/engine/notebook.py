@@ -27,7 +27,7 @@ from typing import Any
 from tflint_leaks.diagnostics import Diagnostic, Edit, Fix, Location, Related
 from tflint_leaks.engine.ipython import Mapped, python_of_cell
 from tflint_leaks.registry import SYNTAX_ERROR
-from tflint_leaks.source import split_lines
+from tflint_leaks.source import invalid_syntax, split_lines
 
 SUFFIX = ".ipynb"
 #: The notebook format version read (Jupyter's since 2015).
@@ -273,7 +273,7 @@ def in_cells(
         replace(
             SYNTAX_ERROR.at(
                 notebook.path,
-                f"invalid syntax: {error.msg}; the cell is skipped",
+                f"{invalid_syntax(error.msg)}; the cell is skipped",
                 error.lineno or 1,
                 error.offset or 1,
             ),
