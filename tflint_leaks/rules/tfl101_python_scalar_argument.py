@@ -44,6 +44,8 @@ class PythonScalarArgument(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     @tf.function
     def train_step(x, step):
         ...
@@ -54,6 +56,12 @@ class PythonScalarArgument(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
+    @tf.function
+    def train_step(x, step):
+        ...
+
     for step in range(1000):
         train_step(x, tf.constant(step))
     ```

@@ -47,6 +47,8 @@ class GradientInsidePersistentTape(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     with tf.GradientTape(persistent=True) as tape:
         loss = model(x)
         grads = tape.gradient(loss, model.trainable_variables)
@@ -54,6 +56,8 @@ class GradientInsidePersistentTape(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
     with tf.GradientTape(persistent=True) as tape:
         loss = model(x)
     grads = tape.gradient(loss, model.trainable_variables)

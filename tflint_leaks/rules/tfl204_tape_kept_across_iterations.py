@@ -29,6 +29,8 @@ class TapeKeptAcrossIterations(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     tapes = []
     for x in batches:
         with tf.GradientTape() as tape:
@@ -38,6 +40,8 @@ class TapeKeptAcrossIterations(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
     total = None
     for x in batches:
         with tf.GradientTape() as tape:
