@@ -595,13 +595,18 @@ def _fix_dtype(
     resolve = resolver(context.module_index.imports)
     for other in use.params:
         value = given.get(function.params.index(other))
-        shown = None if value is None else shown_dtype(_expression(value), resolve)
+        shown = None if value is None else shown_dtype(_expression(context, value), resolve)
         if shown is None:
             return None
         dtypes.add(shown)
     return dtypes.pop() if len(dtypes) == 1 else None
 
 
-def _expression(value: cst.BaseExpression) -> ast.expr:
-    """A libcst expression as an ``ast`` one (parsed from its source, in parentheses)."""
+def _expression(context: FileContext, value: cst.BaseExpression) -> ast.expr:
+    """An argument as an ``ast`` expression (parsed from its source, in parentheses): for a
+    name the scope assigns once (``x = tf.ones([2])``), the value assigned."""
+    if isinstance(value, cst.Name):
+        assigned = context.scope_facts().assignments.get(value.value, [])
+        if len(assigned) == 1 and not assigned[0].augmented and assigned[0].value is not None:
+            value = assigned[0].value
     return ast.parse(f"({source_of(value)})", mode="eval").body
