@@ -80,7 +80,8 @@ def test_json_output_matches_the_schema(project: Path, capsys: pytest.CaptureFix
     assert finding["fix"]["applicability"] == "unsafe"
     assert finding["fix"]["edits"] == [
         {
-            "content": "tf.constant(i)",
+            # `x + i` with a float32 `x` (tf.ones): the tensor must be float32 too
+            "content": "tf.constant(i, tf.float32)",
             "location": {"row": 8, "column": 24},
             "end_location": {"row": 8, "column": 25},
         }
@@ -181,22 +182,27 @@ def test_max_loop_iterations_option(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 @pytest.mark.parametrize(
-    ("comment", "exit_code"),
+    ("comment", "exit_code", "without_tfl003"),
     [
-        ("  # noqa: TFL101", 0),
-        ("  # noqa", 0),
-        ("  # NOQA:TFL101,TFL102", 0),
-        ("  # noqa: TFL102", 1),
-        ("  # noqa: E501", 1),
+        ("  # noqa: TFL101", 0, 0),
+        ("  # noqa", 0, 0),
+        ("  # NOQA:TFL101,TFL105", 1, 0),  # TFL105 suppresses nothing: TFL003
+        ("  # noqa: TFL102", 1, 1),
+        ("  # noqa: E501", 1, 1),
     ],
 )
 def test_line_noqa(
-    project: Path, capsys: pytest.CaptureFixture[str], comment: str, exit_code: int
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    comment: str,
+    exit_code: int,
+    without_tfl003: int,
 ) -> None:
     (project / "train.py").write_text(
         RETRACING.replace("step(tf.ones([1]), i)", "step(tf.ones([1]), i)" + comment)
     )
     assert run(capsys, str(project))[0] == exit_code
+    assert run(capsys, "--ignore", "TFL003", str(project))[0] == without_tfl003
 
 
 @pytest.mark.parametrize(

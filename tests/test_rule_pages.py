@@ -29,9 +29,9 @@ def _blocks(code: Code, section: str) -> list[str]:
 
 
 def _codes(code: Code, source: str, tmp_path: Path) -> list[str]:
-    """The codes reported for ``source`` with only ``code`` selected (engine codes are always
-    reported)."""
-    selected = () if code.code in ENGINE_CODES else (code.code,)
+    """The codes reported for ``source`` with only ``code`` selected, or every code for one
+    of the engine's (an unused ``noqa`` needs the rules to run)."""
+    selected = (code.code,) if code.is_rule else ("ALL",)
     settings = Settings(select=selected, root=tmp_path)
     result = lint_source(source, tmp_path / "example.py", settings)
     return [diagnostic.code for diagnostic in result.diagnostics]

@@ -283,9 +283,9 @@ def _write(plans: list[fixes.FileFix], refused: set[str]) -> int:
 def _add_noqa(result: RunResult) -> None:
     """``--add-noqa``: suppress every current finding in place; exit 0 (2 on errors)."""
     from tflint_leaks.engine import fixes
-    from tflint_leaks.registry import ENGINE_CODES
+    from tflint_leaks.registry import NEVER_NOQA
 
-    plans = fixes.plan_noqa(result.diagnostics, ENGINE_CODES)
+    plans = fixes.plan_noqa(result.diagnostics, NEVER_NOQA)
     _report_skipped(plans)
     added = _write(plans, set())
     click.echo(

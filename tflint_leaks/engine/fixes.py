@@ -217,15 +217,16 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     return _apply(text, [(offsets(e.start), offsets(e.end), e.content) for e in edits])
 
 
-def plan_noqa(diagnostics: Iterable[Diagnostic], engine_codes: frozenset[str]) -> list[FileFix]:
+def plan_noqa(diagnostics: Iterable[Diagnostic], never: frozenset[str]) -> list[FileFix]:
     """``--add-noqa``: each file with findings, with ``# noqa: CODE`` for every finding, on the
     line its comment goes on (:func:`~tflint_leaks.engine.suppression.noqa_edits`); in a
-    notebook, in the finding's cell. Engine findings (syntax errors) are not suppressible. A
+    notebook, in the finding's cell. Codes in ``never`` are left alone (syntax errors are not
+    suppressible; an unused ``noqa`` is removed by its fix, not suppressed). A
     file that cannot be read any more is left alone; one that would no longer parse is not
     changed and its findings are listed as skipped."""
     by_file: dict[str, list[Diagnostic]] = {}
     for diagnostic in diagnostics:
-        if diagnostic.code not in engine_codes:
+        if diagnostic.code not in never:
             by_file.setdefault(diagnostic.file, []).append(diagnostic)
     plans = []
     for path, found in by_file.items():
