@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import difflib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -146,9 +146,12 @@ def fix_text(
     return fixed, [d for d, _ in candidates], skipped
 
 
-def plan(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[FileFix]:
+def plan(
+    diagnostics: Iterable[Diagnostic], unsafe: bool, texts: Mapping[str, str] | None = None
+) -> list[FileFix]:
     """Read every file that has an applicable fix and compute its fixed text (nothing is
-    written). Files that cannot be read or decoded any more are left alone."""
+    written); ``texts`` gives the text of files that are not on disk (standard input). Files
+    that cannot be read or decoded any more are left alone."""
     by_file: dict[str, list[Diagnostic]] = {}
     for diagnostic in diagnostics:
         if applies(diagnostic, unsafe):
@@ -156,7 +159,8 @@ def plan(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[FileFix]:
     plans = []
     for path, found in by_file.items():
         try:
-            original = decode_source(Path(path).read_bytes())
+            given = (texts or {}).get(path)
+            original = decode_source(Path(path).read_bytes()) if given is None else given
             if notebook.is_notebook(path):
                 fixed, applied, skipped = _fix_notebook(original, found)
             else:
