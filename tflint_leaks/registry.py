@@ -141,7 +141,9 @@ CODES: tuple[Code, ...] = (
         notebook that is not valid nbformat 4 JSON. In a notebook, a cell IPython would not run
         (read as IPython reads it: magics, shell escapes and help syntax are fine) is reported
         with its cell number and its position in the cell, and skipped; the other cells are
-        still linted.
+        still linted. A `.py` file whose only syntax errors are IPython lines (a notebook
+        exported as a script) is not reported: it is linted as IPython runs it, and a warning
+        names the IPython lines.
 
         ## Why is this bad?
         Nothing in the file is checked, so every finding it would have had is missing. The rest

@@ -164,7 +164,7 @@ def plan(
             if notebook.is_notebook(path):
                 fixed, applied, skipped = _fix_notebook(original, found)
             else:
-                fixed, applied, skipped = fix_text(original, found)
+                fixed, applied, skipped = fix_text(original, found, _validator(original))
         except (OSError, SourceError, notebook.NotebookError):
             continue
         plans.append(FileFix(path, original, fixed, applied, skipped))
@@ -192,6 +192,16 @@ def _fix_notebook(
         if fixed != source:
             sources[number] = fixed
     return (notebook.replace_sources(text, sources) if sources else text), applied, skipped
+
+
+def _validator(original: str) -> Callable[[str], bool]:
+    """How a fixed file is checked: it parses, or, for a script exported from a notebook
+    (whose IPython lines Python cannot parse), IPython still runs it."""
+    try:
+        ast.parse(original)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _cell_parses
+    return parses
 
 
 def _cell_parses(source: str) -> bool:
@@ -245,7 +255,7 @@ def plan_noqa(diagnostics: Iterable[Diagnostic], never: frozenset[str]) -> list[
         for diagnostic in found:
             codes.setdefault(diagnostic.start.line, []).append(diagnostic.code)
         fixed = apply_edits(original, noqa_edits(original, codes))
-        if not parses(fixed):
+        if not _validator(original)(fixed):
             skipped = [(d, NOQA_DOES_NOT_PARSE) for d in found]
             plans.append(FileFix(path, original, original, [], skipped))
             continue
