@@ -715,7 +715,8 @@ def server() -> None:
         if (error.name or "").partition(".")[0] not in {"pygls", "lsprotocol"}:
             raise
         raise _fail(
-            "error: `tflint-leaks server` needs pygls: pip install 'tflint-leaks[server]'"
+            "error: `tflint-leaks server` needs pygls: install the server extra "
+            "(`pip install '.[server]'` in a clone of tflint-leaks)"
         ) from None
     serve()
 

@@ -83,7 +83,7 @@ def test_confirm_without_tensorflow_says_how_to_install(
     code = main(["confirm", str(TARGETS / "python_scalar.py")])
     captured = capsys.readouterr()
     assert code == 2
-    assert "pip install 'tflint-leaks[runtime]'" in captured.err
+    assert "install the runtime extra (`pip install '.[runtime]'`" in captured.err
 
 
 def test_confirm_needs_exactly_one_target(capsys: pytest.CaptureFixture[str]) -> None:
