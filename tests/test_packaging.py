@@ -149,3 +149,22 @@ def test_the_readme_git_url_with_an_extra_installs_from_a_clone(tmp_path: Path) 
     _run(bin_dir / "pip", "install", "--quiet", requirement)
     _run(bin_dir / "python", "-c", "import pygls, tflint_leaks.server")
     _lints(bin_dir, tmp_path)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_the_makefile_installs_without_printing_warnings(tmp_path: Path) -> None:
+    """`make demo`'s environment (what `make test` builds first, with fewer extras) is made
+    without a line of output: pip prints only errors. Failed before: every `make` printed
+    pip's warnings about the machine's index settings and setuptools' notes, which a newcomer
+    reads as failures."""
+    venv = tmp_path / "venv"
+    completed = subprocess.run(
+        ["make", "-s", f"VENV={venv}", f"{venv}/.demo-installed"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=540,
+    )
+    assert (completed.returncode, completed.stdout, completed.stderr) == (0, "", "")
+    assert (venv / "bin" / "tflint-leaks").exists()
