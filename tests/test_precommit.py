@@ -122,19 +122,7 @@ def test_hook_reports_findings_and_honours_excludes(tmp_path: Path) -> None:
     (repo / "clean.py").write_text("import tensorflow as tf\n")
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
-    completed = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "tflint-leaks", "--all-files"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env={
-            "PRE_COMMIT_HOME": str(tmp_path / "cache"),
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(tmp_path),
-        },
-        check=False,
-        timeout=600,
-    )
+    completed = _pre_commit(repo, tmp_path, "try-repo", str(ROOT), "tflint-leaks", "--all-files")
     output = completed.stdout + completed.stderr
     assert completed.returncode == 1, output
     assert "train.py:8:24: TFL101 Python number `i` changes every iteration" in output

@@ -104,20 +104,21 @@ class DtypeUse:
     unknown: bool = False
 
 
-def resolver(imports: dict[str, str]) -> Resolve:
+def resolve_ast(node: ast.expr, imports: dict[str, str]) -> str | None:
     """The canonical name of a dotted ``ast`` expression through ``imports``."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return resolve_dotted(".".join(reversed(parts)), imports)
 
-    def resolve(node: ast.expr) -> str | None:
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
-            return None
-        parts.append(node.id)
-        return resolve_dotted(".".join(reversed(parts)), imports)
 
-    return resolve
+def resolver(imports: dict[str, str]) -> Resolve:
+    """:func:`resolve_ast` through ``imports``, as one argument's function."""
+    return lambda node: resolve_ast(node, imports)
 
 
 def _dtype_name(node: ast.expr, resolve: Resolve) -> str | None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tflint_leaks.analysis import keras
-from tflint_leaks.analysis.dtypes import DtypeUse, parameter_dtypes
+from tflint_leaks.analysis.dtypes import DtypeUse, parameter_dtypes, resolve_ast
 from tflint_leaks.analysis.facts import Body, Span, collect_body
 from tflint_leaks.analysis.graph import GRAPH_MODE_SWITCHES, is_graph_code
 from tflint_leaks.analysis.names import (
@@ -193,14 +193,7 @@ class IndexBuilder(ast.NodeVisitor):
 
     def resolve(self, node: ast.expr) -> str | None:
         """The canonical qualified name of a dotted expression, through this module's imports."""
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
-            return None
-        parts.append(node.id)
-        return resolve_dotted(".".join(reversed(parts)), self.imports)
+        return resolve_ast(node, self.imports)
 
     def _absolute(self, module: str | None, level: int) -> str:
         if level == 0:
