@@ -37,7 +37,7 @@ typecheck: $(VENV)/.test-installed
 
 # Microsoft's SARIF validator for tests/test_reporters.py, into the gitignored node_modules/.
 node_modules/.bin/sarif-multitool:
-	npm install --no-save --no-package-lock --no-fund --no-audit --loglevel=error @microsoft/sarif-multitool@5.7.0
+	npm install --no-save --no-package-lock --no-fund --no-audit --silent @microsoft/sarif-multitool@5.7.0
 
 sarif-multitool:
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory node_modules/.bin/sarif-multitool; \

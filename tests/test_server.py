@@ -101,7 +101,9 @@ def test_server_without_pygls_says_how_to_install(
     monkeypatch.setitem(sys.modules, "pygls", None)
     monkeypatch.delitem(sys.modules, "tflint_leaks.server", raising=False)
     assert main(["server"]) == 2
-    assert "pip install 'tflint-leaks[server]'" in capsys.readouterr().err
+    assert (
+        "install the server extra (`pip install '.[server]'` in a clone" in capsys.readouterr().err
+    )
 
 
 # -- raw JSON-RPC over the server's pipes ------------------------------------------------------
