@@ -451,9 +451,9 @@ def _show_settings(targets: list[Path], configuration: Configuration, output_for
             return [plain(item) for item in items]
         if isinstance(value, dict):
             return {str(key): plain(item) for key, item in value.items()}
-        if isinstance(value, Path):
-            return str(value)
-        return value
+        if value is None or isinstance(value, str | int | float | bool):
+            return value
+        return str(value)  # a path, or a value of a type added later: as it prints
 
     shown = []
     for target in targets:
