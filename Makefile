@@ -7,16 +7,20 @@ BIN := $(VENV)/bin
 
 .PHONY: demo test lint typecheck pytest clean sarif-multitool neovim chromium
 
+# pip prints errors only (-qq): its warnings about this machine's index settings read as
+# failures to a newcomer, and every real problem is an error.
+PIP := $(BIN)/python -m pip install -qq --disable-pip-version-check
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(PIP) --upgrade pip
 
 $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(PIP) -e .
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev,runtime,server]'
+	$(PIP) -e '.[dev,runtime,server,profile]'
 	touch $@ $(VENV)/.demo-installed
 
 demo: $(VENV)/.demo-installed
@@ -33,7 +37,7 @@ typecheck: $(VENV)/.test-installed
 
 # Microsoft's SARIF validator for tests/test_reporters.py, into the gitignored node_modules/.
 node_modules/.bin/sarif-multitool:
-	npm install --no-save --no-package-lock @microsoft/sarif-multitool@5.7.0
+	npm install --no-save --no-package-lock --no-fund --no-audit --silent @microsoft/sarif-multitool@5.7.0
 
 sarif-multitool:
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory node_modules/.bin/sarif-multitool; \

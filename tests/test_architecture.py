@@ -215,7 +215,7 @@ def test_a_chain_of_calls_in_every_format(
         "play.py:5:13: TFL402 `self.model.predict` through `step` every iteration builds a new "
         "`tf.data` pipeline each call; use `self.model(x, training=False)` or `predict_on_batch`",
         "    agent.py:13:25: calls `act`",
-        "Found 1 error.",
+        "Found 1 warning.",
     ]
     assert main(["--no-cache", "--output-format", "json", "play.py"]) == 1
     (finding,) = json.loads(capsys.readouterr().out)
@@ -262,7 +262,7 @@ def test_a_chain_in_one_file_is_reported_at_the_effect(
         "`tf.data` pipeline each call; use `self.model(x, training=False)` or `predict_on_batch`",
         "    agent.py:19:17: `step` is called here",
         "    agent.py:13:25: calls `act`",
-        "Found 1 error.",
+        "Found 1 warning.",
     ]
 
 

@@ -42,8 +42,11 @@ TFL103 = (
 )
 
 
-def found(count: int) -> str:
-    return f"Found {count} {'error' if count == 1 else 'errors'}."
+def found(errors: int, warnings: int) -> str:
+    """The text summary: engine codes (TFL001, TFL002) are errors, the rules' warnings."""
+    counts = [(errors, "error"), (warnings, "warning")]
+    said = [f"{n} {noun}{'' if n == 1 else 's'}" for n, noun in counts if n]
+    return f"Found {' and '.join(said)}."
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,7 @@ ROWS = [
     Row(
         "syntax-error",
         write("bad.py", "import tensorflow as tf\n\ndef f(:\n    pass\n"),
-        ["bad.py:3:7: TFL001 invalid syntax: invalid syntax", GOOD_FINDING, found(2)],
+        ["bad.py:3:7: TFL001 invalid syntax", GOOD_FINDING, found(1, 1)],
         [],
         1,
     ),
@@ -123,7 +126,7 @@ ROWS = [
         # Decoded as declared: the finding after the accented string is at its character column.
         "pep263-latin-1-declared",
         write("latin.py", LATIN1),
-        [GOOD_FINDING, f"latin.py:9:30: {TFL101}", found(2)],
+        [GOOD_FINDING, f"latin.py:9:30: {TFL101}", found(0, 2)],
         [],
         1,
     ),
@@ -134,7 +137,21 @@ ROWS = [
             "bad.py:2:1: TFL001 not valid utf-8: byte 0xe9 cannot be decoded "
             "(declare the encoding with a `# -*- coding: ... -*-` line)",
             GOOD_FINDING,
-            found(2),
+            found(1, 1),
+        ],
+        [],
+        1,
+    ),
+    Row(
+        # Failed before: an undeclared Latin-1 byte on the first two lines (where a
+        # declaration would be) was reported as an "invalid encoding declaration".
+        "latin-1-undeclared-first-line",
+        write("bad.py", b"name = '\xe9t\xe9'\nimport tensorflow as tf\n"),
+        [
+            "bad.py:1:1: TFL001 not valid utf-8: byte 0xe9 cannot be decoded "
+            "(declare the encoding with a `# -*- coding: ... -*-` line)",
+            GOOD_FINDING,
+            found(1, 1),
         ],
         [],
         1,
@@ -145,7 +162,7 @@ ROWS = [
         [
             "bad.py:1:1: TFL001 invalid encoding declaration: unknown encoding: klingon",
             GOOD_FINDING,
-            found(2),
+            found(1, 1),
         ],
         [],
         1,
@@ -157,18 +174,18 @@ ROWS = [
             "bom.py",
             b"\xef\xbb\xbfimport tensorflow as tf; [tf.function(lambda x: x) for i in range(9)]\n",
         ),
-        [f"bom.py:1:27: {TFL103}", GOOD_FINDING, found(2)],
+        [f"bom.py:1:27: {TFL103}", GOOD_FINDING, found(0, 2)],
         [],
         1,
     ),
     Row(
         "nul-byte",
         write("bad.py", b"import tensorflow as tf\nx = 1\0\n"),
-        ["bad.py:2:6: TFL001 source contains a NUL byte", GOOD_FINDING, found(2)],
+        ["bad.py:2:6: TFL001 source contains a NUL byte", GOOD_FINDING, found(1, 1)],
         [],
         1,
     ),
-    Row("empty-file", write("empty.py", b""), [GOOD_FINDING, found(1)], [], 1),
+    Row("empty-file", write("empty.py", b""), [GOOD_FINDING, found(0, 1)], [], 1),
     Row(
         "generated-5mb",
         write("generated_pb2.py", generated_5mb()),
@@ -176,7 +193,7 @@ ROWS = [
             f"generated_pb2.py:8:24: {TFL101}",
             f"generated_pb2.py:{GENERATED_FINDING_LINE}:24: {TFL101}",
             GOOD_FINDING,
-            found(3),
+            found(0, 3),
         ],
         [],
         1,
@@ -187,7 +204,7 @@ ROWS = [
         [
             "bad.py:1:205: TFL001 invalid syntax: too many nested parentheses",
             GOOD_FINDING,
-            found(2),
+            found(1, 1),
         ],
         [],
         1,
@@ -198,7 +215,7 @@ ROWS = [
         [
             "bad.py:1:205: TFL001 invalid syntax: too many nested parentheses",
             GOOD_FINDING,
-            found(2),
+            found(1, 1),
         ],
         [],
         1,
@@ -207,7 +224,7 @@ ROWS = [
         # 100,000 terms: Python's own parser runs out of recursion building the tree.
         "100000-term-sum",
         write("bad.py", "import tensorflow as tf\nx = " + " + ".join(["1"] * 100_000) + "\n"),
-        ["bad.py:1:1: TFL001 too deeply nested to parse", GOOD_FINDING, found(2)],
+        ["bad.py:1:1: TFL001 too deeply nested to parse", GOOD_FINDING, found(1, 1)],
         [],
         1,
     ),
@@ -219,7 +236,7 @@ ROWS = [
         [
             "deep.py:1:1: TFL001 too deeply nested to parse (2003 levels; the limit is 1000)",
             GOOD_FINDING,
-            found(2),
+            found(1, 1),
         ],
         [],
         1,
@@ -238,7 +255,7 @@ ROWS = [
             "deep.py:8:24: TFL101 Python number `i` changes every iteration; "
             "each value retraces `step`",
             GOOD_FINDING,
-            found(2),
+            found(0, 2),
         ],
         [],
         1,
@@ -250,7 +267,7 @@ ROWS = [
             "long.py",
             GOOD.replace("    step(tf.ones([1]), i)", f"    s = '{LONG}'; step(tf.ones([1]), i)"),
         ),
-        [GOOD_FINDING, f"long.py:8:{len(LONG) + 32}: {TFL101}", found(2)],
+        [GOOD_FINDING, f"long.py:8:{len(LONG) + 32}: {TFL101}", found(0, 2)],
         [],
         1,
     ),
@@ -261,7 +278,7 @@ ROWS = [
             "bad.py:2:1: TFL001 invalid syntax: Missing parentheses in call to 'print'. "
             "Did you mean print(...)?",
             GOOD_FINDING,
-            found(2),
+            found(1, 1),
         ],
         [],
         1,
@@ -273,7 +290,7 @@ ROWS = [
             GOOD_FINDING,
             "nb.ipynb:1:1: TFL001 not a valid notebook: Expecting property name enclosed in "
             "double quotes at line 1",
-            found(2),
+            found(1, 1),
         ],
         [],
         1,
@@ -285,7 +302,7 @@ ROWS = [
             GOOD_FINDING,
             "nb.ipynb:1:1: TFL001 not a valid notebook: nbformat 3 is not supported "
             "(save it as nbformat 4)",
-            found(2),
+            found(1, 1),
         ],
         [],
         1,
@@ -293,14 +310,14 @@ ROWS = [
     Row(
         "notebook-without-cells",
         write("nb.ipynb", json.dumps({"nbformat": 4, "metadata": {}})),
-        [GOOD_FINDING, "nb.ipynb:1:1: TFL001 not a valid notebook: no `cells` list", found(2)],
+        [GOOD_FINDING, "nb.ipynb:1:1: TFL001 not a valid notebook: no `cells` list", found(1, 1)],
         [],
         1,
     ),
     Row(
         "directory-symlink-loop",
         symlink("sub/loop", ".."),
-        [GOOD_FINDING, found(1)],
+        [GOOD_FINDING, found(0, 1)],
         ["warning: sub/loop: skipped, a symlink loop leads back here"],
         1,
     ),
@@ -308,14 +325,18 @@ ROWS = [
         # A read error that root gets too: the name is listed, its target is gone.
         "unreadable-file-dangling-symlink",
         symlink("gone.py", "missing.py"),
-        ["gone.py:1:1: TFL001 cannot read file: No such file or directory", GOOD_FINDING, found(2)],
+        [
+            "gone.py:1:1: TFL001 cannot read file: No such file or directory",
+            GOOD_FINDING,
+            found(1, 1),
+        ],
         [],
         1,
     ),
     Row(
         "path-does-not-exist",
         lambda root: ["missing.py"],
-        [GOOD_FINDING, found(1)],
+        [GOOD_FINDING, found(0, 1)],
         ["error: missing.py: no such file or directory"],
         2,
     ),
@@ -373,14 +394,14 @@ ROWS = [
         # Failed before: the finding was reported three times.
         "one-file-three-spellings",
         lambda root: ["good.py", "./good.py", str(root / "good.py")],
-        [GOOD_FINDING, found(1)],
+        [GOOD_FINDING, found(0, 1)],
         [],
         1,
     ),
     Row(
         "noqa-unknown-code",
         write("noqa.py", "x = 1  # noqa: TFL999\n"),
-        [GOOD_FINDING, found(1)],
+        [GOOD_FINDING, found(0, 1)],
         ["warning: noqa.py:1: unknown rule code `TFL999` in a noqa comment"],
         1,
     ),
@@ -392,7 +413,7 @@ if sys.version_info < (3, 12):
             # PEP 695 needs Python 3.12: `ast` of the running Python rejects it.
             "syntax-newer-than-python",
             write("new.py", "import tensorflow as tf\ntype X = int\ndef f[T](x: T) -> T:\n"),
-            [GOOD_FINDING, "new.py:2:6: TFL001 invalid syntax: invalid syntax", found(2)],
+            [GOOD_FINDING, "new.py:2:6: TFL001 invalid syntax", found(1, 1)],
             [],
             1,
         )
@@ -435,7 +456,7 @@ def test_unreadable_file_permission_denied(
     finally:
         secret.chmod(0o644)
     assert (out, err, code) == (
-        [GOOD_FINDING, "secret.py:1:1: TFL001 cannot read file: Permission denied", found(2)],
+        [GOOD_FINDING, "secret.py:1:1: TFL001 cannot read file: Permission denied", found(1, 1)],
         [],
         1,
     )
@@ -456,7 +477,7 @@ def test_long_boolean_chain_does_not_kill_the_process(project: Path) -> None:
     # exit 2): either way one line for the file, and the process lives to report good.py.
     out = run_.stdout.splitlines()
     assert run_.returncode in {1, 2}, run_.stderr[-2000:]
-    assert out[1:] == [GOOD_FINDING, found(2)]
+    assert out[1:] == [GOOD_FINDING, found(1, 1)]
     assert re.fullmatch(
         r"chain\.py:1:1: TFL001 too deeply nested to parse \(200\d\d levels; the limit is 1000\)",
         out[0],
@@ -481,10 +502,10 @@ def test_internal_error_in_one_rule(
     failed = "TFL002 rule TFL101 (python-scalar-argument) failed on this file: RuntimeError: boom"
     expected = [f"good.py:1:1: {failed}", f"other.py:1:1: {failed}", f"other.py:2:20: {TFL103}"]
     code, out, err = run(capsys, ".")
-    assert (out, err, code) == ([*expected, found(3)], [], 2)
+    assert (out, err, code) == ([*expected, found(2, 1)], [], 2)
 
     code, out, err = run(capsys, "--show-traceback", ".")
-    assert (out, code) == ([*expected, found(3)], 2)
+    assert (out, code) == ([*expected, found(2, 1)], 2)
     assert err[0] == "good.py: TFL101"
     assert err[1] == "Traceback (most recent call last):"
     assert err.count("RuntimeError: boom") == 2
@@ -498,7 +519,7 @@ def test_cache_dir_that_cannot_be_written(
     # a read-only directory is writable).
     (project / "blocker").write_text("not a directory\n")
     code, out, err = run(capsys, "--cache-dir", "blocker/cache", ".")
-    assert (out, code) == ([GOOD_FINDING, found(1)], 1)
+    assert (out, code) == ([GOOD_FINDING, found(0, 1)], 1)
     # Every warning is about the cache, and one says why nothing is cached.
     assert all(line.startswith("warning: cache blocker/cache") for line in err)
     assert any("cannot be written" in line for line in err)
@@ -507,14 +528,14 @@ def test_cache_dir_that_cannot_be_written(
 def test_corrupt_cache_is_reported_and_ignored(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run(capsys, ".")[:2] == (1, [GOOD_FINDING, found(1)])
+    assert run(capsys, ".")[:2] == (1, [GOOD_FINDING, found(0, 1)])
     cache = project / ".tflint-leaks-cache"
     entries = [path for path in cache.rglob("*") if path.is_file()]
     assert entries
     for path in entries:
         path.write_bytes(b"\x00garbage\xff" * 7)
     code, out, err = run(capsys, ".")
-    assert (out, code) == ([GOOD_FINDING, found(1)], 1)
+    assert (out, code) == ([GOOD_FINDING, found(0, 1)], 1)
     assert len(err) == 1
     assert err[0].startswith("warning: ")
     assert "cache" in err[0]

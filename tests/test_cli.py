@@ -50,7 +50,7 @@ def test_findings_exit_1_with_concise_text(
     assert out.splitlines() == [
         f"{project / 'train.py'}:8:24: TFL101 Python number `i` changes every iteration; "
         "each value retraces `step`",
-        "Found 1 error.",
+        "Found 1 warning.",
     ]
 
 
@@ -80,7 +80,8 @@ def test_json_output_matches_the_schema(project: Path, capsys: pytest.CaptureFix
     assert finding["fix"]["applicability"] == "unsafe"
     assert finding["fix"]["edits"] == [
         {
-            "content": "tf.constant(i)",
+            # `x + i` with a float32 `x` (tf.ones): the tensor must be float32 too
+            "content": "tf.constant(i, tf.float32)",
             "location": {"row": 8, "column": 24},
             "end_location": {"row": 8, "column": 25},
         }
@@ -181,22 +182,27 @@ def test_max_loop_iterations_option(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 @pytest.mark.parametrize(
-    ("comment", "exit_code"),
+    ("comment", "exit_code", "without_tfl003"),
     [
-        ("  # noqa: TFL101", 0),
-        ("  # noqa", 0),
-        ("  # NOQA:TFL101,TFL102", 0),
-        ("  # noqa: TFL102", 1),
-        ("  # noqa: E501", 1),
+        ("  # noqa: TFL101", 0, 0),
+        ("  # noqa", 0, 0),
+        ("  # NOQA:TFL101,TFL105", 1, 0),  # TFL105 suppresses nothing: TFL003
+        ("  # noqa: TFL102", 1, 1),
+        ("  # noqa: E501", 1, 1),
     ],
 )
 def test_line_noqa(
-    project: Path, capsys: pytest.CaptureFixture[str], comment: str, exit_code: int
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    comment: str,
+    exit_code: int,
+    without_tfl003: int,
 ) -> None:
     (project / "train.py").write_text(
         RETRACING.replace("step(tf.ones([1]), i)", "step(tf.ones([1]), i)" + comment)
     )
     assert run(capsys, str(project))[0] == exit_code
+    assert run(capsys, "--ignore", "TFL003", str(project))[0] == without_tfl003
 
 
 @pytest.mark.parametrize(
@@ -232,7 +238,7 @@ def test_unparsable_file_is_reported_and_the_run_goes_on(
     code, out, _ = run(capsys, str(project))
     assert code == 1
     lines = out.splitlines()
-    assert lines[0] == f"{project / 'broken.py'}:2:7: TFL001 invalid syntax: invalid syntax"
+    assert lines[0] == f"{project / 'broken.py'}:2:7: TFL001 invalid syntax"
     assert lines[1].startswith(f"{project / 'train.py'}:8:24: TFL101 ")
 
 

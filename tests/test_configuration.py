@@ -58,7 +58,7 @@ def test_the_order_of_the_paths_does_not_matter(
 ) -> None:
     """Failed before: the settings of the first path applied to every file, so ``sub/a.py
     src/b.py`` found nothing (sub ignores TFL101) and ``src/b.py sub/a.py`` found two."""
-    expected = (1, [f"src/b.py:8:24: {FINDING}", "Found 1 error."])
+    expected = (1, [f"src/b.py:8:24: {FINDING}", "Found 1 warning."])
     assert _out(capsys, "sub/a.py", "src/b.py") == expected
     assert _out(capsys, "src/b.py", "sub/a.py") == expected
     assert _out(capsys, ".") == expected
@@ -114,7 +114,7 @@ def test_excludes_take_the_same_globs(monorepo: Path, capsys: pytest.CaptureFixt
     (monorepo / "src" / "tests" / "unit" / "test_y.py").write_text(RETRACING)
     assert _out(capsys, ".", "--extend-exclude", "src/**/test_*.py")[1] == [
         f"src/b.py:8:24: {FINDING}",
-        "Found 1 error.",
+        "Found 1 warning.",
     ]
 
 

@@ -246,3 +246,64 @@ def test_add_noqa_suppresses_every_finding_and_merges(
     before = path.read_bytes()
     assert main(["--add-noqa", str(path)]) == 0
     assert path.read_bytes() == before
+
+
+def _tfl101_fix(tmp_path: Path, body: str, call: str) -> Fix | None:
+    source = valid_source(
+        f"""
+        import tensorflow as tf
+
+        @tf.function
+        def step(x, i):
+            {body}
+
+        for i in range(100):
+            {call}
+        """
+    )
+    path = tmp_path / "example.py"
+    path.write_text(source, encoding="utf-8")
+    (finding,) = lint_paths([path], Settings(select=("TFL101",))).diagnostics
+    return finding.fix
+
+
+@pytest.mark.parametrize(
+    ("body", "call", "content"),
+    [
+        # The dtype of `x` is shown at the call: tf.ones is float32.
+        ("return x * i", "step(tf.ones([2]), i)", "tf.constant(i, tf.float32)"),
+        ("return x + i", "step(tf.zeros([2], dtype=tf.int64), i)", "tf.constant(i, tf.int64)"),
+        ("return tf.maximum(x, i)", "step(tf.constant([1.5]), i)", "tf.constant(i, tf.float32)"),
+        # Shown in the body: a float literal, a cast.
+        ("return x if i < 0.5 else -x", "step(batch, i)", "tf.constant(i, tf.float32)"),
+        ("return i * tf.cast(x, tf.float64)", "step(batch, i)", "tf.constant(i, tf.float64)"),
+        # Only int literals and calls: any dtype does, tf.constant's own is kept.
+        ("return tf.ones([i % 4 + 1]) * x", "step(batch, i)", "tf.constant(i)"),
+        ("return x", "step(batch, i)", "tf.constant(i)"),
+    ],
+)
+def test_tfl101_fix_keeps_the_dtype_the_value_is_used_with(
+    tmp_path: Path, body: str, call: str, content: str
+) -> None:
+    """Failed before: every fix was `tf.constant(i)` (int32), which `x * i` with a float32 `x`
+    rejects with TypeError."""
+    fix = _tfl101_fix(tmp_path, body, call)
+    assert fix is not None
+    assert [edit.content for edit in fix.edits] == [content]
+
+
+@pytest.mark.parametrize(
+    ("body", "call"),
+    [
+        # `batch`'s dtype is not shown anywhere.
+        ("return x * i", "step(batch, i)"),
+        # Two dtypes: no single tensor does.
+        ("return tf.cast(x, tf.float16) * i + tf.cast(x, tf.float64) * i", "step(batch, i)"),
+        # A local whose dtype is not shown.
+        ("y = x[0]\n    return y * i", "step(tf.ones([2]), i)"),
+    ],
+)
+def test_tfl101_has_no_fix_where_the_dtype_is_not_shown(
+    tmp_path: Path, body: str, call: str
+) -> None:
+    assert _tfl101_fix(tmp_path, body, call) is None

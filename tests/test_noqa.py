@@ -136,7 +136,8 @@ def test_add_noqa_refuses_flags_it_cannot_honour(
         ("# NOQA", []),
         ("# noqa: E501, tfl101", []),
         ("# noqa:TFL101", []),
-        ("# noqa: TFL102", [("TFL101", 8)]),
+        # TFL102 suppresses nothing there: TFL003 says so
+        ("# noqa: TFL102", [("TFL101", 8), ("TFL003", 9)]),
     ],
 )
 def test_only_blanket_or_tfl_noqa_comments_suppress(

@@ -48,13 +48,13 @@ def test_findings_name_the_cell_and_the_line_in_it(
     before = notebook.read_bytes()
     assert main([str(notebook)]) == 1
     assert capsys.readouterr().out.splitlines() == [
-        f"{notebook}:cell 5:1:12: TFL001 invalid syntax: invalid syntax; the cell is skipped",
+        f"{notebook}:cell 5:1:12: TFL001 invalid syntax; the cell is skipped",
         f"{notebook}:cell 6:4:13: TFL101 Python number `i` changes every iteration; each value "
         "retraces `step`",
         f"{notebook}:cell 6:5:12: TFL105 the shape of `x[:i]` (parameter `tokens`) changes every "
         "iteration; each shape retraces `encode` (add an `input_signature` with `None` "
         "dimensions or `reduce_retracing=True`)",
-        "Found 3 errors.",
+        "Found 1 error and 2 warnings.",
     ]
     assert notebook.read_bytes() == before
 

@@ -33,10 +33,58 @@ LEAKY = textwrap.dedent(
 )
 
 
-def _readme_config() -> str:
+def _readme_config(containing: str = "repo: local") -> str:
+    """The README's ``.pre-commit-config.yaml`` block that contains ``containing``."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### As a pre-commit hook") :]
-    return section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    section = readme[readme.index("### As a pre-commit hook") :].split("\n### ", 1)[0]
+    blocks = [block.split("```", 1)[0] for block in section.split("```yaml\n")[1:]]
+    (block,) = [block for block in blocks if containing in block]
+    return block
+
+
+def _pre_commit(repo: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={
+            "PRE_COMMIT_HOME": str(tmp_path / "cache"),
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path),
+        },
+        check=False,
+        timeout=600,
+    )
+
+
+def test_the_readme_remote_hook_installs_from_a_clone(tmp_path: Path) -> None:
+    """The README's remote form (`repo:` URL, `rev: main`, `language: python`) as written, with
+    the URL pointing at a local clone (the tests have no network): pre-commit clones it,
+    installs tflint-leaks in its own environment and blocks the leak. Failed before: the
+    README's only working form was `repo: local`."""
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "--quiet", str(ROOT), str(clone))
+    _git(clone, "checkout", "-q", "-B", "main")
+    config = _readme_config("rev: main")
+    assert "repo: https://github.com/tflint-leaks/tflint-leaks\n" in config
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".pre-commit-config.yaml").write_text(
+        config.replace("https://github.com/tflint-leaks/tflint-leaks", str(clone))
+    )
+    (repo / "train.py").write_text(LEAKY)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    completed = _pre_commit(repo, tmp_path, "run", "--all-files")
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 1, output
+    assert "train.py:8:24: TFL101 Python number `i` changes every iteration" in output
+    # `pre-commit try-repo` on the clone finds the same hook.
+    completed = _pre_commit(repo, tmp_path, "try-repo", str(clone), "tflint-leaks", "--all-files")
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 1, output
+    assert "Found 1 warning." in output
 
 
 def test_the_readme_snippet_runs_without_a_release(tmp_path: Path) -> None:
@@ -74,21 +122,9 @@ def test_hook_reports_findings_and_honours_excludes(tmp_path: Path) -> None:
     (repo / "clean.py").write_text("import tensorflow as tf\n")
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
-    completed = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "tflint-leaks", "--all-files"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        env={
-            "PRE_COMMIT_HOME": str(tmp_path / "cache"),
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(tmp_path),
-        },
-        check=False,
-        timeout=600,
-    )
+    completed = _pre_commit(repo, tmp_path, "try-repo", str(ROOT), "tflint-leaks", "--all-files")
     output = completed.stdout + completed.stderr
     assert completed.returncode == 1, output
     assert "train.py:8:24: TFL101 Python number `i` changes every iteration" in output
     assert "vendored.py" not in output
-    assert "Found 1 error." in output
+    assert "Found 1 warning." in output

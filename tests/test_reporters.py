@@ -287,9 +287,10 @@ def test_github_notebook_findings_name_the_cell() -> None:
 
 
 def test_junit_without_findings_has_one_passing_case() -> None:
+    """Failed before: the totals said ``tests="0"`` around a suite of one test."""
     assert junit.render([]) == (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
-        '<testsuites name="tflint-leaks" tests="0" failures="0" errors="0">\n'
+        '<testsuites name="tflint-leaks" tests="1" failures="0" errors="0">\n'
         '  <testsuite name="tflint-leaks" tests="1" failures="0">\n'
         '    <testcase name="No findings" classname="tflint-leaks" />\n'
         "  </testsuite>\n"

@@ -101,7 +101,9 @@ def test_server_without_pygls_says_how_to_install(
     monkeypatch.setitem(sys.modules, "pygls", None)
     monkeypatch.delitem(sys.modules, "tflint_leaks.server", raising=False)
     assert main(["server"]) == 2
-    assert "pip install 'tflint-leaks[server]'" in capsys.readouterr().err
+    assert (
+        "install the server extra (`pip install '.[server]'` in a clone" in capsys.readouterr().err
+    )
 
 
 # -- raw JSON-RPC over the server's pipes ------------------------------------------------------
@@ -272,14 +274,19 @@ def test_diagnostics_fixes_and_hover_over_json_rpc(client: Client, tmp_path: Pat
     line_end = {"start": {"line": 10, "character": 23}, "end": {"line": 10, "character": 23}}
     assert actions == [
         {
-            "title": "Wrap `step` in `tf.constant(...)` (unsafe)",
+            "title": "Wrap `step` in `tf.constant(..., tf.float32)` (unsafe)",
             "kind": "quickfix",
             "diagnostics": [diagnostic],
             "edit": {
                 "documentChanges": [
                     {
                         "textDocument": {"uri": uri, "version": 1},
-                        "edits": [{"range": diagnostic["range"], "newText": "tf.constant(step)"}],
+                        "edits": [
+                            {
+                                "range": diagnostic["range"],
+                                "newText": "tf.constant(step, tf.float32)",
+                            }
+                        ],
                     }
                 ]
             },
@@ -622,10 +629,10 @@ def test_neovim_shows_diagnostics_hover_and_applies_a_fix(tmp_path: Path) -> Non
     ]
     assert result["hover"].startswith("**TFL101** `python-scalar-argument`")
     assert result["actions"] == [
-        "Wrap `step` in `tf.constant(...)` (unsafe)",
+        "Wrap `step` in `tf.constant(..., tf.float32)` (unsafe)",
         "Suppress TFL101 with noqa",
     ]
-    assert result["fixed"] == "    train_step(x, tf.constant(step))"
+    assert result["fixed"] == "    train_step(x, tf.constant(step, tf.float32))"
     assert result["cleared"] is True
     assert path.read_text() == LEAKY
 

@@ -26,6 +26,7 @@ from tflint_leaks.engine.parallel import default_jobs
 from tflint_leaks.reporters import FORMATS, render
 
 if TYPE_CHECKING:
+    from tflint_leaks.config import Configuration, Settings
     from tflint_leaks.engine import fixes
     from tflint_leaks.engine.runner import RunResult
     from tflint_leaks.runtime.confirm import ConfirmResult, Target
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 # and `--help` start at once.
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+#: The path that means standard input.
+STDIN = "-"
 OUTPUT_FORMATS = FORMATS
 #: ``--fix`` lints again after fixing while fixes were left over (overlapping ones).
 MAX_FIX_ROUNDS = 10
@@ -156,6 +159,16 @@ def cli() -> None:
     help="Print the fixes as a unified diff without writing; exit 1 when there are any.",
 )
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to every line with a finding.")
+@click.option(
+    "--stdin-filename",
+    type=click.Path(path_type=Path),
+    help="Lint standard input (the path `-`) as the content of this file: its configuration, "
+    "excludes (with --force-exclude) and notebook handling.",
+)
+@click.option(
+    "--show-settings", is_flag=True, help="Print the resolved settings of each path and exit."
+)
+@click.option("--show-files", is_flag=True, help="Print the files that would be linted and exit.")
 def check(
     paths: tuple[Path, ...],
     select: tuple[str, ...],
@@ -176,16 +189,22 @@ def check(
     unsafe_fixes: bool,
     diff: bool,
     add_noqa: bool,
+    stdin_filename: Path | None,
+    show_settings: bool,
+    show_files: bool,
 ) -> None:
-    """Lint PATHS (default: the current directory)."""
+    """Lint PATHS (default: the current directory; `-`: standard input)."""
     from tflint_leaks.config import CACHE_DIRECTORY, ConfigError, Configuration, Overrides
     from tflint_leaks.engine.runner import lint_paths
-    from tflint_leaks.registry import INTERNAL_ERROR
-    from tflint_leaks.reporters import text as text_reporter
 
     if add_noqa and (fix or diff):
         raise _fail("error: --add-noqa cannot be combined with --fix or --diff")
-    targets = list(paths) or [Path.cwd()]
+    stdin = [str(path) for path in paths] == [STDIN] or (stdin_filename is not None and not paths)
+    if not stdin and STDIN in (str(path) for path in paths):
+        raise _fail("error: `-` (standard input) cannot be combined with other paths")
+    if stdin and add_noqa:
+        raise _fail("error: --add-noqa cannot edit standard input; use --fix or --diff")
+    targets = [stdin_filename or Path(STDIN)] if stdin else list(paths) or [Path.cwd()]
     overrides = Overrides(
         select=tuple(_split(select)) or None,
         extend_select=tuple(_split(extend_select)),
@@ -196,11 +215,22 @@ def check(
     )
     try:
         configuration = Configuration(overrides, config_path)
+        if show_settings:
+            _show_settings(targets, configuration, output_format)
+        if show_files:
+            _show_files(targets, configuration)
         cache = (
             None if no_cache else cache_dir or configuration.common(targets).root / CACHE_DIRECTORY
         )
     except ConfigError as error:
         raise _fail(f"error: {error}") from None
+    if stdin:
+        try:
+            settings = configuration.for_path(targets[0])
+        except ConfigError as error:
+            raise _fail(f"error: {error}") from None
+        result = _check_stdin(targets[0], settings, fix=fix, diff=diff, unsafe=unsafe_fixes)
+        _finish(result, output_format, statistics, show_traceback, exit_zero, err=fix)
 
     def lint() -> RunResult:
         try:
@@ -216,6 +246,23 @@ def check(
             _show_diff(result, unsafe_fixes)
         if fix:
             result = _fix(lint, result, unsafe_fixes)
+    _finish(result, output_format, statistics, show_traceback, exit_zero)
+
+
+def _finish(
+    result: RunResult,
+    output_format: str,
+    statistics: bool,
+    show_traceback: bool,
+    exit_zero: bool,
+    *,
+    err: bool = False,
+) -> None:
+    """Print a run's warnings and findings (on stderr with ``err``: ``--fix`` of standard input
+    prints the fixed text on stdout) and exit with its code."""
+    from tflint_leaks.registry import INTERNAL_ERROR
+    from tflint_leaks.reporters import text as text_reporter
+
     if result.interrupted:
         _report(output_format, result, complete=False)
         click.echo(
@@ -228,9 +275,9 @@ def check(
         for trace in result.tracebacks:
             click.echo(trace, err=True)
     if statistics:
-        click.echo(text_reporter.statistics(result.diagnostics), nl=False)
+        click.echo(text_reporter.statistics(result.diagnostics), nl=False, err=err)
     else:
-        _report(output_format, result, complete=not result.errors)
+        _report(output_format, result, complete=not result.errors, err=err)
     for problem in result.errors:
         click.echo(f"error: {problem}", err=True)
     if result.files == 0 and not result.errors:
@@ -241,11 +288,53 @@ def check(
     raise SystemExit(EXIT_FINDINGS if result.diagnostics and not exit_zero else EXIT_CLEAN)
 
 
-def _report(output_format: str, result: RunResult, *, complete: bool) -> None:
+def _report(output_format: str, result: RunResult, *, complete: bool, err: bool = False) -> None:
     """Print the findings. The text format's "All checks passed!" is not printed for a run that
     did not complete (interrupted, or a path that does not exist): nothing passed."""
     if result.diagnostics or complete or output_format != "text":
-        click.echo(render(output_format, result.diagnostics), nl=False)
+        click.echo(render(output_format, result.diagnostics), nl=False, err=err)
+
+
+def _check_stdin(
+    path: Path, settings: Settings, *, fix: bool, diff: bool, unsafe: bool
+) -> RunResult:
+    """Lint standard input as the content of ``path`` (``-`` when no ``--stdin-filename``):
+    with ``--fix`` the fixed text goes to stdout (the input as it was when nothing is fixed, or
+    when the path is excluded), with ``--diff`` the diff does."""
+    from tflint_leaks.engine.indexing import unreadable
+    from tflint_leaks.engine.runner import RunResult, lint_source
+    from tflint_leaks.source import SourceError, decode_source
+
+    data = sys.stdin.buffer.read()
+    name = str(path)
+    if settings.force_exclude and settings.excluded(path):
+        if fix:
+            _write_stdout(data)
+        # One input, not linted: the warning says why (not "no Python files found").
+        return RunResult(files=1, warnings=[f"{name}: excluded by the configuration; not linted"])
+    try:
+        text = decode_source(data)
+    except SourceError as error:
+        if fix:
+            _write_stdout(data)
+        return RunResult([unreadable(name, error)], files=1)
+    texts = {name: text}
+
+    def lint() -> RunResult:
+        return lint_source(texts[name], path, settings)
+
+    def keep(plans: list[fixes.FileFix], refused: set[str]) -> int:
+        for plan in plans:
+            texts[plan.path] = plan.fixed
+        return sum(len(plan.applied) for plan in plans)
+
+    result = lint()
+    if diff:
+        _show_diff(result, unsafe, texts)
+    if fix:
+        result = _fix(lint, result, unsafe, keep, texts)
+        click.echo(texts[name], nl=False)
+    return result
 
 
 def _report_skipped(plans: list[fixes.FileFix]) -> None:
@@ -283,9 +372,9 @@ def _write(plans: list[fixes.FileFix], refused: set[str]) -> int:
 def _add_noqa(result: RunResult) -> None:
     """``--add-noqa``: suppress every current finding in place; exit 0 (2 on errors)."""
     from tflint_leaks.engine import fixes
-    from tflint_leaks.registry import ENGINE_CODES
+    from tflint_leaks.registry import NEVER_NOQA
 
-    plans = fixes.plan_noqa(result.diagnostics, ENGINE_CODES)
+    plans = fixes.plan_noqa(result.diagnostics, NEVER_NOQA)
     _report_skipped(plans)
     added = _write(plans, set())
     click.echo(
@@ -294,11 +383,11 @@ def _add_noqa(result: RunResult) -> None:
     raise SystemExit(EXIT_ERROR if result.errors else EXIT_CLEAN)
 
 
-def _show_diff(result: RunResult, unsafe: bool) -> None:
+def _show_diff(result: RunResult, unsafe: bool, texts: dict[str, str] | None = None) -> None:
     """``--diff``: print what ``--fix`` would change; exit 1 if anything, else 0."""
     from tflint_leaks.engine import fixes
 
-    plans = fixes.plan(result.diagnostics, unsafe)
+    plans = fixes.plan(result.diagnostics, unsafe, texts)
     _report_skipped(plans)
     changed = [plan for plan in plans if plan.changed]
     for plan in changed:
@@ -308,20 +397,27 @@ def _show_diff(result: RunResult, unsafe: bool) -> None:
     raise SystemExit(EXIT_FINDINGS if changed else EXIT_CLEAN)
 
 
-def _fix(lint: Callable[[], RunResult], result: RunResult, unsafe: bool) -> RunResult:
+def _fix(
+    lint: Callable[[], RunResult],
+    result: RunResult,
+    unsafe: bool,
+    write: Callable[[list[fixes.FileFix], set[str]], int] = _write,
+    texts: dict[str, str] | None = None,
+) -> RunResult:
     """``--fix``: apply fixes and lint again (with the run's jobs and cache), until a round
     changes nothing (fixes that overlapped are applied on the next round); the last lint is
-    what gets reported."""
+    what gets reported. ``write`` keeps the fixed texts (the files; for standard input,
+    ``texts``, where the next round reads them)."""
     from tflint_leaks.engine import fixes
 
     fixed = 0
     refused: set[str] = set()
     for _ in range(MAX_FIX_ROUNDS):
-        plans = [p for p in fixes.plan(result.diagnostics, unsafe) if p.path not in refused]
+        plans = [p for p in fixes.plan(result.diagnostics, unsafe, texts) if p.path not in refused]
         _report_skipped(plans)
         if not any(plan.changed for plan in plans):
             break
-        fixed += _write(plans, refused)
+        fixed += write([plan for plan in plans if plan.changed], refused)
         if all(plan.path in refused for plan in plans if plan.changed):
             break  # nothing was written: linting again would change nothing
         result = lint()
@@ -334,6 +430,67 @@ def _fix(lint: Callable[[], RunResult], result: RunResult, unsafe: bool) -> RunR
     if hidden:
         click.echo(f"{hidden} more can be fixed with `--fix --unsafe-fixes`.", err=True)
     return result
+
+
+def _write_stdout(data: bytes) -> None:
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def _show_settings(targets: list[Path], configuration: Configuration, output_format: str) -> None:
+    """``--show-settings``: every field of each path's resolved settings, and the codes it is
+    checked with; exit 0."""
+    from dataclasses import fields, is_dataclass
+
+    def plain(value: object) -> object:
+        if is_dataclass(value) and not isinstance(value, type):
+            return {f.name.replace("_", "-"): plain(getattr(value, f.name)) for f in fields(value)}
+        if isinstance(value, tuple | list | frozenset | set):
+            items = sorted(value) if isinstance(value, frozenset | set) else value
+            return [plain(item) for item in items]
+        if isinstance(value, dict):
+            return {str(key): plain(item) for key, item in value.items()}
+        if value is None or isinstance(value, str | int | float | bool):
+            return value
+        return str(value)  # a path, or a value of a type added later: as it prints
+
+    shown = []
+    for target in targets:
+        settings = configuration.for_path(target)
+        resolved = plain(settings)
+        assert isinstance(resolved, dict)
+        resolved["enabled"] = sorted(settings.enabled_codes() - settings.ignored_codes(target))
+        shown.append({"path": str(target), "settings": resolved})
+    if output_format == "json":
+        click.echo(json.dumps(shown, indent=2))
+        raise SystemExit(EXIT_CLEAN)
+    for entry in shown:
+        settings_table = entry["settings"]
+        assert isinstance(settings_table, dict)
+        source = settings_table["source"] or "none (the defaults)"
+        click.echo(f"Resolved settings for: {entry['path']}\nSettings file: {source}")
+        for key, value in settings_table.items():
+            rows = value.items() if isinstance(value, dict) and key != "per-file-ignores" else None
+            if rows is None:
+                click.echo(f"{key} = {json.dumps(value)}")
+                continue
+            for inner, item in rows:
+                click.echo(f"{key}.{inner} = {json.dumps(item)}")
+    raise SystemExit(EXIT_CLEAN)
+
+
+def _show_files(targets: list[Path], configuration: Configuration) -> None:
+    """``--show-files``: the files a run would lint, in the order it lints them; exit 0 (2 for
+    a path that does not exist)."""
+    from tflint_leaks.engine.discovery import discover
+
+    found = discover(targets, configuration)
+    for path in found.files:
+        click.echo(str(path))
+    for problem in found.errors:
+        click.echo(f"error: {problem}", err=True)
+    raise SystemExit(EXIT_ERROR if found.errors else EXIT_CLEAN)
 
 
 def _fail(message: str) -> SystemExit:
@@ -558,7 +715,8 @@ def server() -> None:
         if (error.name or "").partition(".")[0] not in {"pygls", "lsprotocol"}:
             raise
         raise _fail(
-            "error: `tflint-leaks server` needs pygls: pip install 'tflint-leaks[server]'"
+            "error: `tflint-leaks server` needs pygls: install the server extra "
+            "(`pip install '.[server]'` in a clone of tflint-leaks)"
         ) from None
     serve()
 

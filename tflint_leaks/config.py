@@ -27,7 +27,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from tflint_leaks.frameworks import Frameworks, parse_target, project_root, read_pins
-from tflint_leaks.registry import RULES
+from tflint_leaks.registry import SELECTABLE
 from tflint_leaks.rulekit.options import RuleOptions
 
 TABLE = "tflint-leaks"
@@ -81,9 +81,9 @@ class Settings:
     source: Path | None = None
 
     def enabled_codes(self) -> frozenset[str]:
-        """The rule codes this run checks."""
+        """The codes this run checks: rules, and ``TFL003`` (unused ``noqa``)."""
         if self.select is None:
-            chosen = {rule.code for rule in RULES if rule.default_enabled}
+            chosen = {code.code for code in SELECTABLE if code.default_enabled}
         else:
             chosen = set(expand_selectors(self.select, include_opt_in=True))
         chosen |= set(expand_selectors(self.extend_select, include_opt_in=True))
@@ -190,10 +190,10 @@ def expand_selectors(selectors: Iterable[str], *, include_opt_in: bool) -> list[
     for raw in selectors:
         selector = raw.strip().upper()
         matched = [
-            rule.code
-            for rule in RULES
-            if (selector == "ALL" or rule.code.startswith(selector))
-            and (include_opt_in or rule.default_enabled)
+            code.code
+            for code in SELECTABLE
+            if (selector == "ALL" or code.code.startswith(selector))
+            and (include_opt_in or code.default_enabled)
         ]
         if not matched:
             raise ConfigError(f"unknown rule selector `{selector}`")

@@ -97,6 +97,8 @@ class Code:
     implementation: str = ""
     #: The documentation (Markdown) of a code that is not a rule (a rule's is its docstring).
     text: str = ""
+    #: ``select``, ``ignore`` and ``per-file-ignores`` apply to it (every rule; TFL003).
+    selectable: bool = True
 
     @property
     def is_rule(self) -> bool:
@@ -144,6 +146,7 @@ CODES: tuple[Code, ...] = (
         "The file cannot be read or parsed as Python; it is skipped",
         kind=Kind.ENGINE,
         severity=Severity.ERROR,
+        selectable=False,
         text="""
         ## What it does
         Reports a file that cannot be linted: it does not parse as Python (the message gives the
@@ -152,7 +155,9 @@ CODES: tuple[Code, ...] = (
         notebook that is not valid nbformat 4 JSON. In a notebook, a cell IPython would not run
         (read as IPython reads it: magics, shell escapes and help syntax are fine) is reported
         with its cell number and its position in the cell, and skipped; the other cells are
-        still linted.
+        still linted. A `.py` file whose only syntax errors are IPython lines (a notebook
+        exported as a script) is not reported: it is linted as IPython runs it, and a warning
+        names the IPython lines.
 
         ## Why is this bad?
         Nothing in the file is checked, so every finding it would have had is missing. The rest
@@ -181,6 +186,7 @@ CODES: tuple[Code, ...] = (
         "A rule failed on this file; the other rules still ran",
         kind=Kind.ENGINE,
         severity=Severity.ERROR,
+        selectable=False,
         text="""
         ## What it does
         Reports that a rule raised an exception on this file (a bug in tflint-leaks), naming the
@@ -207,6 +213,73 @@ CODES: tuple[Code, ...] = (
 
         ## References
         - [tflint-leaks issues](https://github.com/tflint-leaks/tflint-leaks/issues)
+        """,
+    ),
+    Code(
+        "TFL003",
+        "unused-noqa",
+        "A `noqa` code suppresses no finding",
+        kind=Kind.ENGINE,
+        fix=Applicability.SAFE,
+        text="""
+        ## What it does
+        Reports a code in a `noqa` directive that suppresses nothing: `# noqa: TFL101` on a
+        line with no `TFL101` finding, or `# tflint-leaks: noqa: TFL105` in a file with no
+        `TFL105` finding. Only codes of rules that ran on the file are judged:
+
+        - a code of a rule that is not selected, is ignored, or is turned off for the file by
+          `per-file-ignores` is left alone (a run with `--select TFL1` cannot tell whether a
+          `# noqa: TFL401` is still needed, and its fix would delete a suppression that a full
+          run needs; Ruff's RUF100 reports such codes as "non-enabled", tflint-leaks does not);
+        - a bare `# noqa` is left alone (flake8, Ruff and others read it too), and so is the
+          whole-file `# tflint-leaks: noqa`;
+        - codes of other tools (`# noqa: E501`) are left alone, and an unknown `TFL` code gets
+          its own warning instead.
+
+        A finding suppressed by both a line's `noqa` and a file-level one uses both: removing
+        either alone keeps it suppressed, but removing both would bring it back.
+
+        `--add-noqa` never adds this code; `--fix` removes the unused codes. This code is
+        selected, ignored and suppressed like a rule's (`--ignore TFL003`,
+        `# noqa: TFL101, TFL003` keeps a code that is not used today).
+
+        ## Why is this bad?
+        A suppression that suppresses nothing hides the next real finding on that line, and a
+        baseline made with `--add-noqa` goes stale without anyone noticing as findings are
+        fixed.
+
+        ## Example
+        ```python
+        import tensorflow as tf
+
+        @tf.function
+        def train_step(x, step):
+            ...
+
+        for step in range(1000):
+            train_step(x, tf.constant(step))  # noqa: TFL101
+        ```
+
+        ## Use instead
+        ```python
+        import tensorflow as tf
+
+        @tf.function
+        def train_step(x, step):
+            ...
+
+        for step in range(1000):
+            train_step(x, tf.constant(step))
+        ```
+
+        ## Fix safety
+        The fix is safe: it removes the unused codes from the directive (`# noqa: E501,
+        TFL101` becomes `# noqa: E501`), or the whole directive when no code is left (the
+        comment, or its line when the comment is alone on it; other text in the comment
+        stays). No finding that this run reports or suppresses changes.
+
+        ## References
+        - [Ruff: unused-noqa (RUF100)](https://docs.astral.sh/ruff/rules/unused-noqa/)
         """,
     ),
     Code(
@@ -446,8 +519,18 @@ RULES: tuple[Code, ...] = tuple(code for code in CODES if code.is_rule)
 SYNTAX_ERROR = BY_CODE["TFL001"]
 INTERNAL_ERROR = BY_CODE["TFL002"]
 RUNTIME_RETRACING = BY_CODE["TFL900"]
-#: Codes the engine reports itself; they cannot be deselected or suppressed.
-ENGINE_CODES = frozenset(code.code for code in CODES if code.kind is Kind.ENGINE)
+UNUSED_NOQA = BY_CODE["TFL003"]
+#: Codes the engine reports itself that cannot be deselected or suppressed.
+ENGINE_CODES = frozenset(
+    code.code for code in CODES if code.kind is Kind.ENGINE and not code.selectable
+)
+#: Codes ``--add-noqa`` and the editor's quick fix never write a ``noqa`` for: the engine's
+#: errors, and an unused ``noqa`` (its remedy is its fix).
+NEVER_NOQA = ENGINE_CODES | {UNUSED_NOQA.code}
+#: Codes that ``select``, ``ignore`` and ``per-file-ignores`` apply to, in code order.
+SELECTABLE: tuple[Code, ...] = tuple(
+    code for code in CODES if code.kind is not Kind.RUNTIME and code.selectable
+)
 
 
 def find(code_or_name: str) -> Code | None:

@@ -33,7 +33,7 @@ from tflint_leaks.engine.indexing import Indexes
 from tflint_leaks.engine.notebook import is_notebook
 from tflint_leaks.engine.runner import lint_source
 from tflint_leaks.engine.suppression import noqa_edits
-from tflint_leaks.registry import BY_CODE, ENGINE_CODES
+from tflint_leaks.registry import BY_CODE, NEVER_NOQA
 from tflint_leaks.source import SourceError, read_source, split_lines
 
 SOURCE = "tflint-leaks"
@@ -328,7 +328,7 @@ class Session:
                 edits = [_text_edit(edit, linted.lines) for edit in fix.edits]
                 fixes.append(action(title, finding, edits, preferred=safe))
             key = (diagnostic.start.line, diagnostic.code)
-            if diagnostic.code not in ENGINE_CODES and key not in suppressions:
+            if diagnostic.code not in NEVER_NOQA and key not in suppressions:
                 noqa = noqa_edits(linted.lines.text, {diagnostic.start.line: [diagnostic.code]})
                 if noqa:
                     title = f"Suppress {diagnostic.code} with noqa"

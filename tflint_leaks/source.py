@@ -21,6 +21,8 @@ class SourceError(Exception):
 #: Line breaks as the tokenizer sees them, in text and in bytes.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _BYTE_LINES = re.compile(rb"\r\n|\r|\n")
+#: A PEP 263 encoding declaration (the tokenizer's own pattern).
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
 
 def decode_source(data: bytes) -> str:
@@ -33,7 +35,12 @@ def decode_source(data: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as error:
-        raise SourceError(f"invalid encoding declaration: {error.msg}", error.lineno or 1) from None
+        if any(_COOKIE.match(line) for line in _BYTE_LINES.split(data, maxsplit=2)[:2]):
+            raise SourceError(
+                f"invalid encoding declaration: {error.msg}", error.lineno or 1
+            ) from None
+        # No declaration: the first lines are not UTF-8, which Python reads by default.
+        encoding = "utf-8"
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as error:
@@ -71,3 +78,10 @@ def split_lines(text: str, *, keepends: bool = False) -> list[str]:
     if start < len(text):
         lines.append(text[start:])
     return lines
+
+
+def invalid_syntax(reason: str) -> str:
+    """A ``TFL001`` message for a parser's ``reason``: ``invalid syntax: '(' was never
+    closed``, and Python's own ``invalid syntax`` (or ``invalid syntax. Perhaps you forgot a
+    comma?``) as it is, not ``invalid syntax: invalid syntax``."""
+    return reason if reason.startswith("invalid syntax") else f"invalid syntax: {reason}"

@@ -83,7 +83,7 @@ def test_confirm_without_tensorflow_says_how_to_install(
     code = main(["confirm", str(TARGETS / "python_scalar.py")])
     captured = capsys.readouterr()
     assert code == 2
-    assert "pip install 'tflint-leaks[runtime]'" in captured.err
+    assert "install the runtime extra (`pip install '.[runtime]'`" in captured.err
 
 
 def test_confirm_needs_exactly_one_target(capsys: pytest.CaptureFixture[str]) -> None:
@@ -148,7 +148,7 @@ def test_pytest_selection_with_paths_judges_the_library_finding(
         "    runtime: confirmed: `step` traced 8 times in 8 calls: argument `i` took 8 distinct "
         "Python int values: 0, 1, 2, 3, ..., 7; unbounded: still tracing new graphs at the end "
         "of the run (a new trace at call 8 of 8)",
-        "Found 1 error.",
+        "Found 1 warning.",
     ]
     assert captured.err.startswith("target exited: stopped with sys.exit(0)")
 

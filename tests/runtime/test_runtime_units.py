@@ -40,7 +40,7 @@ KEY = (FILE, 10, "step")
 def test_without_tensorflow_confirm_explains_how_to_install(monkeypatch: Any) -> None:
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     assert tensorflow_available() is False
-    assert "pip install 'tflint-leaks[runtime]'" in INSTALL_HINT
+    assert "install the runtime extra (`pip install '.[runtime]'`" in INSTALL_HINT
 
 
 def test_the_parent_never_imports_tensorflow() -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.dtypes import DtypeUse, parameter_dtypes, resolve_ast
 from tflint_leaks.analysis.facts import Body, Span, collect_body
 from tflint_leaks.analysis.graph import EAGER_MODE_SWITCHES, GRAPH_MODE_SWITCHES, is_graph_code
 from tflint_leaks.analysis.names import (
@@ -71,6 +72,8 @@ class FunctionFacts:
     body: Body
     #: The body yields: a call makes a Python generator.
     generator: bool
+    #: What the body combines each parameter with, for the dtype a tensor of it needs.
+    dtype_uses: dict[str, DtypeUse] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -176,14 +179,7 @@ class IndexBuilder(ast.NodeVisitor):
 
     def resolve(self, node: ast.expr) -> str | None:
         """The canonical qualified name of a dotted expression, through this module's imports."""
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
-            return None
-        parts.append(node.id)
-        return resolve_dotted(".".join(reversed(parts)), self.imports)
+        return resolve_ast(node, self.imports)
 
     def _absolute(self, module: str | None, level: int) -> str:
         if level == 0:
@@ -332,6 +328,7 @@ class IndexBuilder(ast.NodeVisitor):
             local_tf_functions=local,
             body=collect_body(own, self.resolve, self.span, node.args, graph_code=self.graph_code),
             generator=generator,
+            dtype_uses=parameter_dtypes(own, params, self.resolve) if params else {},
         )
 
     def _decorated_tf_function(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import difflib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -146,9 +146,12 @@ def fix_text(
     return fixed, [d for d, _ in candidates], skipped
 
 
-def plan(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[FileFix]:
+def plan(
+    diagnostics: Iterable[Diagnostic], unsafe: bool, texts: Mapping[str, str] | None = None
+) -> list[FileFix]:
     """Read every file that has an applicable fix and compute its fixed text (nothing is
-    written). Files that cannot be read or decoded any more are left alone."""
+    written); ``texts`` gives the text of files that are not on disk (standard input). Files
+    that cannot be read or decoded any more are left alone."""
     by_file: dict[str, list[Diagnostic]] = {}
     for diagnostic in diagnostics:
         if applies(diagnostic, unsafe):
@@ -156,11 +159,12 @@ def plan(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[FileFix]:
     plans = []
     for path, found in by_file.items():
         try:
-            original = decode_source(Path(path).read_bytes())
+            given = (texts or {}).get(path)
+            original = decode_source(Path(path).read_bytes()) if given is None else given
             if notebook.is_notebook(path):
                 fixed, applied, skipped = _fix_notebook(original, found)
             else:
-                fixed, applied, skipped = fix_text(original, found)
+                fixed, applied, skipped = fix_text(original, found, _validator(original))
         except (OSError, SourceError, notebook.NotebookError):
             continue
         plans.append(FileFix(path, original, fixed, applied, skipped))
@@ -190,6 +194,16 @@ def _fix_notebook(
     return (notebook.replace_sources(text, sources) if sources else text), applied, skipped
 
 
+def _validator(original: str) -> Callable[[str], bool]:
+    """How a fixed file is checked: it parses, or, for a script exported from a notebook
+    (whose IPython lines Python cannot parse), IPython still runs it."""
+    try:
+        ast.parse(original)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _cell_parses
+    return parses
+
+
 def _cell_parses(source: str) -> bool:
     """Whether a fixed cell still runs in IPython and parses with libcst."""
     try:
@@ -217,15 +231,16 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     return _apply(text, [(offsets(e.start), offsets(e.end), e.content) for e in edits])
 
 
-def plan_noqa(diagnostics: Iterable[Diagnostic], engine_codes: frozenset[str]) -> list[FileFix]:
+def plan_noqa(diagnostics: Iterable[Diagnostic], never: frozenset[str]) -> list[FileFix]:
     """``--add-noqa``: each file with findings, with ``# noqa: CODE`` for every finding, on the
     line its comment goes on (:func:`~tflint_leaks.engine.suppression.noqa_edits`); in a
-    notebook, in the finding's cell. Engine findings (syntax errors) are not suppressible. A
+    notebook, in the finding's cell. Codes in ``never`` are left alone (syntax errors are not
+    suppressible; an unused ``noqa`` is removed by its fix, not suppressed). A
     file that cannot be read any more is left alone; one that would no longer parse is not
     changed and its findings are listed as skipped."""
     by_file: dict[str, list[Diagnostic]] = {}
     for diagnostic in diagnostics:
-        if diagnostic.code not in engine_codes:
+        if diagnostic.code not in never:
             by_file.setdefault(diagnostic.file, []).append(diagnostic)
     plans = []
     for path, found in by_file.items():
@@ -240,7 +255,7 @@ def plan_noqa(diagnostics: Iterable[Diagnostic], engine_codes: frozenset[str]) -
         for diagnostic in found:
             codes.setdefault(diagnostic.start.line, []).append(diagnostic.code)
         fixed = apply_edits(original, noqa_edits(original, codes))
-        if not parses(fixed):
+        if not _validator(original)(fixed):
             skipped = [(d, NOQA_DOES_NOT_PARSE) for d in found]
             plans.append(FileFix(path, original, original, [], skipped))
             continue

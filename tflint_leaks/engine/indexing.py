@@ -8,10 +8,16 @@ from pathlib import Path
 
 from tflint_leaks.analysis.index import ModuleIndex, index_source, text_digest
 from tflint_leaks.diagnostics import Diagnostic
-from tflint_leaks.engine.notebook import Notebook, NotebookError, is_notebook, read_notebook
+from tflint_leaks.engine.notebook import (
+    Notebook,
+    NotebookError,
+    is_notebook,
+    read_ipython_script,
+    read_notebook,
+)
 from tflint_leaks.engine.relevance import Statement, module_statements
 from tflint_leaks.registry import SYNTAX_ERROR
-from tflint_leaks.source import SourceError, read_source, split_lines
+from tflint_leaks.source import SourceError, invalid_syntax, read_source, split_lines
 
 
 @dataclass
@@ -40,14 +46,22 @@ def index_file(path: Path, text: str | None = None) -> ParsedFile | Diagnostic:
         if is_notebook(path):
             cells = read_notebook(path, text)
             text = cells.text
-        tree = ast.parse(text, filename=shown)
+        try:
+            tree = ast.parse(text, filename=shown)
+        except SyntaxError:
+            # A script exported from a notebook: its IPython lines as IPython runs them.
+            cells = None if cells is not None else read_ipython_script(path, text)
+            if cells is None:
+                raise
+            text = cells.text
+            tree = ast.parse(text, filename=shown)
     except NotebookError as error:
         return SYNTAX_ERROR.at(shown, str(error))
     except SourceError as error:
         return unreadable(shown, error)
     except SyntaxError as error:
         return SYNTAX_ERROR.at(
-            shown, f"invalid syntax: {error.msg}", error.lineno or 1, error.offset or 1
+            shown, invalid_syntax(error.msg), error.lineno or 1, error.offset or 1
         )
     except UnicodeEncodeError as error:  # a lone surrogate (an editor's buffer, not a file)
         assert text is not None

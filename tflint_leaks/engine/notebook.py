@@ -27,7 +27,7 @@ from typing import Any
 from tflint_leaks.diagnostics import Diagnostic, Edit, Fix, Location, Related
 from tflint_leaks.engine.ipython import Mapped, python_of_cell
 from tflint_leaks.registry import SYNTAX_ERROR
-from tflint_leaks.source import split_lines
+from tflint_leaks.source import invalid_syntax, split_lines
 
 SUFFIX = ".ipynb"
 #: The notebook format version read (Jupyter's since 2015).
@@ -146,9 +146,10 @@ class CellCode:
         """The cell's line that line ``line`` of the joined text came from."""
         return self.start(Location(line, 1)).line
 
-    def replaced_lines(self) -> list[int]:
+    def replaced_lines(self, *, partly: bool = False) -> list[int]:
         """The cell's lines IPython syntax took the place of (magics, shell escapes, help):
-        lines with text of which nothing is in the cell's Python."""
+        lines with text of which nothing is in the cell's Python (with ``partly``, also lines
+        of which some is not: ``files = !ls``)."""
         copied = [False] * (len(self.source) + 1)
         for index, (start, origin, is_copied) in enumerate(self.code.runs):
             end = self.code.runs[index + 1][0] if index + 1 < len(self.code.runs) else None
@@ -158,8 +159,8 @@ class CellCode:
         replaced = []
         offset = 0
         for number, text in enumerate(split_lines(self.source, keepends=True), start=1):
-            kept = any(copied[offset + i] for i, char in enumerate(text) if not char.isspace())
-            if text.strip() and not kept:
+            marks = [copied[offset + i] for i, char in enumerate(text) if not char.isspace()]
+            if marks and not (all(marks) if partly else any(marks)):
                 replaced.append(number)
             offset += len(text)
         return replaced
@@ -196,8 +197,12 @@ class Notebook:
     cells: list[CellCode]
     #: The cells left out, with their syntax error (a position in the cell).
     bad_cells: list[SkippedCell] = field(default_factory=list)
-    #: Why the notebook is not linted at all (another kernel's language).
+    #: A warning for the run: why the notebook is not linted at all (another kernel's
+    #: language), or the IPython lines of a script exported from one.
     note: str | None = None
+    #: Positions name their cell (a notebook); a script exported from one has one "cell",
+    #: the file, and positions are the file's.
+    numbered: bool = True
 
     def _cell_at(self, line: int) -> CellCode | None:
         index = bisect.bisect_right([c.first_line for c in self.cells], line) - 1
@@ -229,11 +234,11 @@ class Notebook:
             related.append(
                 Related(
                     item.role,
-                    f"cell {other.cell}: {item.message}",
+                    f"cell {other.cell}: {item.message}" if self.numbered else item.message,
                     item.file,
                     other.start(item.start),
                     other.end(item.end),
-                    other.cell,
+                    other.cell if self.numbered else None,
                 )
             )
         return replace(
@@ -242,7 +247,7 @@ class Notebook:
             end=cell.end(diagnostic.end),
             fix=fix,
             related=tuple(related),
-            cell=cell.cell,
+            cell=cell.cell if self.numbered else None,
         )
 
 
@@ -274,6 +279,34 @@ def read_notebook(path: Path, text: str) -> Notebook:
     return Notebook(shown, "".join(pieces), cells, bad_cells)
 
 
+#: How many IPython lines of a script the warning quotes.
+_QUOTED_LINES = 5
+
+
+def read_ipython_script(path: Path, text: str) -> Notebook | None:
+    """A ``.py`` file whose only syntax errors are IPython lines (``%matplotlib inline``,
+    ``!pip install ...``: a notebook exported by Kaggle or Colab), read as IPython runs it, with
+    a note naming those lines; None when IPython would not run it either."""
+    try:
+        code = python_of_cell(text)
+    except SyntaxError:
+        return None
+    cell = CellCode(1, 1, code, text)
+    replaced = cell.replaced_lines(partly=True)
+    if not replaced:
+        return None
+    lines = split_lines(text)
+    quoted = [f"{n} `{lines[n - 1].strip()}`" for n in replaced[:_QUOTED_LINES]]
+    if len(replaced) > _QUOTED_LINES:
+        quoted.append(f"{len(replaced) - _QUOTED_LINES} more")
+    which = "line" if len(replaced) == 1 else "lines"
+    note = (
+        f"{path}: IPython syntax skipped on {which} {', '.join(quoted)}; "
+        "the rest is linted as IPython runs it"
+    )
+    return Notebook(str(path), code.text, [cell], note=note, numbered=False)
+
+
 def in_cells(
     notebook: Notebook, diagnostics: list[Diagnostic], warnings: list[str]
 ) -> list[Diagnostic]:
@@ -285,7 +318,7 @@ def in_cells(
         replace(
             SYNTAX_ERROR.at(
                 notebook.path,
-                f"invalid syntax: {bad.message}; the cell is skipped",
+                f"{invalid_syntax(bad.message)}; the cell is skipped",
                 bad.line,
                 bad.column,
             ),

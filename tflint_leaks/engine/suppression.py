@@ -9,7 +9,9 @@ that ends that string or statement, as in Ruff; :func:`noqa_edits` (``--add-noqa
 editor's quick fix) writes the comment there.
 
 Codes of other tools (``# noqa: E501``) are left alone. A ``TFL`` code that no rule has is
-reported as a warning, so a typo does not silently suppress nothing.
+reported as a warning, so a typo does not silently suppress nothing. A code of a rule that ran
+on the file and suppresses none of its findings is reported as ``TFL003 unused-noqa``
+(:func:`unused_directives`), with a fix that removes it.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ from __future__ import annotations
 import re
 import tokenize
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tflint_leaks.config import Settings
-from tflint_leaks.diagnostics import Diagnostic, Edit, Location
-from tflint_leaks.registry import BY_CODE, ENGINE_CODES
+from tflint_leaks.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
+from tflint_leaks.registry import BY_CODE, ENGINE_CODES, RULES, UNUSED_NOQA
 from tflint_leaks.source import split_lines
 
 _CODES = r"(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)"
@@ -30,6 +32,7 @@ _LINE = re.compile(r"#\s*noqa\b(?:\s*:\s*" + _CODES + ")?", re.IGNORECASE)
 
 #: Suppress every code.
 ALL: frozenset[str] = frozenset({"*"})
+_RULE_CODES = frozenset(rule.code for rule in RULES)
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,22 @@ def _tokenized_layout(text: str) -> Layout:
     return Layout(comments, targets)
 
 
+@dataclass(frozen=True)
+class Directive:
+    """A ``noqa`` comment that names codes: where it is, and the codes as written."""
+
+    line: int
+    #: 0-based columns in the line: the directive (from its ``#``), its codes, the comment.
+    start: int
+    codes_start: int
+    end: int
+    comment: int
+    #: The codes as written, in order (other tools' codes too).
+    codes: tuple[str, ...]
+    #: A whole-file directive (``tflint-leaks: noqa: CODES``) rather than a line's.
+    file_level: bool
+
+
 @dataclass
 class Suppressions:
     lines: dict[int, frozenset[str]] = field(default_factory=dict)
@@ -100,6 +119,8 @@ class Suppressions:
     #: (line, code) of ``TFL`` codes that no rule has.
     unknown: list[tuple[int, str]] = field(default_factory=list)
     layout: Layout = field(default_factory=lambda: Layout({}, {}))
+    #: Every directive that names codes, for :func:`unused_directives`.
+    directives: list[Directive] = field(default_factory=list)
 
     def suppresses(self, code: str, line: int) -> bool:
         for codes in (self.file, self.lines.get(self.layout.target(line), frozenset())):
@@ -138,18 +159,31 @@ def parse_suppressions(text: str, known: frozenset[str]) -> Suppressions:
         return Suppressions()
     found = Suppressions(layout=layout(text))
     file_codes: set[str] = set()
-    for number, (_, comment) in sorted(found.layout.comments.items()):
+    for number, (column, comment) in sorted(found.layout.comments.items()):
         match = _FILE.search(comment)
-        if match is not None:
-            codes = _codes(match, number, known, found)
-            if codes is ALL:
-                found.file = ALL
-            elif found.file is not ALL:
-                file_codes |= codes
+        file_level = match is not None
+        match = match or _LINE.search(comment)
+        if match is None:
             continue
-        match = _LINE.search(comment)
-        if match is not None:
-            found.lines[number] = _codes(match, number, known, found)
+        codes = _codes(match, number, known, found)
+        if codes is not ALL:
+            found.directives.append(
+                Directive(
+                    number,
+                    column + match.start(),
+                    column + match.start("codes"),
+                    column + match.end(),
+                    column,
+                    tuple(re.split(r"[\s,]+", match["codes"])),
+                    file_level,
+                )
+            )
+        if not file_level:
+            found.lines[number] = codes
+        elif codes is ALL:
+            found.file = ALL
+        elif found.file is not ALL:
+            file_codes |= codes
     if found.file is not ALL:
         found.file = frozenset(file_codes)
     return found
@@ -191,17 +225,90 @@ def unsuppressed(
     path: str, diagnostics: list[Diagnostic], text: str, settings: Settings, warnings: list[str]
 ) -> list[Diagnostic]:
     """What ``noqa`` comments and ``per-file-ignores`` leave of ``diagnostics`` (engine errors
-    are never suppressed); ``noqa`` codes that the tool does not know are added to
-    ``warnings``."""
+    are never suppressed), with a ``TFL003`` for each directive with unused codes when that
+    code is enabled; ``noqa`` codes that the tool does not know are added to ``warnings``."""
     if not diagnostics and "tfl" not in text.lower():
         return []  # nothing to suppress, and no code of ours to check (most files: no tokenizing)
     suppressions = parse_suppressions(text, frozenset(BY_CODE))
     for line, code in suppressions.unknown:
         warnings.append(f"{path}:{line}: unknown rule code `{code}` in a noqa comment")
     ignored = settings.ignored_codes(path)
+    enabled = settings.enabled_codes() - ignored
+    if UNUSED_NOQA.code in enabled:
+        judged = frozenset(enabled & _RULE_CODES)
+        found = unused_directives(path, text, suppressions, diagnostics, judged)
+        diagnostics = [*diagnostics, *found]
     return [
         d
         for d in diagnostics
         if d.code in ENGINE_CODES
         or not (d.code in ignored or suppressions.suppresses(d.code, d.start.line))
     ]
+
+
+def unused_directives(
+    path: str,
+    text: str,
+    suppressions: Suppressions,
+    diagnostics: Iterable[Diagnostic],
+    judged: frozenset[str],
+) -> list[Diagnostic]:
+    """A ``TFL003`` for each directive naming a code in ``judged`` (the rules that ran on the
+    file) that suppresses none of ``diagnostics`` (the findings before suppression): on its
+    line, or in the file for a file-level one. Its fix removes those codes, or the directive
+    when none is left."""
+    on_line: dict[int, set[str]] = {}
+    in_file: set[str] = set()
+    for diagnostic in diagnostics:
+        in_file.add(diagnostic.code)
+        on_line.setdefault(suppressions.layout.target(diagnostic.start.line), set()).add(
+            diagnostic.code
+        )
+    lines = split_lines(text)
+    found: list[Diagnostic] = []
+    for directive in suppressions.directives:
+        seen = in_file if directive.file_level else on_line.get(directive.line, set())
+        unused = [
+            code for code in directive.codes if code.upper() in judged and code.upper() not in seen
+        ]
+        if not unused:
+            continue
+        where = "in this file" if directive.file_level else "on this line"
+        named = " or ".join(f"`{code.upper()}`" for code in unused)
+        diagnostic = UNUSED_NOQA.at(
+            path, f"unused `noqa`: no {named} finding {where}", directive.line, directive.start + 1
+        )
+        kept = [code for code in directive.codes if code not in unused]
+        message = (
+            f"Remove {named} from the `noqa` directive" if kept else "Remove the `noqa` directive"
+        )
+        edit = _without(lines, directive, kept)
+        found.append(
+            replace(
+                diagnostic,
+                end=Location(directive.line, directive.end + 1),
+                fix=Fix(message, Applicability.SAFE, (edit,)),
+            )
+        )
+    return found
+
+
+def _without(lines: list[str], directive: Directive, kept: list[str]) -> Edit:
+    """The edit that leaves only ``kept`` in ``directive`` (none: the directive goes; so does
+    its comment when nothing else is in it, and its line when nothing else is on it)."""
+    line = directive.line
+    body = lines[line - 1]
+    if kept:
+        start, end = Location(line, directive.codes_start + 1), Location(line, directive.end + 1)
+        return Edit(start, end, ", ".join(kept))
+    before = body[directive.comment : directive.start].rstrip()
+    after = body[directive.end :].strip()
+    code_end = len(body[: directive.comment].rstrip())
+    start, end = Location(line, directive.comment + 1), Location(line, len(body) + 1)
+    if before:  # a comment before the directive (`type: ignore`) stays
+        return Edit(start, end, f"{before}  {after}".rstrip())
+    if after:  # text after it (another comment, or words) stays, as a comment
+        return Edit(start, end, after if after.startswith("#") else f"# {after}")
+    if code_end == 0 and line < len(lines):  # the comment is alone on its line
+        return Edit(Location(line, 1), Location(line + 1, 1), "")
+    return Edit(Location(line, code_end + 1), end, "")

@@ -26,6 +26,7 @@ from tflint_leaks.registry import BY_CODE, INTERNAL_ERROR, SYNTAX_ERROR, Code
 from tflint_leaks.rulekit.context import FileContext, Frame, FrameKind
 from tflint_leaks.rulekit.options import RuleOptions
 from tflint_leaks.rulekit.rule import Rule
+from tflint_leaks.source import invalid_syntax
 
 Hook = Callable[[cst.CSTNode], None]
 
@@ -187,7 +188,7 @@ def lint_module(
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        message = f"invalid syntax: {error.message}"
+        message = invalid_syntax(error.message)
         return [SYNTAX_ERROR.at(parsed.path, message, error.raw_line, error.raw_column + 1)], []
     except RecursionError:
         return [SYNTAX_ERROR.at(parsed.path, "too deeply nested to parse")], []

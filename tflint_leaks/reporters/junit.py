@@ -36,7 +36,9 @@ def _xml(text: str) -> str:
 
 def render(diagnostics: Sequence[Diagnostic]) -> str:
     count = str(len(diagnostics))
-    root = ET.Element("testsuites", name="tflint-leaks", tests=count, failures=count, errors="0")
+    # A clean run is one passing test case, and the totals say so too.
+    tests = count if diagnostics else "1"
+    root = ET.Element("testsuites", name="tflint-leaks", tests=tests, failures=count, errors="0")
     if not diagnostics:
         suite = ET.SubElement(root, "testsuite", name="tflint-leaks", tests="1", failures="0")
         ET.SubElement(suite, "testcase", name="No findings", classname="tflint-leaks")

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from tflint_leaks.diagnostics import Applicability, Confirmation, Diagnostic, Related, RelatedRole
+from tflint_leaks.diagnostics import (
+    Applicability,
+    Confirmation,
+    Diagnostic,
+    Related,
+    RelatedRole,
+    Severity,
+)
 
 #: Related locations the text output shows under a finding: the calls through which a loop runs
 #: the code the finding is about (the other roles are in JSON and SARIF).
@@ -56,11 +63,26 @@ def render(diagnostics: Sequence[Diagnostic]) -> str:
     if count == 0:
         lines.append("All checks passed!")
     else:
-        lines.append(f"Found {count} {'error' if count == 1 else 'errors'}.")
+        lines.append(f"Found {summary(diagnostics)}.")
         fixable = sum(1 for d in diagnostics if _safe_fix(d))
         if fixable:
             lines.append(f"[*] {fixable} fixable with the `--fix` option.")
     return "\n".join(lines) + "\n"
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def summary(diagnostics: Sequence[Diagnostic]) -> str:
+    """How many findings of each severity: ``1 error and 3 warnings``, ``4 warnings``."""
+    counts = Counter(d.severity for d in diagnostics)
+    parts = [
+        _counted(counts[severity], severity.value)
+        for severity in (Severity.ERROR, Severity.WARNING)
+        if counts[severity]
+    ]
+    return " and ".join(parts)
 
 
 def statistics(diagnostics: Sequence[Diagnostic]) -> str:

@@ -3,11 +3,13 @@
 Rules import these names from here, never from the solver's modules (``lint-imports`` checks
 it): what a value may be (:class:`Value`, whose ``kind`` is a :class:`Kind`), what a call does
 (:class:`Effect`, :class:`EffectKind`, the :class:`Hop`\\ s of its chain), where a NumPy array
-comes from (:class:`ArrayOrigin`), and how a loop's values vary (:class:`Form`).
+comes from (:class:`ArrayOrigin`), how a loop's values vary (:class:`Form`), and the dtypes
+a value is used with (:func:`shown_dtype`).
 """
 
 from __future__ import annotations
 
+from tflint_leaks.analysis.dtypes import resolver, shown_dtype
 from tflint_leaks.analysis.effects import Effect, EffectKind, Hop
 from tflint_leaks.analysis.facts import Span
 from tflint_leaks.analysis.lattice import ArrayOrigin, ClassRef, Kind, Value
@@ -26,4 +28,6 @@ __all__ = [
     "Span",
     "Value",
     "Variation",
+    "resolver",
+    "shown_dtype",
 ]

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from tflint_leaks.diagnostics import RelatedRole
-from tflint_leaks.rulekit.facts import EffectKind, Form
+from tflint_leaks.rulekit.context import Callee, FileContext
+from tflint_leaks.rulekit.facts import EffectKind, Form, resolver, shown_dtype
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
+    Argument,
     arguments,
     effects_through_calls,
     relate_call,
@@ -43,6 +47,8 @@ class PythonScalarArgument(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     @tf.function
     def train_step(x, step):
         ...
@@ -53,15 +59,35 @@ class PythonScalarArgument(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
+    @tf.function
+    def train_step(x, step):
+        ...
+
     for step in range(1000):
         train_step(x, tf.constant(step))
     ```
     or iterate `dataset.enumerate()`, whose counter is already a tensor.
 
     ## Fix safety
-    The fix wraps the argument in `tf.constant(...)`. It is unsafe: inside the function the
-    value becomes a tensor, so Python control flow on it (`if step % 100 == 0:`) is converted
-    by AutoGraph or fails, and Python arithmetic on it becomes graph arithmetic.
+    The fix wraps the argument in `tf.constant(...)`, with the dtype the function uses it with
+    where the code shows one. A Python number combined with a tensor takes the tensor's dtype
+    (`x * step` with a float32 `x`), but `tf.constant(step)` of an int is int32, and
+    `x * tf.constant(step)` raises `TypeError`. So when the body combines the parameter
+    (`+`, `*`, a comparison, `tf.maximum`...) with a float literal, a tensor whose dtype it
+    spells out (`tf.cast(v, tf.float16)`), or another parameter whose argument at the call
+    shows its dtype (`tf.ones([2])`: float32), the fix is `tf.constant(step, tf.float32)`;
+    when it combines it with something whose dtype neither shows, or with two dtypes, the
+    finding has no fix. A parameter the body only passes on (`tf.cast(step, ...)`,
+    `tf.ones([step])`, a call) gets `tf.constant(step)`: int32 for an int, float32 for a
+    float.
+
+    It is unsafe all the same: inside the function the value becomes a tensor, so Python
+    control flow on it (`if step % 100 == 0:`) is converted by AutoGraph or fails, Python
+    arithmetic on it becomes graph arithmetic (in the dtype chosen: an int counter made
+    float32 is exact only up to 2**24), and a function the parameter is passed to may expect
+    a Python number, or a dtype the body does not show.
 
     ## Options
     - `max-python-values`
@@ -275,6 +301,62 @@ class PythonScalarArgument(Rule):
         ),
         Invalid(
             """
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x, i):
+                return x * i
+
+            for i in range(1000):
+                train_step(tf.ones([2]), i)
+            """,
+            8,
+            30,
+            8,
+            31,
+            "Python number `i` changes every iteration; each value retraces `train_step`",
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x, i):
+                return x * i
+
+            for i in range(1000):
+                train_step(tf.ones([2]), tf.constant(i, tf.float32))
+            """,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def decay(x, epoch):
+                rate = 0.5 ** epoch
+                return x * tf.cast(rate, tf.float16)
+
+            for epoch in range(100):
+                decay(tf.ones([2], tf.float16), epoch)
+            """,
+            9,
+            37,
+            9,
+            42,
+            "Python number `epoch` changes every iteration; each value retraces `decay`",
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function
+            def decay(x, epoch):
+                rate = 0.5 ** epoch
+                return x * tf.cast(rate, tf.float16)
+
+            for epoch in range(100):
+                decay(tf.ones([2], tf.float16), tf.constant(epoch, tf.float32))
+            """,
+        ),
+        Invalid(
+            """
             import tensorflow as tf2
 
             @tf2.function
@@ -460,14 +542,19 @@ class PythonScalarArgument(Rule):
             )
             relate_call(report, self.context, callee)
             alias = self.context.alias("tensorflow")
-            if alias is not None:
-                wrapped = cst.Call(
-                    cst.Attribute(cst.Name(alias), cst.Name("constant")), [cst.Arg(argument.value)]
-                )
-                report.with_fix(
-                    f"Wrap `{argument.label}` in `{alias}.constant(...)`",
-                    [(argument.value, wrapped)],
-                )
+            dtype = _fix_dtype(self.context, node, callee, argument)
+            if alias is None or dtype is None:
+                continue
+            constant = cst.Attribute(cst.Name(alias), cst.Name("constant"))
+            args = [cst.Arg(argument.value)]
+            shown = "..."
+            if dtype:
+                args.append(cst.Arg(cst.Attribute(cst.Name(alias), cst.Name(dtype))))
+                shown = f"..., {alias}.{dtype}"
+            report.with_fix(
+                f"Wrap `{argument.label}` in `{alias}.constant({shown})`",
+                [(argument.value, cst.Call(constant, args))],
+            )
 
     def _recursion(self, node: cst.Call) -> None:
         """A ``tf.function`` that calls itself with a Python number derived from one of its
@@ -544,3 +631,40 @@ def _changed_number(value: cst.BaseExpression, parameters: set[str]) -> bool:
     return any(isinstance(o, cst.Name) and o.value in parameters for o in operands) and any(
         isinstance(o, cst.Integer | cst.Float) for o in operands
     )
+
+
+def _fix_dtype(
+    context: FileContext, node: cst.Call, callee: Callee, argument: Argument
+) -> str | None:
+    """The dtype the fix's ``tf.constant`` needs: ``""`` when the ``tf.function``'s body
+    combines the parameter with nothing whose dtype matters, the one dtype it shows (a float
+    literal, ``tf.cast(v, tf.float16)``, another parameter whose argument here shows one:
+    ``tf.ones([2])``), or None (no fix) when it shows none, several, or the body is unseen."""
+    function = callee.function
+    if function is None or argument.position is None or argument.position >= len(function.params):
+        return None
+    use = function.dtype_uses.get(function.params[argument.position])
+    if use is None:
+        return ""
+    if use.unknown:
+        return None
+    dtypes = set(use.dtypes)
+    given = {a.position: a.value for a in arguments(node, callee) if a.position is not None}
+    resolve = resolver(context.module_index.imports)
+    for other in use.params:
+        value = given.get(function.params.index(other))
+        shown = None if value is None else shown_dtype(_expression(context, value), resolve)
+        if shown is None:
+            return None
+        dtypes.add(shown)
+    return dtypes.pop() if len(dtypes) == 1 else None
+
+
+def _expression(context: FileContext, value: cst.BaseExpression) -> ast.expr:
+    """An argument as an ``ast`` expression (parsed from its source, in parentheses): for a
+    name the scope assigns once (``x = tf.ones([2])``), the value assigned."""
+    if isinstance(value, cst.Name):
+        assigned = context.scope_facts().assignments.get(value.value, [])
+        if len(assigned) == 1 and not assigned[0].augmented and assigned[0].value is not None:
+            value = assigned[0].value
+    return ast.parse(f"({source_of(value)})", mode="eval").body

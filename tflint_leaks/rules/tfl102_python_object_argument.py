@@ -31,12 +31,24 @@ class PythonObjectArgument(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
+    @tf.function
+    def train_step(x, hparams):
+        ...
+
     for epoch in range(epochs):
         train_step(x, {"lr": base_lr * 0.5 ** epoch, "epoch": epoch})
     ```
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
+    @tf.function
+    def train_step(x, lr):
+        ...
+
     lr = tf.Variable(base_lr)
     for epoch in range(epochs):
         lr.assign(base_lr * 0.5 ** epoch)

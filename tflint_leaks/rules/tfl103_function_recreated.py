@@ -37,6 +37,8 @@ class FunctionRecreated(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     for epoch in range(epochs):
         @tf.function
         def train_step(x):
@@ -46,6 +48,8 @@ class FunctionRecreated(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
     @tf.function
     def train_step(x):
         ...

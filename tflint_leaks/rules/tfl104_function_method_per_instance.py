@@ -27,6 +27,16 @@ class FunctionMethodPerInstance(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
+    class Trainer:
+        def __init__(self, config):
+            self.config = config
+
+        @tf.function
+        def train_step(self, x):
+            ...
+
     for fold in range(10):
         trainer = Trainer(config)
         trainer.train_step(x)
@@ -34,6 +44,19 @@ class FunctionMethodPerInstance(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
+    class Trainer:
+        def __init__(self, config):
+            self.config = config
+
+        def reset(self, config):
+            self.config = config
+
+        @tf.function
+        def train_step(self, x):
+            ...
+
     trainer = Trainer(config)
     for fold in range(10):
         trainer.reset(config)

@@ -31,6 +31,8 @@ class VaryingShapeArgument(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     @tf.function
     def encode(tokens):
         ...
@@ -41,9 +43,14 @@ class VaryingShapeArgument(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
     @tf.function(input_signature=[tf.TensorSpec([None], tf.int32)])
     def encode(tokens):
         ...
+
+    for length in range(1, max_len):
+        encode(tokens[:length])
     ```
     or `@tf.function(reduce_retracing=True)`, which generalises to `None` dimensions after the
     first retrace.

@@ -36,6 +36,8 @@ class PersistentTapeNotReleased(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     def train_step(x, y):
         with tf.GradientTape(persistent=True) as tape:
             loss_a, loss_b = model(x)
@@ -46,9 +48,15 @@ class PersistentTapeNotReleased(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
+    def train_step(x, y):
+        with tf.GradientTape(persistent=True) as tape:
+            loss_a, loss_b = model(x)
         grads_a = tape.gradient(loss_a, model.trainable_variables)
         grads_b = tape.gradient(loss_b, model.trainable_variables)
         del tape
+        optimizer.apply_gradients(zip(grads_a + grads_b, variables))
     ```
 
     ## Fix safety

@@ -46,6 +46,8 @@ class GradientInsidePersistentTape(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     with tf.GradientTape(persistent=True) as tape:
         loss = model(x)
         grads = tape.gradient(loss, model.trainable_variables)
@@ -53,6 +55,8 @@ class GradientInsidePersistentTape(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
     with tf.GradientTape(persistent=True) as tape:
         loss = model(x)
     grads = tape.gradient(loss, model.trainable_variables)

@@ -33,6 +33,8 @@ class TapeSpansLoop(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     with tf.GradientTape() as tape:
         for x, y in dataset:
             loss = loss_fn(y, model(x))
@@ -41,6 +43,8 @@ class TapeSpansLoop(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
     for x, y in dataset:
         with tf.GradientTape() as tape:
             loss = loss_fn(y, model(x))

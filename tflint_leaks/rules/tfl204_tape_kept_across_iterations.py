@@ -28,6 +28,8 @@ class TapeKeptAcrossIterations(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     tapes = []
     for x in batches:
         with tf.GradientTape() as tape:
@@ -37,6 +39,8 @@ class TapeKeptAcrossIterations(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
     total = None
     for x in batches:
         with tf.GradientTape() as tape:

@@ -30,6 +30,8 @@ class PythonContainerMutation(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     losses = []
 
     @tf.function
@@ -41,6 +43,8 @@ class PythonContainerMutation(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
     @tf.function
     def train_step(x):
         return model(x)

@@ -23,6 +23,8 @@ class VariableCreatedPerCall(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     @tf.function
     def accumulate(x):
         total = tf.Variable(0.0)
@@ -32,6 +34,8 @@ class VariableCreatedPerCall(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
     total = tf.Variable(0.0)
 
     @tf.function

@@ -37,6 +37,9 @@ class PythonSideEffect(Rule):
 
     ## Example
     ```python
+    import numpy as np
+    import tensorflow as tf
+
     @tf.function
     def augment(x):
         if np.random.rand() < 0.5:
@@ -46,6 +49,8 @@ class PythonSideEffect(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
     @tf.function
     def augment(x):
         if tf.random.uniform([]) < 0.5:

@@ -21,6 +21,8 @@ class PrintInFunction(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     @tf.function
     def train_step(x):
         loss = model(x)
@@ -30,6 +32,8 @@ class PrintInFunction(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
     @tf.function
     def train_step(x):
         loss = model(x)

@@ -51,14 +51,24 @@ class ModelBuiltInLoop(Rule):
 
     ## Example
     ```python
-    for units in [32, 64, 128]:
+    import tensorflow as tf
+
+    def build_model(units):
+        return tf.keras.Sequential([tf.keras.layers.Dense(units), tf.keras.layers.Dense(1)])
+
+    for units in range(16, 528, 16):  # 32 models
         model = build_model(units)
         model.fit(x, y)
     ```
 
     ## Use instead
     ```python
-    for units in [32, 64, 128]:
+    import tensorflow as tf
+
+    def build_model(units):
+        return tf.keras.Sequential([tf.keras.layers.Dense(units), tf.keras.layers.Dense(1)])
+
+    for units in range(16, 528, 16):
         tf.keras.backend.clear_session()
         model = build_model(units)
         model.fit(x, y)

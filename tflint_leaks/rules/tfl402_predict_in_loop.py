@@ -50,6 +50,8 @@ class PredictInLoop(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     model = tf.keras.models.load_model("model.keras")
     for frame in frames:
         scores = model.predict(frame[None])
@@ -57,6 +59,9 @@ class PredictInLoop(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
+    model = tf.keras.models.load_model("model.keras")
     for frame in frames:
         scores = model(frame[None], training=False)
     ```

@@ -46,7 +46,14 @@ class FitInLoop(Rule):
 
     ## Example
     ```python
-    for lr in [1e-2, 1e-3, 1e-4]:
+    import tensorflow as tf
+
+    def build_model(lr):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model.compile(tf.keras.optimizers.Adam(lr), "mse")
+        return model
+
+    for lr in learning_rates:
         model = build_model(lr)
         model.fit(x, y)
         tf.keras.backend.clear_session()
@@ -57,12 +64,19 @@ class FitInLoop(Rule):
     ```python
     import multiprocessing
 
+    import tensorflow as tf
+
+    def build_model(lr):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model.compile(tf.keras.optimizers.Adam(lr), "mse")
+        return model
+
     def trial(lr):
         model = build_model(lr)
         return model.fit(x, y).history["loss"][-1]
 
     with multiprocessing.get_context("spawn").Pool(1, maxtasksperchild=1) as pool:
-        losses = pool.map(trial, [1e-2, 1e-3, 1e-4])
+        losses = pool.map(trial, learning_rates)
     ```
 
     ## Options

@@ -33,6 +33,8 @@ class DatasetRebuiltInLoop(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     for epoch in range(epochs):
         ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(1024).batch(32)
         model.fit(ds, epochs=1)
@@ -40,6 +42,8 @@ class DatasetRebuiltInLoop(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
     ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(1024).batch(32)
     model.fit(ds, epochs=epochs)
     ```

@@ -45,6 +45,9 @@ class ArrayCapturedAsConstant(Rule):
 
     ## Example
     ```python
+    import numpy as np
+    import tensorflow as tf
+
     embeddings = np.load("embeddings.npy")
 
     @tf.function
@@ -54,7 +57,10 @@ class ArrayCapturedAsConstant(Rule):
 
     ## Use instead
     ```python
-    embeddings = tf.constant(np.load("embeddings.npy"))   # one tensor, captured by reference
+    import numpy as np
+    import tensorflow as tf
+
+    embeddings = tf.constant(np.load("embeddings.npy"))  # one tensor, captured by reference
 
     @tf.function
     def lookup(ids):

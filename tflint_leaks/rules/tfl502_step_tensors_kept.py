@@ -51,6 +51,8 @@ class StepTensorsKept(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     grad_history = []
     for x, y in dataset:
         with tf.GradientTape() as tape:
@@ -62,9 +64,14 @@ class StepTensorsKept(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
     grad_norms = []
     for x, y in dataset:
-        ...
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
         grad_norms.append(float(tf.linalg.global_norm(grads)))
     ```
 

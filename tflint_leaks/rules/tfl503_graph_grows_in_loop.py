@@ -61,6 +61,8 @@ class GraphGrowsInLoop(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+
     sess = tf.compat.v1.Session()
     for sample in samples:
         prediction = sess.run(tf.round(tf.sigmoid(logits)), {x: sample})
@@ -68,8 +70,11 @@ class GraphGrowsInLoop(Rule):
 
     ## Use instead
     ```python
+    import tensorflow as tf
+
+    sess = tf.compat.v1.Session()
     predict_op = tf.round(tf.sigmoid(logits))
-    sess.graph.finalize()          # any op created after this raises
+    sess.graph.finalize()  # any op created after this raises
     for sample in samples:
         prediction = sess.run(predict_op, {x: sample})
     ```

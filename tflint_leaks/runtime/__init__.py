@@ -44,7 +44,8 @@ from __future__ import annotations
 import importlib.util
 
 INSTALL_HINT = (
-    "tflint-leaks confirm needs TensorFlow in this environment: pip install 'tflint-leaks[runtime]'"
+    "tflint-leaks confirm needs TensorFlow in this environment: install the runtime extra "
+    "(`pip install '.[runtime]'` in a clone of tflint-leaks)"
 )
 
 __all__ = ["INSTALL_HINT", "tensorflow_available"]
