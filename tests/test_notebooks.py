@@ -250,7 +250,7 @@ def test_a_skipped_cell_keeps_its_position_under_two_workers(
     for number in range(20):  # enough files for workers to be used
         (tmp_path / f"m{number}.py").write_text("import tensorflow as tf\n")
     expected = [
-        f"{notebook}:cell 2:3:4: TFL001 invalid syntax: invalid syntax. Maybe you meant '==' or "
+        f"{notebook}:cell 2:3:4: TFL001 invalid syntax. Maybe you meant '==' or "
         "':=' instead of '='?; the cell is skipped",
         "Found 1 error.",
     ]

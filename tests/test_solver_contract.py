@@ -73,7 +73,7 @@ def _built_and_fitted(train: Path, name: str) -> list[str]:
     return [
         f"{train}:7:17: {TFL401.format(name=name)}",
         f"{train}:8:9: {TFL403}",
-        "Found 2 errors.",
+        "Found 2 warnings.",
     ]
 
 
@@ -380,7 +380,7 @@ def test_a_call_cycle_has_one_answer_whatever_is_asked_first(
     monkeypatch.chdir(tmp_path)
     a = [f"a.py:6:17: {TFL401.format(name='g')}", f"a.py:7:9: {TFL403}"]
     b = [f"b.py:6:17: {TFL401.format(name='f')}", f"b.py:7:9: {TFL403}"]
-    expected = (b, "Found 2 errors.") if paths == ["b.py"] else (a + b, "Found 4 errors.")
+    expected = (b, "Found 2 warnings.") if paths == ["b.py"] else (a + b, "Found 4 warnings.")
     assert _lines(capsys, paths) == (1, [*expected[0], expected[1]])
 
 

@@ -171,7 +171,9 @@ def test_show_settings_prints_every_field_of_the_resolved_settings(
     assert shown["settings"]["source"] == str(project / "pyproject.toml")
     assert shown["settings"]["exclude"] == list(DEFAULT_EXCLUDE)
     assert shown["settings"]["extend-exclude"] == ["generated"]
-    assert shown["settings"]["options"] == {"max-python-values": 5, "max-loop-iterations": 10}
+    options = shown["settings"]["options"]
+    assert (options["max-python-values"], options["max-loop-iterations"]) == (5, 10)
+    assert options["frameworks"]["tensorflow"] is None  # nothing pinned here
 
 
 def test_show_settings_names_every_field_without_knowing_them(
@@ -201,3 +203,19 @@ def test_show_files_lists_what_a_run_lints(
     assert capsys.readouterr().out.splitlines() == ["a.py", "nb.ipynb", "sub/b.py"]
     assert main(["--show-files", "missing.py"]) == 2
     assert capsys.readouterr().err == "error: missing.py: no such file or directory\n"
+
+
+def test_show_settings_says_which_tensorflow_the_project_pins_and_where(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".git").mkdir()  # the project's root: no pin file above it counts
+    (tmp_path / "requirements.txt").write_text("tensorflow==1.15\nkeras==2.2.4\n")
+    (tmp_path / "train.py").write_text("import tensorflow as tf\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["--show-settings", "train.py"]) == 0
+    requirements = tmp_path / "requirements.txt"
+    assert (
+        "options.frameworks = "
+        f'"TensorFlow 1: ==1.15 ({requirements}:1); Keras: keras 2; keras: ==2.2.4 '
+        f'({requirements}:2)"'
+    ) in capsys.readouterr().out.splitlines()

@@ -445,6 +445,8 @@ def _show_settings(targets: list[Path], configuration: Configuration, output_for
 
     def plain(value: object) -> object:
         if is_dataclass(value) and not isinstance(value, type):
+            if output_format != "json" and type(value).__str__ is not object.__str__:
+                return str(value)  # a value that says itself (the frameworks a project pins)
             return {f.name.replace("_", "-"): plain(getattr(value, f.name)) for f in fields(value)}
         if isinstance(value, tuple | list | frozenset | set):
             items = sorted(value) if isinstance(value, frozenset | set) else value
