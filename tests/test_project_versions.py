@@ -35,6 +35,12 @@ GAN = textwrap.dedent(
         prediction = sess.run(tf.round(tf.sigmoid(logits)), {x: sample})
     """
 )
+#: The same script through ``tf.compat.v1``: it runs on either major version.
+GAN_COMPAT = (
+    GAN.replace("tf.Session", "tf.compat.v1.Session")
+    .replace("tf.placeholder", "tf.compat.v1.placeholder")
+    .replace("tf.layers.dense", "tf.compat.v1.layers.dense")
+)
 PREDICT_TF2 = (
     "TFL402",
     8,
@@ -137,9 +143,16 @@ def test_tf1_project_predict_is_quiet_and_the_session_loop_flagged(
     assert _findings(tmp_path / "gan.py") == [SESSION_LOOP]
 
 
-def test_the_same_script_unpinned_is_reported_as_today(tmp_path: Path) -> None:
+def test_the_same_script_unpinned_is_tf1_code_by_what_it_calls(tmp_path: Path) -> None:
+    """``tf.placeholder`` and ``tf.layers`` exist only in TensorFlow 1 (TensorFlow 2 has them
+    under ``tf.compat.v1``): the script runs there, in graph mode, pins or not."""
     _project(tmp_path, {"gan.py": GAN})
-    assert _findings(tmp_path / "gan.py") == [PREDICT_TF2, SESSION_LOOP]
+    assert _findings(tmp_path / "gan.py") == [SESSION_LOOP]
+
+
+def test_the_same_script_through_compat_v1_unpinned_is_tf2_code(tmp_path: Path) -> None:
+    _project(tmp_path, {"gan.py": GAN_COMPAT})
+    assert [code for code, *_ in _findings(tmp_path / "gan.py")] == ["TFL402", "TFL503"]
 
 
 @pytest.mark.parametrize("form", TF1_PINS)
@@ -207,7 +220,11 @@ def test_an_unpinned_project_is_linted_as_before(tmp_path: Path) -> None:
 
 def test_the_setting_beats_the_pin_files(tmp_path: Path) -> None:
     settings = '[tool.tflint-leaks]\ntarget-tensorflow = "1.15"\n'
-    files = {"requirements.txt": "tensorflow==2.15\n", "pyproject.toml": settings, "gan.py": GAN}
+    files = {
+        "requirements.txt": "tensorflow==2.15\n",
+        "pyproject.toml": settings,
+        "gan.py": GAN_COMPAT,
+    }
     _project(tmp_path, files)
     assert _findings(tmp_path / "gan.py") == [SESSION_LOOP]
     (tmp_path / "pyproject.toml").write_text('[tool.tflint-leaks]\ntarget-tensorflow = "2.15"\n')
@@ -297,7 +314,7 @@ def test_a_bad_target_exits_2_naming_the_key_and_the_file(
 
 
 def test_a_changed_pin_is_not_answered_from_the_cache(tmp_path: Path) -> None:
-    _project(tmp_path, {"requirements.txt": "tensorflow==1.14\n", "gan.py": GAN})
+    _project(tmp_path, {"requirements.txt": "tensorflow==1.14\n", "gan.py": GAN_COMPAT})
     cache = tmp_path / "cache"
     assert _findings(tmp_path / "gan.py", cache) == [SESSION_LOOP]
     (tmp_path / "requirements.txt").write_text("tensorflow==2.15\n")

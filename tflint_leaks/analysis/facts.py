@@ -80,6 +80,9 @@ class Body:
     globals: tuple[str, ...] = ()
     #: ``parameter = default`` for parameters with a default value.
     defaults: tuple[Assign, ...] = ()
+    #: Names a statement of the body's own top level binds anew, from a value that does not
+    #: read them (``model = build()``): a parameter so bound no longer holds what it was given.
+    rebound: tuple[str, ...] = ()
 
 
 Resolve = Callable[[ast.expr], str | None]
@@ -144,6 +147,7 @@ def collect_body(
     arguments: ast.arguments | None = None,
     *,
     graph_code: bool = False,
+    top: Iterable[ast.stmt] = (),
 ) -> Body:
     """The facts of one body, from its own nodes (nested functions and classes excluded). In
     graph code (:func:`~tflint_leaks.analysis.graph.is_graph_code`) the calls that add nodes
@@ -209,4 +213,19 @@ def collect_body(
         tuple(annotations),
         tuple(declared),
         tuple(defaults),
+        _rebound(top),
     )
+
+
+def _rebound(top: Iterable[ast.stmt]) -> tuple[str, ...]:
+    """The names a top-level ``name = value`` binds, ``value`` not reading ``name``."""
+    found: list[str] = []
+    for statement in top:
+        if isinstance(statement, ast.Assign):
+            read = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name)}
+            found.extend(
+                target.id
+                for target in statement.targets
+                if isinstance(target, ast.Name) and target.id not in read
+            )
+    return tuple(found)

@@ -72,6 +72,8 @@ class FunctionFacts:
     body: Body
     #: The body yields: a call makes a Python generator.
     generator: bool
+    #: A method read as an attribute (``@property``, ``@functools.cached_property``).
+    is_property: bool = False
     #: What the body combines each parameter with, for the dtype a tensor of it needs.
     dtype_uses: dict[str, DtypeUse] = field(default_factory=dict)
 
@@ -120,7 +122,8 @@ class ModuleIndex:
     #: What the module's own code (every cell of a notebook) assigns and calls.
     body: Body
     #: The module turns eager execution off (``tf.compat.v1.disable_eager_execution()``,
-    #: ``disable_v2_behavior()``): TF1-style graph mode.
+    #: ``disable_v2_behavior()``), or calls what only TensorFlow 1 has (``tf.placeholder``,
+    #: ``tf.contrib``...) without turning it on: TF1-style graph mode.
     graph_mode: bool
     #: The module turns eager execution on (``tf.enable_eager_execution()``,
     #: ``enable_v2_behavior()``): eager even where TensorFlow 1 runs it.
@@ -323,10 +326,13 @@ class IndexBuilder(ast.NodeVisitor):
             first_line=first_line,
             params=tuple(params),
             is_method=is_method and not is_static,
+            is_property=any(_name_of(d) in _PROPERTIES for d in node.decorator_list),
             tf_function=tf_function,
             creates_tf_function=tuple(creates),
             local_tf_functions=local,
-            body=collect_body(own, self.resolve, self.span, node.args, graph_code=self.graph_code),
+            body=collect_body(
+                own, self.resolve, self.span, node.args, graph_code=self.graph_code, top=node.body
+            ),
             generator=generator,
             dtype_uses=parameter_dtypes(own, params, self.resolve) if params else {},
         )
@@ -406,6 +412,9 @@ class IndexBuilder(ast.NodeVisitor):
         )
 
 
+_PROPERTIES = frozenset({"property", "cached_property"})
+
+
 def _wrapped(call: ast.Call) -> ast.expr | None:
     """The function ``tf.function(fn)`` or ``tf.function(func=fn)`` wraps."""
     if call.args:
@@ -456,6 +465,41 @@ def _switches(builder: IndexBuilder, body: Body, switches: frozenset[str]) -> bo
         for facts in (body, *(f.body for f in builder.functions.values()))
         for site in facts.calls
     )
+
+
+#: TensorFlow 1 names that TensorFlow 2 has only under ``tf.compat.v1``: code that calls them
+#: as they are runs on TensorFlow 1, in graph mode unless it turns eager execution on.
+_TF1_ONLY = frozenset(
+    {
+        "tensorflow.placeholder",
+        "tensorflow.get_variable",
+        "tensorflow.variable_scope",
+        "tensorflow.global_variables_initializer",
+        "tensorflow.local_variables_initializer",
+        "tensorflow.assign",
+        "tensorflow.assign_add",
+        "tensorflow.random_normal",
+        "tensorflow.random_uniform",
+        "tensorflow.truncated_normal",
+        "tensorflow.log",
+        "tensorflow.to_float",
+        "tensorflow.summary.merge_all",
+    }
+)
+_TF1_ONLY_MODULES = ("tensorflow.contrib.", "tensorflow.layers.")
+
+
+def _uses_tf1_only(builder: IndexBuilder, body: Body) -> bool:
+    """The module's code calls what only TensorFlow 1 has at that name (not through
+    ``tf.compat.v1``)."""
+    for facts in (body, *(f.body for f in builder.functions.values())):
+        for site in facts.calls:
+            func = site.call.func
+            if func.op is Op.REF:
+                resolved = resolve_dotted(func.text, builder.imports) or ""
+                if resolved in _TF1_ONLY or resolved.startswith(_TF1_ONLY_MODULES):
+                    return True
+    return False
 
 
 def _calls_tensorflow(builder: IndexBuilder, call: Expr, names: frozenset[str]) -> bool:
@@ -515,7 +559,8 @@ def index_source(source: str, path: Path, tree: ast.Module | None = None) -> Mod
         uses_tensorflow=any(marker in source for marker in _TENSORFLOW_MARKERS),
         units=units,
         body=body,
-        graph_mode=_switches(builder, body, GRAPH_MODE_SWITCHES),
+        graph_mode=_switches(builder, body, GRAPH_MODE_SWITCHES)
+        or (_uses_tf1_only(builder, body) and not _switches(builder, body, EAGER_MODE_SWITCHES)),
         eager_mode=_switches(builder, body, EAGER_MODE_SWITCHES),
         digest=text_digest(source),
     )

@@ -512,6 +512,12 @@ class Inference:
         _, path, qualname, name = query
         where = self.where_of(self.module(path), qualname)
         values = yield from self.evaluate_all(self._assigned(where)[name], where)
+        function = where.function
+        if function is not None and name in function.params and name not in where.body.rebound:
+            # A parameter the body also rebinds (``if isinstance(texts, str): texts =
+            # [texts]``) may still hold what it was given, unless its top level rebinds it.
+            given: Value = yield ("param", path, qualname, name)
+            values.append(given.stale())
         stored = yield from self.evaluate_all(self._stores(where).get(name, ()), where)
         return _filled(join(values), stored)
 
@@ -623,6 +629,9 @@ class Inference:
             return _filled(join(values), items)
         method = self.method_of(ref, name)
         if method is not None:
+            if self.module(method.path).functions[method.qualname].is_property:
+                returned: Value = yield ("returns", method.path, method.qualname)
+                return returned  # read as an attribute: what the property returns
             return atom(Kind.FUNCTION, ref=method)
         definition = self.klass(ref)
         if definition is not None and name in self.project.class_tf_functions(*definition):

@@ -66,17 +66,19 @@ class ProjectIndex:
         self._absent: set[tuple[str, str]] = set()
         self._frozen = False
         self._mro: dict[tuple[str, str], tuple[ClassDef, ...]] = {}
+        self._tensorflow: dict[str, bool] = {}
         self._subclasses: dict[tuple[str, str], tuple[ClassDef, ...]] | None = None
         for module in modules:
             self.add(module)
 
     def add(self, module: ModuleIndex) -> None:
-        self._by_name.setdefault(module.module, []).append(module)
+        for name in _names_of(module):
+            self._by_name.setdefault(name, []).append(module)
         self._by_path[module.path] = module
-        for key in [key for key in self._found if key[0] == module.module]:
-            del self._found[key]
+        self._found.clear()
         self._dependencies.clear()
         self._mro.clear()
+        self._tensorflow.clear()
         self._subclasses = None
 
     def module_at(self, path: str) -> ModuleIndex | None:
@@ -314,6 +316,25 @@ class ProjectIndex:
             return False
         return frameworks.tensorflow_major == 1
 
+    def uses_tensorflow(self, module: ModuleIndex) -> bool:
+        """Whether the module, or a project module it imports directly or through others,
+        mentions TensorFlow or Keras (``train.py`` importing an agent whose network module
+        builds the model)."""
+        found = self._tensorflow.get(module.path)
+        if found is None:
+            seen = {module.path}
+            todo = [module]
+            found = False
+            while todo and not found:
+                current = todo.pop()
+                found = current.uses_tensorflow
+                for dependency in self.dependencies(current):
+                    if dependency.path not in seen:
+                        seen.add(dependency.path)
+                        todo.append(dependency)
+            self._tensorflow[module.path] = found
+        return found
+
     def dependencies(self, module: ModuleIndex) -> list[ModuleIndex]:
         """The project modules this module's imports resolve to (for cache invalidation)."""
         cached = self._dependencies.get(module.path)
@@ -332,6 +353,26 @@ class ProjectIndex:
                     break
         found.pop(module.path, None)
         return sorted(found.values(), key=lambda m: m.path)
+
+
+#: How many directories without an ``__init__.py`` above a module still name it (namespace
+#: packages: ``from model.unet import Unet`` run from the directory above ``model/``).
+MAX_NAMESPACE_LEVELS = 3
+
+
+def _names_of(module: ModuleIndex) -> list[str]:
+    """The dotted names a module is imported by: its own, and those through the directories
+    without ``__init__.py`` above its root (PEP 420 namespace packages)."""
+    names = [module.module]
+    directory = Path(module.root)
+    current = module.module
+    for _ in range(MAX_NAMESPACE_LEVELS):
+        if directory.parent == directory or not directory.name.isidentifier() or not current:
+            break
+        current = f"{directory.name}.{current}"
+        names.append(current)
+        directory = directory.parent
+    return names
 
 
 def _key(definition: ClassDef) -> tuple[str, str]:

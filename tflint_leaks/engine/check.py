@@ -16,10 +16,9 @@ from tflint_leaks.rulekit.options import RuleOptions
 
 
 def is_relevant(parsed: ParsedFile, project: ProjectIndex) -> bool:
-    """Whether any rule can fire: the file uses TensorFlow or imports project code that does."""
-    if parsed.index.uses_tensorflow:
-        return True
-    return any(dep.uses_tensorflow for dep in project.dependencies(parsed.index))
+    """Whether any rule can fire: the file uses TensorFlow, or imports project code that does
+    (directly or through other project modules)."""
+    return project.uses_tensorflow(parsed.index)
 
 
 def check_file(
