@@ -23,6 +23,7 @@ from tflint_leaks.analysis.names import (
     is_numpy,
     is_tensorflow,
 )
+from tflint_leaks.analysis.repetition import REGISTERING_CALLS
 from tflint_leaks.analysis.symbolic import (
     BINARY_OPERATORS,
     UNKNOWN,
@@ -99,6 +100,7 @@ def _kept(call: ast.Call, resolve: Resolve, graph_code: bool) -> bool:
             or resolved in keras.CLEAR_SESSION
             or resolved in keras.DATASET_SOURCES
             or resolved in {GRADIENT_TAPE, TF_FUNCTION}
+            or resolved in REGISTERING_CALLS
             or resolved.rpartition(".")[2] in GRAPH_MODE_SWITCHES | EAGER_MODE_SWITCHES
             or (graph_code and builds_graph(resolved))
         )

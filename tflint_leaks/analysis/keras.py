@@ -116,23 +116,6 @@ def is_model_class(bases: tuple[str, ...]) -> bool:
     return any(base in MODEL_CLASSES for base in bases)
 
 
-#: Keras callback hooks, run in Python once per batch or per epoch: a ``tf.function`` created
-#: inside one is created again every time.
-PER_STEP_METHODS = frozenset(
-    {
-        "on_batch_begin",
-        "on_batch_end",
-        "on_train_batch_begin",
-        "on_train_batch_end",
-        "on_test_batch_begin",
-        "on_test_batch_end",
-        "on_predict_batch_begin",
-        "on_predict_batch_end",
-        "on_epoch_begin",
-        "on_epoch_end",
-    }
-)
-
 #: Tape methods that compute a gradient from what the tape recorded.
 GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
 

@@ -12,6 +12,7 @@ from tflint_leaks.rules._calls import (
     every_iteration,
     relate_chain,
     relate_loop,
+    repeater,
 )
 from tflint_leaks.rules._models import (
     STORE_METHODS,
@@ -593,14 +594,14 @@ class ModelBuiltInLoop(Rule):
         name = dotted(target)
         if name is None or not context.builds_model(value):
             return
-        if any(kept_in_loop(context, loop, name) for loop in context.loops):
+        if kept_in_loop(context, name):
             return
         self._check(value, f"`{_callee(value)}` builds a new Keras model")
 
     def _applies(self) -> bool:
         context = self.context
         return (
-            bool(context.loops)
+            context.repeated
             and not context.in_tf_function
             and not in_model_definition(context)
             and not context.bounded(context.options.max_loop_iterations)
@@ -612,9 +613,9 @@ class ModelBuiltInLoop(Rule):
             return None
         report = self.report(
             node,
-            f"{what} {every_iteration(context)} and the loop never calls `clear_session()`; "
-            "Keras' global state grows with each model (`del` and `gc.collect()` do not release "
-            "it)",
+            f"{what} {every_iteration(context)} and {repeater(context)} never calls "
+            "`clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
         )
         self._fix(report)
         return relate_loop(report, context)
@@ -623,7 +624,7 @@ class ModelBuiltInLoop(Rule):
         """Insert ``clear_session()`` as the first statement of the innermost ``for`` or
         ``while`` loop, through this file's TensorFlow or Keras import."""
         context = self.context
-        loop = context.loops[-1]
+        loop = context.loops[-1] if context.loops else None
         if not isinstance(loop, cst.For | cst.While) or not isinstance(
             loop.body, cst.IndentedBlock
         ):

@@ -571,7 +571,7 @@ class PredictInLoop(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
-        if not context.loops or context.in_tf_function:
+        if not context.repeated or context.in_tf_function:
             return
         if context.bounded(context.options.max_loop_iterations):
             return
@@ -587,7 +587,7 @@ class PredictInLoop(Rule):
             relate_loop(report, context)
             return
         predicts = effects_through_calls(context, node, EffectKind.PREDICT)
-        if not predicts or any(builds_models(context, loop) for loop in context.loops):
+        if not predicts or builds_models(context, context.repeated_calls()):
             return
         for effect in predicts:  # each `predict` the call runs (one finding per place)
             callee = effect.chain[0].callee.rpartition(".")[2]

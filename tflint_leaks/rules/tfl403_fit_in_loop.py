@@ -328,16 +328,15 @@ class FitInLoop(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
-        if not context.loops or context.in_tf_function or in_model_definition(context):
+        if not context.repeated or context.in_tf_function or in_model_definition(context):
             return
         if context.bounded(context.options.max_loop_iterations):
             return
         receiver = method_call(node, _FIT)
         if receiver is not None:
             if built_in_loop(context, receiver):
-                report = self.report(
-                    node, f"a model built every iteration is `fit` here; {_ADVICE}"
-                )
+                built = every_iteration(context, counted=False)
+                report = self.report(node, f"a model built {built} is `fit` here; {_ADVICE}")
                 relate_loop(report, context)
             return
         fits = effects_through_calls(context, node, EffectKind.FIT)

@@ -307,7 +307,7 @@ class GraphGrowsInLoop(Rule):
             20,
             8,
             31,
-            "`t.assign(...)` through `copy_parameters` every iteration adds nodes to the "
+            "`t.assign(...)` through `copy_parameters` every 1000th iteration adds nodes to the "
             "default graph of a loop that runs it (`sess.run`): the graph grows for as long "
             "as the loop runs; build it once before the loop (`graph.finalize()` catches this)",
         ),
