@@ -111,6 +111,16 @@ def builds_model(name: str) -> bool:
     return False
 
 
+#: Keras callbacks (canonical names): ``self.model`` is the model being trained, which Keras
+#: sets with ``Callback.set_model`` before ``fit`` calls any hook.
+CALLBACKS = "keras.callbacks."
+
+
+def is_callback_class(bases: tuple[str, ...]) -> bool:
+    """Whether a class with these canonical bases is a Keras callback."""
+    return any(base.startswith(CALLBACKS) for base in bases)
+
+
 def is_model_class(bases: tuple[str, ...]) -> bool:
     """Whether a class with these canonical bases is a Keras model."""
     return any(base in MODEL_CLASSES for base in bases)

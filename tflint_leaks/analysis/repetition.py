@@ -30,6 +30,11 @@ Read from the libraries' own documentation and source, and checked where it matt
   registering call does (inside a loop of its own function, or a ``sched`` action that
   schedules itself again).
 
+Not seen: a registration made inside a lambda (``ds.map(lambda x: tf.py_function(f, [x],
+tf.float32))``: the index keeps no lambda bodies; name the wrapper), and a function wrapped
+in a lambda (``study.optimize(lambda t: objective(t, data))``; ``functools.partial`` is
+followed).
+
 Nothing here runs or imports project code: the table is matched against canonical names
 (:mod:`.names`), the project index and the solver's values.
 """
@@ -44,6 +49,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.lattice import FunctionRef, Kind
 from tflint_leaks.analysis.names import resolve_dotted
 from tflint_leaks.analysis.symbolic import Expr, Op
@@ -101,8 +107,8 @@ class Row:
     #: ``once`` rows: the registration repeats after all when it passes this argument
     #: (APScheduler's ``add_job(func, "interval", ...)``: any trigger but the default ``date``).
     repeats_with: tuple[int, str] | None = None
-    #: A minimal project for the table's tests: ``entry`` is the entry point, and its body
-    #: predicts with the module-level Keras model ``MODEL``.
+    #: A minimal project for the table's tests: the entry point's body predicts with the
+    #: module-level Keras model ``MODEL``.
     example: str = ""
 
     @property
@@ -243,7 +249,7 @@ ENTRY_POINTS: tuple[Row, ...] = (
         example=_example(
             "from django.views import View\n" + _PREDICT + "\n"
             "class Predict(View):\n"
-            "    def entry(self, request):\n        return MODEL.predict(x)\n"
+            "    def post(self, request):\n        return MODEL.predict(x)\n"
         ),
     ),
     Row(
@@ -311,7 +317,7 @@ ENTRY_POINTS: tuple[Row, ...] = (
         example=_example(
             "from aiohttp import web\n" + _PREDICT + "\n"
             "class Predict(web.View):\n"
-            "    async def entry(self):\n        return MODEL.predict(x)\n"
+            "    async def post(self):\n        return MODEL.predict(x)\n"
         ),
     ),
     Row(
@@ -349,7 +355,7 @@ ENTRY_POINTS: tuple[Row, ...] = (
         example=_example(
             "from starlette.endpoints import HTTPEndpoint\n" + _PREDICT + "\n"
             "class Predict(HTTPEndpoint):\n"
-            "    async def entry(self, request):\n        return MODEL.predict(x)\n"
+            "    async def post(self, request):\n        return MODEL.predict(x)\n"
         ),
     ),
     Row(
@@ -362,7 +368,7 @@ ENTRY_POINTS: tuple[Row, ...] = (
         example=_example(
             "import tornado.web\n" + _PREDICT + "\n"
             "class Predict(tornado.web.RequestHandler):\n"
-            "    def entry(self):\n        self.write(MODEL.predict(x))\n"
+            "    def post(self):\n        self.write(MODEL.predict(x))\n"
         ),
     ),
     Row(
@@ -519,7 +525,7 @@ ENTRY_POINTS: tuple[Row, ...] = (
         "callback",
         "batch",
         Form.METHOD,
-        ("keras.callbacks.*",),
+        (f"{keras.CALLBACKS}*",),
         methods=_BATCH_HOOKS,
         example=_example(
             _PREDICT + "\n"
@@ -533,7 +539,7 @@ ENTRY_POINTS: tuple[Row, ...] = (
         "callback",
         "epoch",
         Form.METHOD,
-        ("keras.callbacks.*",),
+        (f"{keras.CALLBACKS}*",),
         methods=_EPOCH_HOOKS,
         example=_example(
             _PREDICT + "\n"
@@ -574,8 +580,8 @@ ENTRY_POINTS: tuple[Row, ...] = (
         example=_example(
             _PREDICT + "\n"
             "def entry(x):\n    return MODEL.predict(x)\n\n"
-            "ds = tf.data.Dataset.range(100).map(\n"
-            "    lambda x: tf.py_function(entry, [x], tf.float32)\n)\n"
+            "def classify(x):\n    return tf.py_function(entry, [x], tf.float32)\n\n"
+            "ds = tf.data.Dataset.range(100).map(classify)\n"
         ),
     ),
     Row(
