@@ -280,3 +280,38 @@ def test_the_orelse_of_a_periodic_guard_runs_every_iteration(tmp_path: Path) -> 
     """
     findings = _lint(tmp_path, source, select="TFL402")
     assert findings[0][2].startswith("`model.predict` every iteration (1000 in all) builds")
+
+
+def test_a_project_method_named_optimize_is_not_optunas(tmp_path: Path) -> None:
+    """A wrapper class of the project (which may clear the session itself) is not Optuna."""
+    source = """
+    import optuna
+    import tensorflow as tf
+
+    class Search:
+        def __init__(self):
+            self.study = optuna.create_study()
+
+        def optimize(self, objective, trials):
+            def wrapped(trial):
+                tf.keras.backend.clear_session()
+                return objective(trial)
+            self.study.optimize(wrapped, n_trials=trials)
+
+    def objective(trial):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(trial.suggest_int("u", 1, 9))])
+        return model.evaluate(x, y)
+
+    Search().optimize(objective, 100)
+    """
+    assert _lint(tmp_path, source) == []
+
+
+def test_a_registration_repeated_by_a_loop_has_no_known_count(tmp_path: Path) -> None:
+    source = OPTUNA.format(clear="").replace(
+        "study.optimize(objective, n_trials=100)",
+        "while True:\n    study.optimize(objective, n_trials=1)",
+    )
+    findings = _lint(tmp_path, source)
+    assert [(code, line) for code, line, _ in findings] == [("TFL401", 5)]
+    assert "every trial and the Optuna objective never calls" in findings[0][2]

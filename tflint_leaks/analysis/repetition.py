@@ -821,15 +821,17 @@ def _registrations(program: Program) -> dict[FunctionRef, EntryPoint]:
             for row in candidates:
                 if name is None or not _matches(name, row.names):
                     continue
-                if not _registers(row, where):
+                if not _registers(row, where) or _project_code(program, call, row, where):
                     continue
                 span = where.body.calls[site[2]].span
                 for function in _handed(program, call, row, where):
                     if function in found:
                         continue
-                    if row.once and not _repeats(row, call, where, function, span, looped):
+                    in_loop = _in_loop(where.module.path, span, looped)
+                    if row.once and not (in_loop or _repeats(row, call, where, function)):
                         continue
-                    count = _count(program, call, row, where)
+                    # Registered again by a loop: the count per registration is not the total.
+                    count = None if in_loop else _count(program, call, row, where)
                     found[function] = EntryPoint(row, count, span, where.module.path)
     return found
 
@@ -896,24 +898,27 @@ def _count(program: Program, call: Expr, row: Row, where: Where) -> int | None:
     return total if row.count else None
 
 
-def _repeats(
-    row: Row,
-    call: Expr,
-    where: Where,
-    function: FunctionRef,
-    span: Span,
-    looped: dict[str, frozenset[tuple[int, int]]],
-) -> bool:
-    """A ``once`` registration runs its function more than once: it passes the argument that
-    makes it repeat, sits in a loop of its own function, or is made by the function itself
-    (a ``sched`` action scheduling itself again)."""
+def _project_code(program: Program, call: Expr, row: Row, where: Where) -> bool:
+    """A row matched by a method's name alone (``*.optimize``) and a call that runs project
+    code: the project's own ``optimize`` (a wrapper of Optuna's), not the framework's."""
+    return bool(row.package) and any(
+        isinstance(target.ref, FunctionRef) for target in program.targets(call, where)
+    )
+
+
+def _repeats(row: Row, call: Expr, where: Where, function: FunctionRef) -> bool:
+    """A ``once`` registration outside a loop runs its function more than once: it passes the
+    argument that makes it repeat, or is made by the function itself (a ``sched`` action
+    scheduling itself again)."""
     if row.repeats_with is not None:
         position, keyword = row.repeats_with
         if call.argument(position, keyword) is not None:
             return True
-    if function == FunctionRef(where.module.path, where.qualname):
-        return True
-    path = where.module.path
+    return function == FunctionRef(where.module.path, where.qualname)
+
+
+def _in_loop(path: str, span: Span, looped: dict[str, frozenset[tuple[int, int]]]) -> bool:
+    """The registering call at ``span`` is repeated by a loop of its own function."""
     if path not in looped:
         looped[path] = _calls_in_loops(path)
     return (span.line, span.column) in looped[path]

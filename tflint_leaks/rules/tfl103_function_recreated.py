@@ -21,7 +21,7 @@ class FunctionRecreated(Rule):
     the finding is then on the inner decorator -- or in another module of the project -- then
     on the call in the loop), and the same in a function a framework calls many times (a Keras
     callback's `on_train_batch_end` every batch, a web route every request, a search objective
-    every trial: the entry points of docs/repetition.md).
+    every trial: the entry points of `tflint_leaks/analysis/repetition.py`).
 
     ## Why is this bad?
     Traces are cached on the `tf.function` object. A new object starts with an empty cache, so
@@ -193,6 +193,17 @@ class FunctionRecreated(Rule):
                 evaluate(config)
             """
         ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Export(tf.keras.callbacks.Callback):
+                def on_train_end(self, logs=None):
+                    serve = tf.function(lambda x: self.model(x, training=False))
+                    concrete = serve.get_concrete_function(spec)
+                    tf.saved_model.save(self.model, "export", signatures=concrete)
+            """
+        ),
     )
     INVALID = (
         Invalid(
@@ -303,6 +314,26 @@ class FunctionRecreated(Rule):
             21,
             "`evaluate` makes a new `tf.function` on every call and is called in a loop; "
             "each one traces again",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+            from fastapi import FastAPI
+
+            app = FastAPI()
+            MODEL = tf.keras.models.load_model("model.keras")
+
+            @app.post("/embed")
+            def embed(x: list[float]):
+                encode = tf.function(lambda t: MODEL(t, training=False))
+                return encode(tf.constant([x])).numpy().tolist()
+            """,
+            9,
+            14,
+            9,
+            61,
+            "the FastAPI route `embed` runs every request; the `tf.function` made here is "
+            "new each time and traces again",
         ),
     )
 

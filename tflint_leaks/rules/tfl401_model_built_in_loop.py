@@ -50,6 +50,19 @@ class ModelBuiltInLoop(Rule):
     `folds=5` parameter every call site leaves or sets small, a counter that `break`s the loop
     after 10 iterations).
 
+    The same holds where the repetition is a framework's (the entry points of
+    `tflint_leaks/analysis/repetition.py`): a Flask, FastAPI, Django, aiohttp, Starlette,
+    Tornado or gRPC handler runs per request, a Celery task per task, an Optuna, Ray Tune or
+    Hyperopt objective per trial (`n_trials=100` gives the count), a Keras callback's
+    `on_train_batch_end` per batch and `on_epoch_end` per epoch, a `tf.py_function` per
+    element, a Gym `step` per step, a scheduled job per run. A model loaded in a route is
+    reported "every request"; a model loaded once at module level and used by the route is
+    not, nor one loaded under a first-call guard (`if model is None:`), nor a KerasTuner
+    model-building function (`Tuner._try_build` calls `clear_session()` before every
+    `build(hp)`), nor a `Dataset.map` function (traced once, not run per element), nor
+    `on_train_end` (once). A loop under a periodic guard (`if step % 100 == 0:`) runs its body
+    one time in 100: the count is divided (see `max-loop-iterations`).
+
     ## Example
     ```python
     import tensorflow as tf
@@ -279,6 +292,59 @@ class ModelBuiltInLoop(Rule):
             for train, test in KFold(len(y), n_folds=5):
                 model = tf.keras.models.load_model("fold.keras")
                 model.evaluate(x[test], y[test])
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+            from flask import Flask, request
+
+            app = Flask(__name__)
+            MODEL = tf.keras.models.load_model("model.keras")
+
+            @app.route("/predict", methods=["POST"])
+            def predict():
+                return MODEL(request.json["x"], training=False).numpy().tolist()
+            """
+        ),
+        Valid(
+            """
+            import optuna
+            import tensorflow as tf
+
+            def objective(trial):
+                tf.keras.backend.clear_session()
+                units = trial.suggest_int("units", 8, 128)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+                model.compile("adam", "mse")
+                return model.evaluate(x, y)
+
+            study = optuna.create_study()
+            study.optimize(objective, n_trials=100)
+            """
+        ),
+        Valid(
+            """
+            import keras_tuner
+            import tensorflow as tf
+
+            def build_model(hp):
+                units = hp.Int("units", 8, 128)
+                return tf.keras.Sequential([tf.keras.layers.Dense(units), tf.keras.layers.Dense(1)])
+
+            tuner = keras_tuner.RandomSearch(build_model, objective="val_loss", max_trials=50)
+            tuner.search(x, y, validation_split=0.2)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            def preprocess(image):
+                augment = tf.keras.Sequential([tf.keras.layers.RandomFlip()])
+                return augment(image)
+
+            images = tf.data.Dataset.from_tensor_slices(x).map(preprocess)
             """
         ),
     )
@@ -556,6 +622,69 @@ class ModelBuiltInLoop(Rule):
             "`model_from_json` builds a new Keras model every iteration and the loop never "
             "calls `clear_session()`; Keras' global state grows with each model (`del` and "
             "`gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+            from flask import Flask, request
+
+            app = Flask(__name__)
+
+            @app.route("/predict", methods=["POST"])
+            def predict():
+                model = tf.keras.models.load_model("model.keras")
+                return model(request.json["x"], training=False).numpy().tolist()
+            """,
+            8,
+            13,
+            8,
+            54,
+            "`tf.keras.models.load_model` builds a new Keras model every request and the "
+            "Flask route never calls `clear_session()`; Keras' global state grows with each "
+            "model (`del` and `gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            import optuna
+            import tensorflow as tf
+
+            def objective(trial):
+                units = trial.suggest_int("units", 8, 128)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+                model.compile("adam", "mse")
+                return model.evaluate(x, y)
+
+            study = optuna.create_study()
+            study.optimize(objective, n_trials=100)
+            """,
+            6,
+            13,
+            6,
+            64,
+            "`tf.keras.Sequential` builds a new Keras model every trial (100 in all) and "
+            "the Optuna objective never calls `clear_session()`; Keras' global state grows "
+            "with each model (`del` and `gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def classify(path):
+                model = tf.keras.models.load_model("classifier.keras")
+                return model(load_image(path), training=False)
+
+            def label(path):
+                return tf.py_function(classify, [path], tf.float32)
+
+            labels = tf.data.Dataset.list_files("images/*.png").map(label)
+            """,
+            4,
+            13,
+            4,
+            59,
+            "`tf.keras.models.load_model` builds a new Keras model every element and the "
+            "TensorFlow py_function never calls `clear_session()`; Keras' global state "
+            "grows with each model (`del` and `gc.collect()` do not release it)",
         ),
     )
 

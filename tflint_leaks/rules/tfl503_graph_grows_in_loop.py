@@ -58,6 +58,10 @@ class GraphGrowsInLoop(Rule):
     reuse, a `tf.Summary()` protocol buffer). Limits: a helper that builds its ops once behind
     its own first-call guard is still reported (call summaries do not see guards), and ops made
     by Python operators on tensors (`sess.run(a + b)`, `t[0]`) are not seen.
+    A periodic guard around the op (`if step % 1000 == 0:`) divides the count: the message
+    says "every 1000th iteration", and a loop of known size whose guarded count falls to
+    `max-loop-iterations` or fewer is not flagged (a guard whose `N` is not known counts as
+    every iteration).
 
     ## Example
     ```python
