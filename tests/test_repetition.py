@@ -315,3 +315,45 @@ def test_a_registration_repeated_by_a_loop_has_no_known_count(tmp_path: Path) ->
     findings = _lint(tmp_path, source)
     assert [(code, line) for code, line, _ in findings] == [("TFL401", 5)]
     assert "every trial and the Optuna objective never calls" in findings[0][2]
+
+
+def test_an_optimize_on_an_object_of_unknown_origin_is_not_optunas(tmp_path: Path) -> None:
+    """``ok.optimize(objective)`` on an object of a library the project cannot see (a wrapper
+    that may clear the session itself) is not taken for Optuna's, even in a file that imports
+    optuna; ``self.study = optuna.create_study()`` is followed."""
+    source = """
+    import optuna
+    import tensorflow as tf
+    from wrappers import Search
+
+    def objective(trial):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(trial.suggest_int("u", 1, 9))])
+        return model.evaluate(x, y)
+
+    class Runner:
+        def __init__(self):
+            self.study = optuna.create_study()
+
+        def run(self, function):
+            self.study.optimize(function, n_trials=50)
+
+    Search().optimize(objective, n_trials=100)
+    Runner().run(objective)
+    """
+    findings = _lint(tmp_path, source)
+    assert [(code, line) for code, line, _ in findings] == [("TFL401", 6)]
+    assert "every trial (50 in all)" in findings[0][2]
+
+
+def test_developing_md_lists_every_framework_and_unit() -> None:
+    """The table in DEVELOPING.md says what the code's table holds (each framework with its
+    units), so the docs cannot drift from ENTRY_POINTS."""
+    text = (Path(__file__).resolve().parent.parent / "DEVELOPING.md").read_text(encoding="utf-8")
+    section = text.split("## Repetition that is not a loop", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|") for line in section.splitlines() if line.startswith("| ")]
+    documented = {(cells[1].strip(), cells[3].strip()) for cells in rows[2:]}
+    for row in ENTRY_POINTS:
+        assert any(
+            framework == row.framework and row.unit in units.split(" / ")
+            for framework, units in documented
+        ), (row.framework, row.unit)

@@ -821,7 +821,7 @@ def _registrations(program: Program) -> dict[FunctionRef, EntryPoint]:
             for row in candidates:
                 if name is None or not _matches(name, row.names):
                     continue
-                if not _registers(row, where) or _project_code(program, call, row, where):
+                if not _registers(row, call, where, program.project):
                     continue
                 span = where.body.calls[site[2]].span
                 for function in _handed(program, call, row, where):
@@ -847,12 +847,9 @@ def _callee(func: Expr, module: ModuleIndex, project: ProjectIndex) -> str | Non
     return canonical_name(func.text, module, project) + "".join(reversed(parts))
 
 
-def _registers(row: Row, where: Where) -> bool:
+def _registers(row: Row, call: Expr, where: Where, project: ProjectIndex) -> bool:
     module = where.module
-    if row.package and not any(
-        target == row.package or target.startswith(f"{row.package}.")
-        for target in module.imports.values()
-    ):
+    if row.package and not _made_by(row.package, call, where, project):
         return False
     if row.with_call:
         return any(
@@ -862,6 +859,44 @@ def _registers(row: Row, where: Where) -> bool:
             for site in body.calls
         )
     return True
+
+
+def _made_by(package: str, call: Expr, where: Where, project: ProjectIndex) -> bool:
+    """A method call (``study.optimize(...)``) whose receiver is made by ``package``: bound,
+    in the function, in its class's ``self.x = ...`` or at module level, to a call of it
+    (``study = optuna.create_study()``), or such a call itself. A receiver of unknown origin,
+    or a project object (a wrapper with its own ``optimize``), is not the framework's."""
+    method = call.method
+    if method is None:
+        return False
+    receiver: Expr | None = method[0]
+    for _ in range(4):  # ``app.router`` is bound through ``app``; deeper is not followed
+        if receiver is None:
+            return False
+        if receiver.op is Op.CALL:
+            made = _callee(receiver.func, where.module, project) or ""
+            return made == package or made.startswith(f"{package}.")
+        if receiver.op is not Op.REF:
+            return False
+        receiver = _binding(receiver.text, where)
+    return False
+
+
+def _binding(text: str, where: Where) -> Expr | None:
+    """What the dotted name ``text`` (its head, or ``self.x``) is assigned where it is read."""
+    head, _, rest = text.partition(".")
+    name = f"self.{rest.partition('.')[0]}" if head == "self" else head
+    bodies = [where.body]
+    klass = where.klass
+    if name.startswith("self.") and klass is not None:
+        bodies = [
+            function.body
+            for method in klass.methods
+            if (function := where.module.functions.get(f"{klass.name}.{method}")) is not None
+        ]
+    elif where.function is not None:
+        bodies.append(where.module.body)
+    return next((a.value for body in bodies for a in body.assigns if a.target == name), None)
 
 
 def _bodies(module: ModuleIndex) -> list[Body]:
@@ -896,14 +931,6 @@ def _count(program: Program, call: Expr, row: Row, where: Where) -> int | None:
             return None
         total *= max(ints)
     return total if row.count else None
-
-
-def _project_code(program: Program, call: Expr, row: Row, where: Where) -> bool:
-    """A row matched by a method's name alone (``*.optimize``) and a call that runs project
-    code: the project's own ``optimize`` (a wrapper of Optuna's), not the framework's."""
-    return bool(row.package) and any(
-        isinstance(target.ref, FunctionRef) for target in program.targets(call, where)
-    )
 
 
 def _repeats(row: Row, call: Expr, where: Where, function: FunctionRef) -> bool:
