@@ -1,4 +1,4 @@
-"""Repetition that is not a loop (the entry points of ``analysis/repetition.py``) and how often a
+"""Repetition that is not a loop (the entry points of ``analysis/entry_points.py``) and how often a
 guarded call runs (``if step % N == 0``): one test per row of the table, then the edges."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tflint_leaks.analysis.repetition import ENTRY_POINTS, Form, Row
+from tflint_leaks.analysis.entry_points import ENTRY_POINTS, Form, Row
 from tflint_leaks.config import Settings
 from tflint_leaks.engine.runner import lint_paths
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.entry_points import REGISTERING_CALLS
 from tflint_leaks.analysis.graph import EAGER_MODE_SWITCHES, GRAPH_MODE_SWITCHES, builds_graph
 from tflint_leaks.analysis.names import (
     GRADIENT_TAPE,
@@ -23,7 +24,6 @@ from tflint_leaks.analysis.names import (
     is_numpy,
     is_tensorflow,
 )
-from tflint_leaks.analysis.repetition import REGISTERING_CALLS
 from tflint_leaks.analysis.symbolic import (
     BINARY_OPERATORS,
     UNKNOWN,

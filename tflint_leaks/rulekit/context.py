@@ -405,7 +405,7 @@ class FileContext:
     def entry_point(self) -> EntryPoint | None:
         """The framework that calls the current function many times (a Flask route, an
         Optuna objective, a Keras callback's ``on_train_batch_end``: the table of
-        :mod:`tflint_leaks.analysis.repetition`), when the node is in that function's own
+        :mod:`tflint_leaks.analysis.entry_points`), when the node is in that function's own
         body and not under a first-call guard (``if model is None:``)."""
         frame = self.frame
         if frame.kind is not FrameKind.FUNCTION or frame.facts is None or frame.traced:

@@ -21,7 +21,7 @@ class FunctionRecreated(Rule):
     the finding is then on the inner decorator -- or in another module of the project -- then
     on the call in the loop), and the same in a function a framework calls many times (a Keras
     callback's `on_train_batch_end` every batch, a web route every request, a search objective
-    every trial: the entry points of `tflint_leaks/analysis/repetition.py`).
+    every trial: the entry points of `tflint_leaks/analysis/entry_points.py`).
 
     ## Why is this bad?
     Traces are cached on the `tf.function` object. A new object starts with an empty cache, so

@@ -51,7 +51,7 @@ class ModelBuiltInLoop(Rule):
     after 10 iterations).
 
     The same holds where the repetition is a framework's (the entry points of
-    `tflint_leaks/analysis/repetition.py`): a Flask, FastAPI, Django, aiohttp, Starlette,
+    `tflint_leaks/analysis/entry_points.py`): a Flask, FastAPI, Django, aiohttp, Starlette,
     Tornado or gRPC handler runs per request, a Celery task per task, an Optuna, Ray Tune or
     Hyperopt objective per trial (`n_trials=100` gives the count), a Keras callback's
     `on_train_batch_end` per batch and `on_epoch_end` per epoch, a `tf.py_function` per
