@@ -18,7 +18,7 @@ import pytest
 
 from tests.test_cache_and_jobs import _generated_tree
 from tests.test_signals import finish, start
-from tflint_leaks.config import Configuration
+from tflint_leaks.config import Configuration, Settings
 from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.discovery import discover
 from tflint_leaks.engine.runner import lint_paths
@@ -94,7 +94,8 @@ def _blocked_worker(read: int) -> int:
 
 
 def _findings(tree: Path) -> list[Diagnostic]:
-    return lint_paths([tree], Configuration()).diagnostics
+    """What an undisturbed run finds, with every rule selected, as the commands run here."""
+    return lint_paths([tree], Settings(select=("ALL",))).diagnostics
 
 
 def _files(tree: Path) -> list[Path]:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.entry_points import REGISTERING_CALLS
 from tflint_leaks.analysis.graph import EAGER_MODE_SWITCHES, GRAPH_MODE_SWITCHES, builds_graph
 from tflint_leaks.analysis.names import (
     GRADIENT_TAPE,
@@ -102,6 +103,7 @@ def _kept(call: ast.Call, resolve: Resolve, graph_code: bool) -> bool:
             or resolved in keras.CLEAR_SESSION
             or resolved in keras.DATASET_SOURCES
             or resolved in {GRADIENT_TAPE, TF_FUNCTION}
+            or resolved in REGISTERING_CALLS
             or resolved.rpartition(".")[2] in GRAPH_MODE_SWITCHES | EAGER_MODE_SWITCHES
             or (graph_code and builds_graph(resolved))
         )

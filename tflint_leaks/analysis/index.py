@@ -28,7 +28,7 @@ from tflint_leaks.analysis.names import (
     is_tensorflow,
     resolve_dotted,
 )
-from tflint_leaks.analysis.symbolic import Expr, Op
+from tflint_leaks.analysis.symbolic import Expr, Op, from_ast
 from tflint_leaks.analysis.units import FileUnits, ImportNode, child_nodes, collect_units
 from tflint_leaks.source import split_lines
 
@@ -76,6 +76,9 @@ class FunctionFacts:
     is_property: bool = False
     #: What the body combines each parameter with, for the dtype a tensor of it needs.
     dtype_uses: dict[str, DtypeUse] = field(default_factory=dict)
+    #: The decorators, as written (``app.route("/")``): a framework's entry point
+    #: (:mod:`.repetition`).
+    decorators: tuple[Expr, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -335,6 +338,7 @@ class IndexBuilder(ast.NodeVisitor):
             ),
             generator=generator,
             dtype_uses=parameter_dtypes(own, params, self.resolve) if params else {},
+            decorators=tuple(from_ast(d) for d in node.decorator_list),
         )
 
     def _decorated_tf_function(

@@ -613,6 +613,7 @@ class Inference:
         return definition is not None and (
             self.method_of(ref, name) is not None
             or name in self.project.class_tf_functions(*definition)
+            or self._set_by_keras(ref, name)
         )
 
     def _attribute(self, query: Query) -> Computation:
@@ -636,7 +637,19 @@ class Inference:
         definition = self.klass(ref)
         if definition is not None and name in self.project.class_tf_functions(*definition):
             return atom(Kind.TF_FUNCTION)
+        if self._set_by_keras(ref, name):
+            return atom(Kind.MODEL)
         return UNKNOWN
+
+    def _set_by_keras(self, ref: ClassRef, name: str) -> bool:
+        """``name`` is a Keras callback's ``model``: the model being trained, which Keras sets
+        (``Callback.set_model``) before ``fit`` calls any hook."""
+        definition = self.klass(ref)
+        return (
+            name == "model"
+            and definition is not None
+            and any(keras.is_callback_class(k.bases) for _, k in self.project.mro(*definition))
+        )
 
     def _returns(self, query: Query) -> Computation:
         _, path, qualname = query

@@ -111,27 +111,20 @@ def builds_model(name: str) -> bool:
     return False
 
 
+#: Keras callbacks (canonical names): ``self.model`` is the model being trained, which Keras
+#: sets with ``Callback.set_model`` before ``fit`` calls any hook.
+CALLBACKS = "keras.callbacks."
+
+
+def is_callback_class(bases: tuple[str, ...]) -> bool:
+    """Whether a class with these canonical bases is a Keras callback."""
+    return any(base.startswith(CALLBACKS) for base in bases)
+
+
 def is_model_class(bases: tuple[str, ...]) -> bool:
     """Whether a class with these canonical bases is a Keras model."""
     return any(base in MODEL_CLASSES for base in bases)
 
-
-#: Keras callback hooks, run in Python once per batch or per epoch: a ``tf.function`` created
-#: inside one is created again every time.
-PER_STEP_METHODS = frozenset(
-    {
-        "on_batch_begin",
-        "on_batch_end",
-        "on_train_batch_begin",
-        "on_train_batch_end",
-        "on_test_batch_begin",
-        "on_test_batch_end",
-        "on_predict_batch_begin",
-        "on_predict_batch_end",
-        "on_epoch_begin",
-        "on_epoch_end",
-    }
-)
 
 #: Tape methods that compute a gradient from what the tape recorded.
 GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})

@@ -30,11 +30,15 @@ class Needs:
     names: frozenset[str]
     loop_names: frozenset[str]
     traced: frozenset[str]
+    #: Functions a framework calls many times (:mod:`tflint_leaks.analysis.repetition`): the
+    #: loop rules look at them as at a loop.
+    repeated: frozenset[str] = frozenset()
 
     def wants(self, unit: Unit) -> bool:
         if self.everything or unit.qualname in self.traced or unit.names & self.names:
             return True
-        return unit.has_loop and bool(unit.names & self.loop_names)
+        looped = unit.has_loop or unit.qualname in self.repeated
+        return looped and bool(unit.names & self.loop_names)
 
 
 def combine(
@@ -62,7 +66,15 @@ def combine(
             names.add(local)
         if imported in loop_names:
             loop_names.add(local)
+    repeated: frozenset[str] = frozenset()
     if project_names or graph_runners:
+        # Imported here: a run whose files never get this far (no TensorFlow in sight) does
+        # not pay for loading the whole-program facts.
+        from tflint_leaks.analysis.program import program_of
+        from tflint_leaks.analysis.repetition import entry_functions
+        from tflint_leaks.engine.prefilter import prefilter_of
+
+        repeated = entry_functions(program_of(project), module)
         units = module.units
         looped = [
             unit
@@ -71,19 +83,15 @@ def combine(
                 *units.functions,
                 *(m for c in units.classes for m in c.methods),
             )
-            if unit.has_loop
+            if unit.has_loop or unit.qualname in repeated
         ]
         candidates = frozenset().union(*(unit.names for unit in looped))
-        # Imported here: a run whose files never get this far (no TensorFlow in sight) does
-        # not pay for loading the whole-program facts.
-        from tflint_leaks.engine.prefilter import prefilter_of
-
         prefilter = prefilter_of(project)
         if project_names:
             loop_names |= prefilter.interesting_names(module, candidates)
         if graph_runners:
             loop_names |= prefilter.interesting_names(module, candidates, runs_graph=True)
-    return Needs(False, frozenset(names), frozenset(loop_names), traced)
+    return Needs(False, frozenset(names), frozenset(loop_names), traced, repeated)
 
 
 @dataclass(frozen=True)

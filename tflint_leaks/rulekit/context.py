@@ -26,6 +26,8 @@ from tflint_leaks.analysis.names import TF_FUNCTION, resolve_dotted
 from tflint_leaks.analysis.nodes import dotted, own_nodes
 from tflint_leaks.analysis.program import Program, program_of
 from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.analysis.repetition import EntryPoint
+from tflint_leaks.analysis.repetition import entry_point as find_entry_point
 from tflint_leaks.analysis.scope import ScopeFacts, collect_scope
 from tflint_leaks.analysis.symbolic import Expr, ref
 from tflint_leaks.analysis.symbolic_cst import from_cst
@@ -40,6 +42,11 @@ Target = cst.CSTNode | Span
 #: The span given to the call a rule asks about (its effects with no chain are the call itself).
 _HERE = Span(0, 0, 0, 0)
 ScopeNode = cst.Module | cst.ClassDef | cst.FunctionDef | cst.Lambda
+#: How many times a guard ``if step % N == 0:`` divides the runs of what it guards when ``N``
+#: is not known: 1, the guard is not counted (the loop's count stays an upper bound). A guess
+#: such as 10 would let a loop of 100 iterations look like 10 runs, below
+#: ``max-loop-iterations``, for an ``N`` that may well be 1 (see DEVELOPING.md, "Frequency").
+UNKNOWN_PERIOD = 1
 
 
 class FrameKind(enum.Enum):
@@ -159,6 +166,8 @@ class FileContext:
         #: several times about one call).
         self._answers: dict[tuple[str, int | str, int], object] = {}
         self._guards: dict[cst.If, bool] = {}
+        self._periods: dict[cst.If, int] = {}
+        self._body_nodes: dict[ScopeNode, list[cst.CSTNode]] = {}
         self._globals: dict[ScopeNode, frozenset[str]] = {}
 
     # -- where we are --------------------------------------------------------------------------
@@ -318,22 +327,142 @@ class FileContext:
         return self.value(from_cst(iterable)).bound
 
     def iterations(self, loops: Iterable[LoopNode] | None = None) -> int | None:
-        """How many times the current node runs through the loops of its scope (or through
-        ``loops``, some of them): the product of their trip counts, when every one is known;
-        None otherwise."""
+        """How many times the current node runs through its repetition (or through ``loops``,
+        some of the enclosing loops): the product of the loops' trip counts and, in an entry
+        point, of the framework's calls (``n_trials=100``), divided by the periods of the
+        ``if step % N == 0:`` guards around the node inside them (:meth:`period`), when every
+        count is known; None otherwise."""
+        chosen = self.loops if loops is None else list(loops)
         total = 1
-        for loop in self.loops if loops is None else loops:
+        for loop in chosen:
             count = self.trip_count(loop)
             if count is None:
                 return None
             total *= count
-        return total
+        entry = self.entry_point if loops is None else None
+        if entry is not None:
+            if entry.count is None:
+                return None
+            total *= entry.count
+        return -(-total // self.period(loops))
 
     def bounded(self, limit: int, loops: Iterable[LoopNode] | None = None) -> bool:
-        """The enclosing loops (or ``loops``, some of them) run the current node at most
-        ``limit`` times in all."""
+        """The current node's repetition (or ``loops``, some of the enclosing loops) runs it
+        at most ``limit`` times in all."""
         count = self.iterations(loops)
         return count is not None and count <= limit
+
+    def period(self, loops: Iterable[LoopNode] | None = None) -> int:
+        """How many repetitions pass between two runs of the current node: the product of the
+        ``N`` of the guards around it inside its repetition (or inside ``loops``) that run
+        their body one time in ``N`` (``if step % N == 0:``, ``if (i + 1) % N == 0``,
+        ``if i % N == N - 1``, ``if not step % N``, such a test joined by ``and``). ``N`` is
+        the solver's integer (its smallest value); when it is not known the guard counts
+        :data:`UNKNOWN_PERIOD`."""
+        chosen = self.loops if loops is None else list(loops)
+        if chosen:
+            stop: cst.CSTNode = chosen[0]
+        elif loops is None and self.entry_point is not None:
+            stop = self.frame.node
+        else:
+            return 1
+        period = 1
+        child: cst.CSTNode | None = None
+        for node in reversed(self.ancestors):
+            if node is stop or node is self.frame.node:
+                break
+            if isinstance(node, cst.If) and child is node.body:
+                found = self._periods.get(node)
+                if found is None:
+                    found = self._periods[node] = self._guard_period(node.test)
+                period *= found
+            child = node
+        return period
+
+    def _guard_period(self, test: cst.BaseExpression) -> int:
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return max(self._guard_period(test.left), self._guard_period(test.right))
+        modulo: cst.BaseExpression | None = None
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            modulo = test.expression
+        elif (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)
+        ):
+            right = test.comparisons[0].comparator
+            modulo = test.left if _is_modulo(test.left) else right
+        if modulo is None or not _is_modulo(modulo):
+            return 1
+        assert isinstance(modulo, cst.BinaryOperation)
+        ints = self.type_of(modulo.right).ints
+        smallest = min(ints) if ints else 0
+        return smallest if smallest > 0 else UNKNOWN_PERIOD
+
+    # -- repetition that is not a loop ---------------------------------------------------------
+
+    @property
+    def entry_point(self) -> EntryPoint | None:
+        """The framework that calls the current function many times (a Flask route, an
+        Optuna objective, a Keras callback's ``on_train_batch_end``: the table of
+        :mod:`tflint_leaks.analysis.entry_points`), when the node is in that function's own
+        body and not under a first-call guard (``if model is None:``)."""
+        frame = self.frame
+        if frame.kind is not FrameKind.FUNCTION or frame.facts is None or frame.traced:
+            return None
+        key = ("entry", id(frame.node), 0)
+        if key not in self._answers:
+            self._answers[key] = find_entry_point(
+                self.program, self.module_index, frame.facts.qualname
+            )
+        found = self._answers[key]
+        if found is None or self.guarded:
+            return None
+        assert isinstance(found, EntryPoint)
+        return found
+
+    @property
+    def repeated(self) -> bool:
+        """The current node runs many times: in a Python loop of its scope, or in the body of
+        an entry point (:attr:`entry_point`)."""
+        return bool(self.loops) or self.entry_point is not None
+
+    def entry_place(self) -> tuple[Target, str | None]:
+        """Where the framework is told to call the current function: the decorator, the
+        class deriving from the framework's base, or the registering call (and its file)."""
+        entry = self.entry_point
+        node = self.frame.node
+        assert entry is not None and isinstance(node, cst.FunctionDef)
+        if entry.decorator is not None:
+            return node.decorators[entry.decorator], None
+        if entry.place is None:
+            return node.name, None
+        return entry.place, None if entry.path == self.path else entry.path
+
+    def repeated_nodes(self) -> Iterator[cst.CSTNode]:
+        """Every node evaluated each time the current node's repetition repeats: each
+        iteration of the enclosing loops and, in an entry point, the whole function body
+        (nested functions excluded)."""
+        for loop in self.loops:
+            yield from self.iteration_nodes(loop)
+        if self.entry_point is not None:
+            yield from self._function_nodes()
+
+    def repeated_calls(self) -> list[cst.Call]:
+        """Every call made each time the current node's repetition repeats (see
+        :meth:`repeated_nodes`)."""
+        calls = [call for loop in self.loops for call in self.loop_calls(loop)]
+        if self.entry_point is not None:
+            calls.extend(n for n in self._function_nodes() if isinstance(n, cst.Call))
+        return calls
+
+    def _function_nodes(self) -> list[cst.CSTNode]:
+        node = self.frame.node
+        found = self._body_nodes.get(node)
+        if found is None:
+            assert isinstance(node, cst.FunctionDef)
+            found = self._body_nodes[node] = list(own_nodes(node.body))
+        return found
 
     # -- whole-program facts -------------------------------------------------------------------
 
@@ -514,6 +643,17 @@ class FileContext:
         report = Report(code, target, message)
         self.reports.append(report)
         return report
+
+
+def _is_modulo(node: cst.BaseExpression) -> bool:
+    """``x % n`` (not a string's ``%`` formatting)."""
+    return (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Modulo)
+        and not isinstance(
+            node.left, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString
+        )
+    )
 
 
 def is_first_call_guard(test: cst.BaseExpression) -> bool:

@@ -3,7 +3,8 @@
 Rules import these names from here, never from the solver's modules (``lint-imports`` checks
 it): what a value may be (:class:`Value`, whose ``kind`` is a :class:`Kind`), what a call does
 (:class:`Effect`, :class:`EffectKind`, the :class:`Hop`\\ s of its chain), where a NumPy array
-comes from (:class:`ArrayOrigin`), how a loop's values vary (:class:`Form`), and the dtypes
+comes from (:class:`ArrayOrigin`), which framework calls a function many times
+(:class:`EntryPoint`), how a loop's values vary (:class:`Form`), and the dtypes
 a value is used with (:func:`shown_dtype`).
 """
 
@@ -14,6 +15,7 @@ from tflint_leaks.analysis.effects import Effect, EffectKind, Hop
 from tflint_leaks.analysis.facts import Span
 from tflint_leaks.analysis.lattice import ArrayOrigin, ClassRef, Kind, Value
 from tflint_leaks.analysis.library import SMALL_ARRAY_ELEMENTS
+from tflint_leaks.analysis.repetition import EntryPoint
 from tflint_leaks.analysis.values import Form, Variation
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "ClassRef",
     "Effect",
     "EffectKind",
+    "EntryPoint",
     "Form",
     "Hop",
     "Kind",

@@ -116,11 +116,27 @@ def relate_chain(report: Report, effect: Effect) -> Report:
     return report
 
 
-def every_iteration(context: FileContext) -> str:
-    """How often the loops run the current node, for messages: "every iteration", with the
-    count when it is known ("every iteration (20 in all)")."""
-    count = context.iterations()
-    return "every iteration" if count is None else f"every iteration ({count} in all)"
+def every_iteration(context: FileContext, *, counted: bool = True) -> str:
+    """How often the repetition runs the current node, for messages: "every iteration", an
+    entry point's unit ("every request"), one in a guard's period ("every 100th iteration"),
+    with the count when it is known and ``counted`` ("every trial (100 in all)")."""
+    entry = context.entry_point
+    unit = entry.unit if entry is not None and not context.loops else "iteration"
+    period = context.period()
+    text = f"every {unit}" if period == 1 else f"every {_ordinal(period)} {unit}"
+    count = context.iterations() if counted else None
+    return text if count is None else f"{text} ({count} in all)"
+
+
+def repeater(context: FileContext) -> str:
+    """What repeats the current node, for messages: "the loop", "the Flask route"."""
+    entry = context.entry_point
+    return entry.what if entry is not None and not context.loops else "the loop"
+
+
+def _ordinal(number: int) -> str:
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10)
+    return f"{number}{suffix or 'th'}"
 
 
 def _short(qualname: str) -> str:
@@ -128,8 +144,15 @@ def _short(qualname: str) -> str:
 
 
 def relate_loop(report: Report, context: FileContext) -> Report:
+    """Point a finding at what repeats it: the innermost loop, or where the framework is told
+    to call the entry point it is in."""
+    entry = context.entry_point
     if context.loops:
         report.relate(RelatedRole.LOOP, "repeated by this loop", context.loops[-1])
+    elif entry is not None:
+        target, path = context.entry_place()
+        message = f"repeated by {entry.framework}: {entry.what} runs every {entry.unit}"
+        report.relate(RelatedRole.LOOP, message, target, path)
     return report
 
 

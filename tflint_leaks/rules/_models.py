@@ -3,10 +3,11 @@ loop cleans up, and whether it trains."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import libcst as cst
 
 from tflint_leaks.analysis import keras
-from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.nodes import dotted
 from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import EffectKind
@@ -16,11 +17,13 @@ STORE_METHODS = frozenset({"append", "extend", "insert", "add", "setdefault", "p
 
 
 def loop_cleans_up(context: FileContext) -> bool:
-    """Some loop enclosing the current node calls ``clear_session()`` each iteration, directly
-    or through a project function."""
-    return any(
-        context.cleans_up(call) for loop in context.loops for call in context.loop_calls(loop)
-    )
+    """The current node's repetition calls ``clear_session()`` each time: some enclosing loop
+    each iteration, or the entry point's body (directly or through a project function), or
+    the framework itself before each call (KerasTuner)."""
+    entry = context.entry_point
+    if entry is not None and entry.clears_session:
+        return True
+    return any(context.cleans_up(call) for call in context.repeated_calls())
 
 
 def in_model_definition(context: FileContext) -> bool:
@@ -30,10 +33,11 @@ def in_model_definition(context: FileContext) -> bool:
     return klass is not None and klass.is_keras_subclass
 
 
-def kept_in_loop(context: FileContext, loop: LoopNode, name: str) -> bool:
-    """The loop stores ``name`` where it outlives the iteration: passed to ``append``/``add``
-    and friends, or assigned into a subscript (``models[k] = model``)."""
-    for node in context.iteration_nodes(loop):
+def kept_in_loop(context: FileContext, name: str) -> bool:
+    """The repetition stores ``name`` where it outlives the iteration (or the entry point's
+    call): passed to ``append``/``add`` and friends, or assigned into a subscript
+    (``models[k] = model``)."""
+    for node in context.repeated_nodes():
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             if node.func.attr.value in STORE_METHODS and any(
                 dotted(arg.value) == name for arg in node.args
@@ -49,16 +53,20 @@ def kept_in_loop(context: FileContext, loop: LoopNode, name: str) -> bool:
 
 
 def built_in_loop(context: FileContext, receiver: cst.BaseExpression) -> bool:
-    """``receiver`` holds a model built anew in an enclosing loop: a builder call itself, or a
-    name that a loop of this scope assigns a built model to."""
+    """``receiver`` holds a model built anew in the current node's repetition: a builder call
+    itself, or a name that a loop of this scope (or, in an entry point, its body) assigns a
+    built model to."""
     if isinstance(receiver, cst.Call):
         return context.builds_model(receiver)
     name = dotted(receiver)
     if name is None:
         return False
     loops = set(context.loops)
+    entry = context.entry_point is not None
     return any(
-        isinstance(a.value, cst.Call) and a.loops & loops and context.builds_model(a.value)
+        isinstance(a.value, cst.Call)
+        and (entry or a.loops & loops)
+        and context.builds_model(a.value)
         for a in context.scope_facts().assignments.get(name, ())
     )
 
@@ -71,21 +79,19 @@ def method_call(node: cst.Call, methods: frozenset[str]) -> cst.BaseExpression |
     return None
 
 
-def trains(context: FileContext, loop: LoopNode) -> bool:
-    """The loop trains or runs a model each iteration (``fit``, ``train_on_batch``,
+def trains(context: FileContext, calls: Iterable[cst.Call]) -> bool:
+    """The calls of a repetition train or run a model (``fit``, ``train_on_batch``,
     ``predict``, ``tape.gradient``, ``apply_gradients``, or a ``tf.function`` step)."""
     return any(
         method_call(call, keras.TRAINING_METHODS | keras.STEP_METHODS) is not None
         or context.tf_function_callee(call) is not None
-        for call in context.loop_calls(loop)
+        for call in calls
     )
 
 
-def builds_models(context: FileContext, loop: LoopNode) -> bool:
-    """The loop builds a model each iteration (a trial or fold loop), directly or through
-    project code."""
+def builds_models(context: FileContext, calls: Iterable[cst.Call]) -> bool:
+    """The calls of a repetition build a model (a trial or fold loop, an objective), directly
+    or through project code."""
     return any(
-        effect.kind is EffectKind.BUILD_MODEL
-        for call in context.loop_calls(loop)
-        for effect in context.effects(call)
+        effect.kind is EffectKind.BUILD_MODEL for call in calls for effect in context.effects(call)
     )

@@ -2,12 +2,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.analysis.keras import PER_STEP_METHODS
 from tflint_leaks.analysis.names import TF_FUNCTION
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
-from tflint_leaks.rules._calls import relate_loop, report_through
+from tflint_leaks.rules._calls import every_iteration, relate_loop, report_through
 
 #: Methods that keep their argument in a container (``fns.append(tf.function(f))``).
 _KEEPING_METHODS = frozenset({"append", "add", "insert", "setdefault", "extend"})
@@ -20,7 +19,9 @@ class FunctionRecreated(Rule):
     applied inside a loop, a `@tf.function` def or lambda inside a loop, and a `@tf.function`
     made by a function or method that a loop calls (up to four calls deep, in this file --
     the finding is then on the inner decorator -- or in another module of the project -- then
-    on the call in the loop) or by a Keras callback hook that runs every batch or epoch.
+    on the call in the loop), and the same in a function a framework calls many times (a Keras
+    callback's `on_train_batch_end` every batch, a web route every request, a search objective
+    every trial: the entry points of `tflint_leaks/analysis/entry_points.py`).
 
     ## Why is this bad?
     Traces are cached on the `tf.function` object. A new object starts with an empty cache, so
@@ -192,6 +193,17 @@ class FunctionRecreated(Rule):
                 evaluate(config)
             """
         ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Export(tf.keras.callbacks.Callback):
+                def on_train_end(self, logs=None):
+                    serve = tf.function(lambda x: self.model(x, training=False))
+                    concrete = serve.get_concrete_function(spec)
+                    tf.saved_model.save(self.model, "export", signatures=concrete)
+            """
+        ),
     )
     INVALID = (
         Invalid(
@@ -262,8 +274,8 @@ class FunctionRecreated(Rule):
             21,
             5,
             61,
-            "`on_train_batch_end` runs on every batch or epoch; the `tf.function` made here is "
-            "new each time and traces again",
+            "the Keras callback `on_train_batch_end` runs every batch; the `tf.function` made "
+            "here is new each time and traces again",
         ),
         Invalid(
             """
@@ -303,13 +315,34 @@ class FunctionRecreated(Rule):
             "`evaluate` makes a new `tf.function` on every call and is called in a loop; "
             "each one traces again",
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+            from fastapi import FastAPI
+
+            app = FastAPI()
+            MODEL = tf.keras.models.load_model("model.keras")
+
+            @app.post("/embed")
+            def embed(x: list[float]):
+                encode = tf.function(lambda t: MODEL(t, training=False))
+                return encode(tf.constant([x])).numpy().tolist()
+            """,
+            9,
+            14,
+            9,
+            61,
+            "the FastAPI route `embed` runs every request; the `tf.function` made here is "
+            "new each time and traces again",
+        ),
     )
 
     def _repeated(self) -> bool:
-        """The node runs in loops of this scope more than ``max-python-values`` times (a loop
-        over two models makes two functions: two traces, nothing grows)."""
+        """The node's repetition (loops of this scope, or an entry point) runs it more than
+        ``max-python-values`` times (a loop over two models makes two functions: two traces,
+        nothing grows)."""
         context = self.context
-        return bool(context.loops) and not context.bounded(context.options.max_python_values)
+        return context.repeated and not context.bounded(context.options.max_python_values)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         context = self.context
@@ -318,15 +351,15 @@ class FunctionRecreated(Rule):
         decorator = next((d for d in node.decorators if context.is_tf_function_decorator(d)), None)
         if decorator is None:
             return
-        if self._repeated():
+        if self._repeated() and context.loops:
             report = self.report(
                 decorator,
                 f"`@tf.function` inside a loop makes a new `{node.name.value}` every iteration; "
                 "each one traces again",
             )
             relate_loop(report, context)
-        elif not context.loops and self._in_per_step_hook():
-            self.report(decorator, self._per_step_message())
+        elif self._repeated():
+            relate_loop(self.report(decorator, self._entry_message()), context)
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
@@ -335,7 +368,7 @@ class FunctionRecreated(Rule):
         creates = context.is_tf_function_call(node) or self._is_decorator_factory_call(node)
         if creates and self._kept():
             return
-        if creates and context.loops and not self._repeated():
+        if creates and not self._repeated():
             return
         if creates and context.loops:
             report = self.report(
@@ -344,8 +377,8 @@ class FunctionRecreated(Rule):
                 "each one traces again",
             )
             relate_loop(report, context)
-        elif creates and self._in_per_step_hook():
-            self.report(node, self._per_step_message())
+        elif creates:
+            relate_loop(self.report(node, self._entry_message()), context)
         elif self._repeated():
             self._factory_call(node)
 
@@ -386,29 +419,25 @@ class FunctionRecreated(Rule):
             if effect.kind is not EffectKind.CREATE_TF_FUNCTION or not effect.chain:
                 continue
             name = effect.text.rpartition(".")[2]
+            where = "in a loop" if self.context.loops else every_iteration(self.context)
             message = (
-                f"`{name}` makes a new `tf.function` on every call and is called in a loop; "
+                f"`{name}` makes a new `tf.function` on every call and is called {where}; "
                 "each one traces again"
             )
             if effect.path != self.context.path:
                 message = (
-                    f"`{name}` makes a new `tf.function` on every call; calling it in a loop "
-                    "traces again every iteration"
+                    f"`{name}` makes a new `tf.function` on every call; calling it {where} "
+                    f"traces again {every_iteration(self.context, counted=False)}"
                 )
             report_through(self, node, effect, message, RelatedRole.TF_FUNCTION, "created here")
 
-    def _in_per_step_hook(self) -> bool:
-        frame = self.context.enclosing_function()
-        if frame is None or frame.facts is None:
-            return False
-        class_name, _, method = frame.facts.qualname.rpartition(".")
-        klass = self.context.module_index.classes.get(class_name)
-        return klass is not None and method in PER_STEP_METHODS and klass.is_keras_subclass
-
-    def _per_step_message(self) -> str:
-        frame = self.context.enclosing_function()
-        method = frame.facts.qualname.rpartition(".")[2] if frame and frame.facts else "hook"
+    def _entry_message(self) -> str:
+        """A ``tf.function`` made in the body of an entry point a framework calls many times."""
+        context = self.context
+        entry = context.entry_point
+        frame = context.enclosing_function()
+        assert entry is not None and frame is not None and isinstance(frame.node, cst.FunctionDef)
         return (
-            f"`{method}` runs on every batch or epoch; the `tf.function` made here is new each "
-            "time and traces again"
+            f"{entry.what} `{frame.node.name.value}` runs {every_iteration(context)}; the "
+            "`tf.function` made here is new each time and traces again"
         )

@@ -12,6 +12,7 @@ from tflint_leaks.rules._calls import (
     every_iteration,
     relate_chain,
     relate_loop,
+    repeater,
 )
 from tflint_leaks.rules._models import (
     STORE_METHODS,
@@ -48,6 +49,19 @@ class ModelBuiltInLoop(Rule):
     `max-loop-iterations`, default 10, in all: `range(3)`, a literal grid, a 5-fold split, a
     `folds=5` parameter every call site leaves or sets small, a counter that `break`s the loop
     after 10 iterations).
+
+    The same holds where the repetition is a framework's (the entry points of
+    `tflint_leaks/analysis/entry_points.py`): a Flask, FastAPI, Django, aiohttp, Starlette,
+    Tornado or gRPC handler runs per request, a Celery task per task, an Optuna, Ray Tune or
+    Hyperopt objective per trial (`n_trials=100` gives the count), a Keras callback's
+    `on_train_batch_end` per batch and `on_epoch_end` per epoch, a `tf.py_function` per
+    element, a Gym `step` per step, a scheduled job per run. A model loaded in a route is
+    reported "every request"; a model loaded once at module level and used by the route is
+    not, nor one loaded under a first-call guard (`if model is None:`), nor a KerasTuner
+    model-building function (`Tuner._try_build` calls `clear_session()` before every
+    `build(hp)`), nor a `Dataset.map` function (traced once, not run per element), nor
+    `on_train_end` (once). A loop under a periodic guard (`if step % 100 == 0:`) runs its body
+    one time in 100: the count is divided (see `max-loop-iterations`).
 
     ## Example
     ```python
@@ -278,6 +292,59 @@ class ModelBuiltInLoop(Rule):
             for train, test in KFold(len(y), n_folds=5):
                 model = tf.keras.models.load_model("fold.keras")
                 model.evaluate(x[test], y[test])
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+            from flask import Flask, request
+
+            app = Flask(__name__)
+            MODEL = tf.keras.models.load_model("model.keras")
+
+            @app.route("/predict", methods=["POST"])
+            def predict():
+                return MODEL(request.json["x"], training=False).numpy().tolist()
+            """
+        ),
+        Valid(
+            """
+            import optuna
+            import tensorflow as tf
+
+            def objective(trial):
+                tf.keras.backend.clear_session()
+                units = trial.suggest_int("units", 8, 128)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+                model.compile("adam", "mse")
+                return model.evaluate(x, y)
+
+            study = optuna.create_study()
+            study.optimize(objective, n_trials=100)
+            """
+        ),
+        Valid(
+            """
+            import keras_tuner
+            import tensorflow as tf
+
+            def build_model(hp):
+                units = hp.Int("units", 8, 128)
+                return tf.keras.Sequential([tf.keras.layers.Dense(units), tf.keras.layers.Dense(1)])
+
+            tuner = keras_tuner.RandomSearch(build_model, objective="val_loss", max_trials=50)
+            tuner.search(x, y, validation_split=0.2)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            def preprocess(image):
+                augment = tf.keras.Sequential([tf.keras.layers.RandomFlip()])
+                return augment(image)
+
+            images = tf.data.Dataset.from_tensor_slices(x).map(preprocess)
             """
         ),
     )
@@ -556,6 +623,69 @@ class ModelBuiltInLoop(Rule):
             "calls `clear_session()`; Keras' global state grows with each model (`del` and "
             "`gc.collect()` do not release it)",
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+            from flask import Flask, request
+
+            app = Flask(__name__)
+
+            @app.route("/predict", methods=["POST"])
+            def predict():
+                model = tf.keras.models.load_model("model.keras")
+                return model(request.json["x"], training=False).numpy().tolist()
+            """,
+            8,
+            13,
+            8,
+            54,
+            "`tf.keras.models.load_model` builds a new Keras model every request and the "
+            "Flask route never calls `clear_session()`; Keras' global state grows with each "
+            "model (`del` and `gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            import optuna
+            import tensorflow as tf
+
+            def objective(trial):
+                units = trial.suggest_int("units", 8, 128)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+                model.compile("adam", "mse")
+                return model.evaluate(x, y)
+
+            study = optuna.create_study()
+            study.optimize(objective, n_trials=100)
+            """,
+            6,
+            13,
+            6,
+            64,
+            "`tf.keras.Sequential` builds a new Keras model every trial (100 in all) and "
+            "the Optuna objective never calls `clear_session()`; Keras' global state grows "
+            "with each model (`del` and `gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def classify(path):
+                model = tf.keras.models.load_model("classifier.keras")
+                return model(load_image(path), training=False)
+
+            def label(path):
+                return tf.py_function(classify, [path], tf.float32)
+
+            labels = tf.data.Dataset.list_files("images/*.png").map(label)
+            """,
+            4,
+            13,
+            4,
+            59,
+            "`tf.keras.models.load_model` builds a new Keras model every element and the "
+            "TensorFlow py_function never calls `clear_session()`; Keras' global state "
+            "grows with each model (`del` and `gc.collect()` do not release it)",
+        ),
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -593,14 +723,14 @@ class ModelBuiltInLoop(Rule):
         name = dotted(target)
         if name is None or not context.builds_model(value):
             return
-        if any(kept_in_loop(context, loop, name) for loop in context.loops):
+        if kept_in_loop(context, name):
             return
         self._check(value, f"`{_callee(value)}` builds a new Keras model")
 
     def _applies(self) -> bool:
         context = self.context
         return (
-            bool(context.loops)
+            context.repeated
             and not context.in_tf_function
             and not in_model_definition(context)
             and not context.bounded(context.options.max_loop_iterations)
@@ -612,9 +742,9 @@ class ModelBuiltInLoop(Rule):
             return None
         report = self.report(
             node,
-            f"{what} {every_iteration(context)} and the loop never calls `clear_session()`; "
-            "Keras' global state grows with each model (`del` and `gc.collect()` do not release "
-            "it)",
+            f"{what} {every_iteration(context)} and {repeater(context)} never calls "
+            "`clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
         )
         self._fix(report)
         return relate_loop(report, context)
@@ -623,7 +753,7 @@ class ModelBuiltInLoop(Rule):
         """Insert ``clear_session()`` as the first statement of the innermost ``for`` or
         ``while`` loop, through this file's TensorFlow or Keras import."""
         context = self.context
-        loop = context.loops[-1]
+        loop = context.loops[-1] if context.loops else None
         if not isinstance(loop, cst.For | cst.While) or not isinstance(
             loop.body, cst.IndentedBlock
         ):

@@ -48,6 +48,14 @@ class PredictInLoop(Rule):
     model in a loop that builds a new model each iteration. In a TensorFlow 1 project with eager
     execution turned on the message says only what every Keras `predict` does per call.
 
+    A framework's repetition counts as a loop of unknown size: `predict` in a web route runs
+    "every request", in a Keras callback's `on_train_batch_end` "every batch" (`self.model` is
+    the model being trained), in an Optuna objective "every trial (100 in all)" when the study
+    says `n_trials=100`; not in `on_train_end`, which runs once. A periodic guard runs its body
+    one time in `N`: `if step % 1000 == 0:` in a loop of 20,000 steps is "every 1000th
+    iteration (20 in all)", and one whose count falls to `max-loop-iterations` or fewer is not
+    flagged. A guard whose `N` is not known counts as every iteration.
+
     ## Example
     ```python
     import tensorflow as tf
@@ -265,6 +273,31 @@ class PredictInLoop(Rule):
             agents = [Agent() for _ in range(3)]
             for agent in agents:
                 agent.act(state)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class FinalScores(tf.keras.callbacks.Callback):
+                def __init__(self, x_val):
+                    super().__init__()
+                    self.x_val = x_val
+
+                def on_train_end(self, logs=None):
+                    self.scores = self.model.predict(self.x_val)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            SAMPLE_EVERY = 25
+            generator = tf.keras.models.load_model("generator.keras")
+            for epoch in range(100):
+                train_epoch()
+                if epoch % SAMPLE_EVERY == 0:
+                    samples = generator.predict(noise)
             """
         ),
     )
@@ -567,11 +600,48 @@ class PredictInLoop(Rule):
             "`classifier.predict_classes` every iteration builds a new `tf.data` pipeline "
             "each call; use `classifier(x, training=False)` or `predict_on_batch`",
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class ValidationScores(tf.keras.callbacks.Callback):
+                def __init__(self, x_val):
+                    super().__init__()
+                    self.x_val = x_val
+                    self.scores = []
+
+                def on_train_batch_end(self, batch, logs=None):
+                    self.scores.append(self.model.predict(self.x_val))
+            """,
+            10,
+            28,
+            10,
+            58,
+            "`self.model.predict` every batch builds a new `tf.data` pipeline each call; "
+            "use `self.model(x, training=False)` or `predict_on_batch`",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            generator = tf.keras.models.load_model("generator.keras")
+            for step in range(20_000):
+                train_step()
+                if step % 1000 == 0:
+                    samples = generator.predict(noise)
+            """,
+            7,
+            19,
+            7,
+            43,
+            "`generator.predict` every 1000th iteration (20 in all) builds a new `tf.data` "
+            "pipeline each call; use `generator(x, training=False)` or `predict_on_batch`",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
-        if not context.loops or context.in_tf_function:
+        if not context.repeated or context.in_tf_function:
             return
         if context.bounded(context.options.max_loop_iterations):
             return
@@ -587,7 +657,7 @@ class PredictInLoop(Rule):
             relate_loop(report, context)
             return
         predicts = effects_through_calls(context, node, EffectKind.PREDICT)
-        if not predicts or any(builds_models(context, loop) for loop in context.loops):
+        if not predicts or builds_models(context, context.repeated_calls()):
             return
         for effect in predicts:  # each `predict` the call runs (one finding per place)
             callee = effect.chain[0].callee.rpartition(".")[2]

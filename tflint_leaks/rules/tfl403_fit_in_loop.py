@@ -44,6 +44,12 @@ class FitInLoop(Rule):
     1 project, or a file that turns eager execution off: `fit` registers no gradient functions
     there, and `clear_session()` frees the graph).
 
+    A search objective is a loop of its own: an Optuna, Ray Tune or Hyperopt objective that
+    builds and fits a model runs once per trial, and is flagged (with `n_trials=N`, only above
+    `max-loop-iterations`) even when it calls `clear_session()` first: that is what this rule's
+    reason is about, from TensorFlow 2.11 on (TFL401 is quiet for it). The same applies to a
+    web route or a Keras callback that builds and fits a model per call.
+
     ## Example
     ```python
     import tensorflow as tf
@@ -201,6 +207,23 @@ class FitInLoop(Rule):
             model.compile(tf.keras.optimizers.Adam(lr), "mse")
             model.fit(x, y)
         """),
+        Valid(
+            """
+            import optuna
+            import tensorflow as tf
+
+            def objective(trial):
+                tf.keras.backend.clear_session()
+                units = trial.suggest_int("units", 8, 128)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+                model.compile("adam", "mse")
+                model.fit(x, y, epochs=5)
+                return model.evaluate(x, y)
+
+            study = optuna.create_study()
+            study.optimize(objective, n_trials=8)
+            """
+        ),
     )
     INVALID = (
         Invalid(
@@ -324,20 +347,44 @@ class FitInLoop(Rule):
             "`clear_session()` (tensorflow/tensorflow#61791); run each trial in a fresh "
             "process",
         ),
+        Invalid(
+            """
+            import optuna
+            import tensorflow as tf
+
+            def objective(trial):
+                tf.keras.backend.clear_session()
+                units = trial.suggest_int("units", 8, 128)
+                model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+                model.compile("adam", "mse")
+                model.fit(x, y, epochs=5)
+                return model.evaluate(x, y)
+
+            study = optuna.create_study()
+            study.optimize(objective, n_trials=50)
+            """,
+            9,
+            5,
+            9,
+            30,
+            "a model built every trial is `fit` here; since TensorFlow 2.11 each `fit` "
+            "registers gradient functions globally that keep its graphs alive even after "
+            "`clear_session()` (tensorflow/tensorflow#61791); run each trial in a fresh "
+            "process",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
-        if not context.loops or context.in_tf_function or in_model_definition(context):
+        if not context.repeated or context.in_tf_function or in_model_definition(context):
             return
         if context.bounded(context.options.max_loop_iterations):
             return
         receiver = method_call(node, _FIT)
         if receiver is not None:
             if built_in_loop(context, receiver):
-                report = self.report(
-                    node, f"a model built every iteration is `fit` here; {_ADVICE}"
-                )
+                built = every_iteration(context, counted=False)
+                report = self.report(node, f"a model built {built} is `fit` here; {_ADVICE}")
                 relate_loop(report, context)
             return
         fits = effects_through_calls(context, node, EffectKind.FIT)

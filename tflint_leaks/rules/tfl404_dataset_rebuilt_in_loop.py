@@ -255,15 +255,15 @@ class DatasetRebuiltInLoop(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
         if not context.loops or context.in_tf_function:
-            return
+            return  # an entry point's pipeline is over the call's own data (a request's image)
         if context.bounded(context.options.max_loop_iterations):
             return
         direct = context.resolve(node.func) in keras.DATASET_SOURCES
         built = [] if direct else effects_through_calls(context, node, EffectKind.DATASET)
         if not (direct or built):
             return
-        loop = context.loops[-1]
-        if not trains(context, loop) or builds_models(context, loop):
+        calls = context.loop_calls(context.loops[-1])
+        if not trains(context, calls) or builds_models(context, calls):
             return
         if direct:
             report = self.report(

@@ -58,6 +58,10 @@ class GraphGrowsInLoop(Rule):
     reuse, a `tf.Summary()` protocol buffer). Limits: a helper that builds its ops once behind
     its own first-call guard is still reported (call summaries do not see guards), and ops made
     by Python operators on tensors (`sess.run(a + b)`, `t[0]`) are not seen.
+    A periodic guard around the op (`if step % 1000 == 0:`) divides the count: the message
+    says "every 1000th iteration", and a loop of known size whose guarded count falls to
+    `max-loop-iterations` or fewer is not flagged (a guard whose `N` is not known counts as
+    every iteration).
 
     ## Example
     ```python
@@ -307,7 +311,7 @@ class GraphGrowsInLoop(Rule):
             20,
             8,
             31,
-            "`t.assign(...)` through `copy_parameters` every iteration adds nodes to the "
+            "`t.assign(...)` through `copy_parameters` every 1000th iteration adds nodes to the "
             "default graph of a loop that runs it (`sess.run`): the graph grows for as long "
             "as the loop runs; build it once before the loop (`graph.finalize()` catches this)",
         ),

@@ -1,0 +1,359 @@
+"""Repetition that is not a loop (the entry points of ``analysis/entry_points.py``) and how often a
+guarded call runs (``if step % N == 0``): one test per row of the table, then the edges."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tflint_leaks.analysis.entry_points import ENTRY_POINTS, Form, Row
+from tflint_leaks.config import Settings
+from tflint_leaks.engine.runner import lint_paths
+
+
+def _lint(
+    tmp_path: Path, source: str, name: str = "app.py", select: str = "ALL"
+) -> list[tuple[str, int, str]]:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
+    result = lint_paths([path], Settings(select=(select,)))
+    assert not result.errors
+    return [(d.code, d.start.line, d.message) for d in result.diagnostics]
+
+
+def _row_id(row: Row) -> str:
+    return f"{row.framework}-{row.form.value}-{row.unit}-{row.names[0] if row.names else ''}"
+
+
+@pytest.mark.parametrize("row", ENTRY_POINTS, ids=_row_id)
+def test_each_entry_point_repeats_its_body(tmp_path: Path, row: Row) -> None:
+    """Each row's example predicts with a module-level model in the entry point's body: the
+    only finding is TFL402 there, counted in the row's unit (and the registration's count)."""
+    name = "views.py" if row.form is Form.VIEWS else "app.py"
+    findings = _lint(tmp_path, row.example, name)
+    line = next(n for n, text in enumerate(row.example.splitlines(), 1) if "MODEL.predict" in text)
+    assert len(findings) == 1, findings
+    code, found_line, message = findings[0]
+    assert (code, found_line) == ("TFL402", line)
+    counted = r" \(\d+ in all\)" if row.count else ""
+    assert re.match(rf"`MODEL\.predict` every {re.escape(row.unit)}{counted} builds", message)
+
+
+FLASK = """
+import tensorflow as tf
+from flask import Flask
+
+app = Flask(__name__)
+MODEL = tf.keras.models.load_model("model.keras")
+
+@app.route("/predict", methods=["POST"])
+def predict():
+    model = tf.keras.models.load_model("model.keras")
+    return model(x, training=False)
+
+@app.route("/score", methods=["POST"])
+def score():
+    return MODEL(x, training=False)
+"""
+
+
+def test_flask_route_loading_a_model_is_flagged_and_a_module_level_model_is_not(
+    tmp_path: Path,
+) -> None:
+    assert _lint(tmp_path, FLASK) == [
+        (
+            "TFL401",
+            9,
+            "`tf.keras.models.load_model` builds a new Keras model every request and the Flask "
+            "route never calls `clear_session()`; Keras' global state grows with each model "
+            "(`del` and `gc.collect()` do not release it)",
+        )
+    ]
+
+
+def test_a_model_loaded_on_first_request_only_is_quiet(tmp_path: Path) -> None:
+    source = """
+    import tensorflow as tf
+    from flask import Flask
+
+    app = Flask(__name__)
+    model = None
+
+    @app.route("/predict")
+    def predict():
+        global model
+        if model is None:
+            model = tf.keras.models.load_model("model.keras")
+        return model(x, training=False)
+    """
+    assert _lint(tmp_path, source) == []
+
+
+def test_a_helper_the_route_calls_is_found_through_its_chain(tmp_path: Path) -> None:
+    (tmp_path / "models.py").write_text(
+        "import tensorflow as tf\n\n"
+        "def classify(x):\n"
+        '    model = tf.keras.models.load_model("model.keras")\n'
+        "    return model(x, training=False)\n",
+        encoding="utf-8",
+    )
+    source = """
+    from fastapi import FastAPI
+    from models import classify
+
+    app = FastAPI()
+
+    @app.post("/predict")
+    def predict(x: list[float]):
+        return classify(x)
+    """
+    findings = _lint(tmp_path, source, select="TFL401")
+    assert [(code, line) for code, line, _ in findings] == [("TFL401", 8)]
+    assert findings[0][2].startswith(
+        "`classify` builds a Keras model every request and the FastAPI route never calls"
+    )
+
+
+OPTUNA = """
+import optuna
+import tensorflow as tf
+
+def objective(trial):
+    {clear}model = tf.keras.Sequential([tf.keras.layers.Dense(trial.suggest_int("units", 1, 9))])
+    model.compile("adam", "mse")
+    return model.evaluate(x, y)
+
+study = optuna.create_study()
+study.optimize(objective, n_trials=100)
+"""
+
+
+def test_optuna_objective_without_clear_session_is_flagged_per_trial(tmp_path: Path) -> None:
+    findings = _lint(tmp_path, OPTUNA.format(clear=""))
+    assert [(code, line) for code, line, _ in findings] == [("TFL401", 5)]
+    assert "every trial (100 in all) and the Optuna objective never calls" in findings[0][2]
+
+
+def test_optuna_objective_with_clear_session_is_quiet(tmp_path: Path) -> None:
+    source = OPTUNA.format(clear="tf.keras.backend.clear_session()\n    ")
+    assert _lint(tmp_path, source) == []
+
+
+def test_few_trials_are_bounded(tmp_path: Path) -> None:
+    source = OPTUNA.format(clear="").replace("n_trials=100", "n_trials=5")
+    assert _lint(tmp_path, source) == []
+
+
+def test_keras_tuner_clears_the_session_before_each_build(tmp_path: Path) -> None:
+    source = """
+    import keras_tuner
+    import tensorflow as tf
+
+    def build_model(hp):
+        return tf.keras.Sequential([tf.keras.layers.Dense(hp.Int("units", 8, 64))])
+
+    tuner = keras_tuner.RandomSearch(build_model, objective="val_loss", max_trials=50)
+    """
+    assert _lint(tmp_path, source) == []
+
+
+CALLBACK = """
+import tensorflow as tf
+
+class Monitor(tf.keras.callbacks.Callback):
+    def {hook}(self, batch, logs=None):
+        self.history.append(self.model.predict(x_val))
+"""
+
+
+def test_per_batch_callback_predict_is_flagged(tmp_path: Path) -> None:
+    findings = _lint(tmp_path, CALLBACK.format(hook="on_train_batch_end"))
+    assert [(code, line) for code, line, _ in findings] == [("TFL402", 5)]
+    assert findings[0][2].startswith("`self.model.predict` every batch builds")
+
+
+def test_on_train_end_runs_once_and_is_quiet(tmp_path: Path) -> None:
+    assert _lint(tmp_path, CALLBACK.format(hook="on_train_end")) == []
+
+
+def test_a_thread_started_once_is_not_repeated(tmp_path: Path) -> None:
+    source = """
+    import threading
+    import tensorflow as tf
+
+    MODEL = tf.keras.models.load_model("model.keras")
+
+    def worker():
+        MODEL.predict(x)
+
+    threading.Thread(target=worker).start()
+    """
+    assert _lint(tmp_path, source) == []
+
+
+def test_a_dataset_map_function_is_traced_once_and_is_quiet(tmp_path: Path) -> None:
+    """``Dataset.map`` traces its function once (TF 2.21: one Python call for 20 elements);
+    only a ``tf.py_function`` inside runs per element."""
+    source = """
+    import tensorflow as tf
+
+    def preprocess(x):
+        model = tf.keras.models.load_model("encoder.keras")
+        return model(x)
+
+    ds = tf.data.Dataset.range(100).map(preprocess)
+    """
+    assert _lint(tmp_path, source) == []
+
+
+def test_a_py_function_in_a_map_builds_a_model_per_element(tmp_path: Path) -> None:
+    source = """
+    import tensorflow as tf
+
+    def classify(x):
+        model = tf.keras.models.load_model("classifier.keras")
+        return model(x[None], training=False)
+
+    def wrapper(x):
+        return tf.py_function(classify, [x], tf.float32)
+
+    ds = tf.data.Dataset.range(100).map(wrapper)
+    """
+    findings = _lint(tmp_path, source)
+    assert [(code, line) for code, line, _ in findings] == [("TFL401", 4)]
+    assert "every element and the TensorFlow py_function never calls" in findings[0][2]
+
+
+# -- frequency: guards that run their body one time in N -------------------------------------------
+
+GUARDED = """
+import tensorflow as tf
+
+model = tf.keras.models.load_model("model.keras")
+for step in range({steps}):
+    if {guard}:
+        model.predict(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("steps", "guard", "expected"),
+    [
+        (5000, "step % 100 == 0", "every 100th iteration (50 in all)"),
+        (1000, "step % 50 == 0", "every 50th iteration (20 in all)"),
+        (1000, "(step + 1) % 50 == 0", "every 50th iteration (20 in all)"),
+        (1000, "step % 50 == 49", "every 50th iteration (20 in all)"),
+        (1000, "not step % 50", "every 50th iteration (20 in all)"),
+        (1000, "step > 0 and step % 50 == 0", "every 50th iteration (20 in all)"),
+        (1000, "step % 2 != 0", "every iteration (1000 in all)"),
+        (1000, "step % PERIOD == 0", "every iteration (1000 in all)"),
+    ],
+)
+def test_a_periodic_guard_divides_the_count(
+    tmp_path: Path, steps: int, guard: str, expected: str
+) -> None:
+    findings = _lint(tmp_path, GUARDED.format(steps=steps, guard=guard), select="TFL402")
+    assert [(code, line) for code, line, _ in findings] == [("TFL402", 6)]
+    assert findings[0][2].startswith(f"`model.predict` {expected} builds")
+
+
+def test_a_periodic_guard_with_a_known_large_n_is_quiet(tmp_path: Path) -> None:
+    source = GUARDED.format(steps=1000, guard="step % EVERY == 0").replace(
+        "for step", "EVERY = 200\nfor step"
+    )
+    assert _lint(tmp_path, source, select="TFL402") == []
+
+
+def test_the_orelse_of_a_periodic_guard_runs_every_iteration(tmp_path: Path) -> None:
+    source = """
+    import tensorflow as tf
+
+    model = tf.keras.models.load_model("model.keras")
+    for step in range(1000):
+        if step % 100 == 0:
+            print(step)
+        else:
+            model.predict(x)
+    """
+    findings = _lint(tmp_path, source, select="TFL402")
+    assert findings[0][2].startswith("`model.predict` every iteration (1000 in all) builds")
+
+
+def test_a_project_method_named_optimize_is_not_optunas(tmp_path: Path) -> None:
+    """A wrapper class of the project (which may clear the session itself) is not Optuna."""
+    source = """
+    import optuna
+    import tensorflow as tf
+
+    class Search:
+        def __init__(self):
+            self.study = optuna.create_study()
+
+        def optimize(self, objective, trials):
+            def wrapped(trial):
+                tf.keras.backend.clear_session()
+                return objective(trial)
+            self.study.optimize(wrapped, n_trials=trials)
+
+    def objective(trial):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(trial.suggest_int("u", 1, 9))])
+        return model.evaluate(x, y)
+
+    Search().optimize(objective, 100)
+    """
+    assert _lint(tmp_path, source) == []
+
+
+def test_a_registration_repeated_by_a_loop_has_no_known_count(tmp_path: Path) -> None:
+    source = OPTUNA.format(clear="").replace(
+        "study.optimize(objective, n_trials=100)",
+        "while True:\n    study.optimize(objective, n_trials=1)",
+    )
+    findings = _lint(tmp_path, source)
+    assert [(code, line) for code, line, _ in findings] == [("TFL401", 5)]
+    assert "every trial and the Optuna objective never calls" in findings[0][2]
+
+
+def test_an_optimize_on_an_object_of_unknown_origin_is_not_optunas(tmp_path: Path) -> None:
+    """``ok.optimize(objective)`` on an object of a library the project cannot see (a wrapper
+    that may clear the session itself) is not taken for Optuna's, even in a file that imports
+    optuna; ``self.study = optuna.create_study()`` is followed."""
+    source = """
+    import optuna
+    import tensorflow as tf
+    from wrappers import Search
+
+    def objective(trial):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(trial.suggest_int("u", 1, 9))])
+        return model.evaluate(x, y)
+
+    class Runner:
+        def __init__(self):
+            self.study = optuna.create_study()
+
+        def run(self, function):
+            self.study.optimize(function, n_trials=50)
+
+    Search().optimize(objective, n_trials=100)
+    Runner().run(objective)
+    """
+    findings = _lint(tmp_path, source)
+    assert [(code, line) for code, line, _ in findings] == [("TFL401", 6)]
+    assert "every trial (50 in all)" in findings[0][2]
+
+
+def test_developing_md_lists_every_framework_and_unit() -> None:
+    """The table in DEVELOPING.md says what the code's table holds (each framework with its
+    units), so the docs cannot drift from ENTRY_POINTS."""
+    text = (Path(__file__).resolve().parent.parent / "DEVELOPING.md").read_text(encoding="utf-8")
+    section = text.split("## Repetition that is not a loop", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|") for line in section.splitlines() if line.startswith("| ")]
+    documented = {(cells[1].strip(), cells[3].strip()) for cells in rows[2:]}
+    for row in ENTRY_POINTS:
+        assert any(
+            framework == row.framework and row.unit in units.split(" / ")
+            for framework, units in documented
+        ), (row.framework, row.unit)

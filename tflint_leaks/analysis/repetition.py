@@ -1,0 +1,333 @@
+"""Which project functions a framework calls many times: the table of
+:mod:`.entry_points` matched against the project.
+
+:func:`entry_point` answers for one function (its decorators, its class's bases, its module,
+or a call anywhere in the project that hands it to a framework, with the count the call gives:
+``n_trials=100``); :func:`entry_functions` for a whole module (the relevance filter keeps them
+for the loop rules). Nothing here runs or imports project code: names are canonical
+(:mod:`.names`), values the solver's.
+"""
+
+from __future__ import annotations
+
+import ast
+import weakref
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tflint_leaks.analysis.entry_points import ENTRY_POINTS, Form, Row
+from tflint_leaks.analysis.facts import Body, Span
+from tflint_leaks.analysis.lattice import FunctionRef, Kind
+from tflint_leaks.analysis.names import resolve_dotted
+from tflint_leaks.analysis.symbolic import Expr, Op
+from tflint_leaks.source import SourceError, read_source
+
+if TYPE_CHECKING:
+    from tflint_leaks.analysis.index import ClassFacts, ModuleIndex
+    from tflint_leaks.analysis.inference import Where
+    from tflint_leaks.analysis.program import Program
+    from tflint_leaks.analysis.project import ProjectIndex
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """A function a framework calls many times."""
+
+    row: Row
+    #: How many calls, when the registration says (``n_trials=100``).
+    count: int | None = None
+    #: Where the framework is told: the registering call or the class (None with
+    #: ``decorator``), in ``path``.
+    place: Span | None = None
+    path: str | None = None
+    #: DECORATOR: the index of the decorator among the function's.
+    decorator: int | None = None
+
+    @property
+    def framework(self) -> str:
+        return self.row.framework
+
+    @property
+    def unit(self) -> str:
+        return self.row.unit
+
+    @property
+    def what(self) -> str:
+        return self.row.what
+
+    @property
+    def clears_session(self) -> bool:
+        return self.row.clears_session
+
+
+def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(fnmatchcase(name, pattern) for pattern in patterns)
+
+
+# -- the function the walker is in ---------------------------------------------------------------
+
+
+def entry_point(program: Program, module: ModuleIndex, qualname: str) -> EntryPoint | None:
+    """The framework that calls the project function ``qualname`` of ``module`` many times,
+    if one does: by its decorators, its class's bases, its module (a Django view), or a call
+    anywhere in the project that hands it to a framework."""
+    function = module.functions.get(qualname)
+    if function is None:
+        return None
+    project = program.project
+    for index, decorator in enumerate(function.decorators):
+        callee = decorator.func if decorator.op is Op.CALL else decorator
+        if callee.op is not Op.REF:
+            continue
+        name = canonical_name(callee.text, module, project)
+        for row in ENTRY_POINTS:
+            if row.form is Form.DECORATOR and _matches(name, row.names):
+                return EntryPoint(row, decorator=index)
+    owner, _, method = qualname.rpartition(".")
+    klass = module.classes.get(owner) if owner else None
+    if klass is not None:
+        found = _method_entry(project, module, klass, method)
+        if found is not None:
+            return found
+    if (
+        not owner
+        and function.params[:1] == ("request",)
+        and (Path(module.path).name == "views.py" or Path(module.path).parent.name == "views")
+    ):
+        return EntryPoint(next(r for r in ENTRY_POINTS if r.form is Form.VIEWS))
+    return registrations(program).get(FunctionRef(module.path, qualname))
+
+
+def entry_functions(program: Program, module: ModuleIndex) -> frozenset[str]:
+    """The qualified names of ``module``'s functions and methods that are entry points."""
+    return frozenset(q for q in module.functions if entry_point(program, module, q) is not None)
+
+
+def _method_entry(
+    project: ProjectIndex, module: ModuleIndex, klass: ClassFacts, method: str
+) -> EntryPoint | None:
+    bases = [base for _, owner in project.mro(module, klass) for base in owner.bases]
+    for row in ENTRY_POINTS:
+        if row.form is not Form.METHOD:
+            continue
+        public = "*" in row.methods and not method.startswith("_")
+        if (public or method in row.methods) and any(_matches(b, row.names) for b in bases):
+            return EntryPoint(row, place=klass.span, path=module.path)
+    return None
+
+
+def canonical_name(text: str, module: ModuleIndex, project: ProjectIndex) -> str:
+    """The canonical name of a dotted expression of ``module``, where a name bound at module
+    level to a call stands for an instance of what it calls (``app = Flask(__name__)``:
+    ``app.route`` is ``flask.Flask.route``), through the project's imports."""
+    for _ in range(4):  # project modules re-exporting an instance; deeper is not followed
+        head, dot, rest = text.partition(".")
+        if head in module.imports:
+            found = project.global_of(head, module)
+            if found is None:
+                break
+            module, text = found.module, ".".join([found.name, *found.attributes]) + dot + rest
+            continue
+        value = next((a.value for a in module.body.assigns if a.target == head), None)
+        if value is None or value.op is not Op.CALL or value.func.op is not Op.REF:
+            break
+        text = value.func.text + dot + rest
+    return resolve_dotted(text, module.imports) or text
+
+
+# -- functions handed to a framework -------------------------------------------------------------
+
+
+_REGISTRATIONS: weakref.WeakKeyDictionary[Program, dict[FunctionRef, EntryPoint]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def registrations(program: Program) -> dict[FunctionRef, EntryPoint]:
+    """Every project function that some call of the project hands to a framework (an
+    ARGUMENT row), with the first such call; computed once per program."""
+    found = _REGISTRATIONS.get(program)
+    if found is None:
+        found = _REGISTRATIONS[program] = _registrations(program)
+    return found
+
+
+def _registrations(program: Program) -> dict[FunctionRef, EntryPoint]:
+    inference = program.inference
+    table = inference.calls_named()
+    rows: dict[str, list[Row]] = {}
+    for row in ENTRY_POINTS:
+        if row.form is Form.ARGUMENT:
+            for pattern in row.names:
+                rows.setdefault(pattern.rpartition(".")[2], []).append(row)
+    found: dict[FunctionRef, EntryPoint] = {}
+    looped: dict[str, frozenset[tuple[int, int]]] = {}
+    for last, candidates in sorted(rows.items()):
+        for site in table.get(last, ()):
+            call, where = inference.site(site)
+            name = _callee(call.func, where.module, program.project)
+            for row in candidates:
+                if name is None or not _matches(name, row.names):
+                    continue
+                if not _registers(row, call, where, program.project):
+                    continue
+                span = where.body.calls[site[2]].span
+                for function in _handed(program, call, row, where):
+                    if function in found:
+                        continue
+                    in_loop = _in_loop(where.module.path, span, looped)
+                    if row.once and not (in_loop or _repeats(row, call, where, function)):
+                        continue
+                    # Registered again by a loop: the count per registration is not the total.
+                    count = None if in_loop else _count(program, call, row, where)
+                    found[function] = EntryPoint(row, count, span, where.module.path)
+    return found
+
+
+def _callee(func: Expr, module: ModuleIndex, project: ProjectIndex) -> str | None:
+    """A callee's canonical name; a chain of calls reads ``schedule.every().minutes.do``."""
+    parts: list[str] = []
+    while func.op is not Op.REF:
+        if func.op not in {Op.ATTR, Op.CALL}:
+            return None
+        parts.append("()" if func.op is Op.CALL else f".{func.text}")
+        func = func.parts[0]
+    return canonical_name(func.text, module, project) + "".join(reversed(parts))
+
+
+def _registers(row: Row, call: Expr, where: Where, project: ProjectIndex) -> bool:
+    module = where.module
+    if row.package and not _made_by(row.package, call, where, project):
+        return False
+    if row.with_call:
+        return any(
+            site.call.func.op is Op.REF
+            and _matches(resolve_dotted(site.call.func.text, module.imports) or "", row.with_call)
+            for body in _bodies(module)
+            for site in body.calls
+        )
+    return True
+
+
+def _made_by(package: str, call: Expr, where: Where, project: ProjectIndex) -> bool:
+    """A method call (``study.optimize(...)``) whose receiver is made by ``package``: bound,
+    in the function, in its class's ``self.x = ...`` or at module level, to a call of it
+    (``study = optuna.create_study()``), or such a call itself. A receiver of unknown origin,
+    or a project object (a wrapper with its own ``optimize``), is not the framework's."""
+    method = call.method
+    if method is None:
+        return False
+    receiver: Expr | None = method[0]
+    for _ in range(4):  # ``app.router`` is bound through ``app``; deeper is not followed
+        if receiver is None:
+            return False
+        if receiver.op is Op.CALL:
+            made = _callee(receiver.func, where.module, project) or ""
+            return made == package or made.startswith(f"{package}.")
+        if receiver.op is not Op.REF:
+            return False
+        receiver = _binding(receiver.text, where)
+    return False
+
+
+def _binding(text: str, where: Where) -> Expr | None:
+    """What the dotted name ``text`` (its head, or ``self.x``) is assigned where it is read."""
+    head, _, rest = text.partition(".")
+    name = f"self.{rest.partition('.')[0]}" if head == "self" else head
+    bodies = [where.body]
+    klass = where.klass
+    if name.startswith("self.") and klass is not None:
+        bodies = [
+            function.body
+            for method in klass.methods
+            if (function := where.module.functions.get(f"{klass.name}.{method}")) is not None
+        ]
+    elif where.function is not None:
+        bodies.append(where.module.body)
+    return next((a.value for body in bodies for a in body.assigns if a.target == name), None)
+
+
+def _bodies(module: ModuleIndex) -> list[Body]:
+    return [module.body, *(f.body for f in module.functions.values())]
+
+
+def _handed(program: Program, call: Expr, row: Row, where: Where) -> list[FunctionRef]:
+    """The project functions a registering call hands over (through ``functools.partial``)."""
+    position, keyword = row.argument
+    argument = call.keyword(keyword) if position < 0 else call.argument(position, keyword)
+    if argument is None:
+        return []
+    if argument.op is Op.CALL and argument.func.op is Op.REF:
+        wrapper = resolve_dotted(argument.func.text, where.module.imports)
+        if wrapper == "functools.partial" and argument.positional:
+            argument = argument.positional[0]
+    value = program.value(argument, where)
+    return sorted(a.ref for a in value.atoms_of(Kind.FUNCTION) if isinstance(a.ref, FunctionRef))
+
+
+def _count(program: Program, call: Expr, row: Row, where: Where) -> int | None:
+    total = 1
+    for position, keyword, default in row.count:
+        argument = call.keyword(keyword) if position < 0 else call.argument(position, keyword)
+        if argument is None:
+            if default is None:
+                return None
+            total *= default
+            continue
+        ints = program.value(argument, where).ints
+        if not ints:
+            return None
+        total *= max(ints)
+    return total if row.count else None
+
+
+def _repeats(row: Row, call: Expr, where: Where, function: FunctionRef) -> bool:
+    """A ``once`` registration outside a loop runs its function more than once: it passes the
+    argument that makes it repeat, or is made by the function itself (a ``sched`` action
+    scheduling itself again)."""
+    if row.repeats_with is not None:
+        position, keyword = row.repeats_with
+        if call.argument(position, keyword) is not None:
+            return True
+    return function == FunctionRef(where.module.path, where.qualname)
+
+
+def _in_loop(path: str, span: Span, looped: dict[str, frozenset[tuple[int, int]]]) -> bool:
+    """The registering call at ``span`` is repeated by a loop of its own function."""
+    if path not in looped:
+        looped[path] = _calls_in_loops(path)
+    return (span.line, span.column) in looped[path]
+
+
+def _calls_in_loops(path: str) -> frozenset[tuple[int, int]]:
+    """The positions (line, 1-based column) of the calls of a Python file that a loop of their
+    own scope repeats (read with ``ast``; a notebook or an unreadable file has none)."""
+    if not path.endswith(".py"):
+        return frozenset()
+    try:
+        tree = ast.parse(read_source(Path(path)))
+    except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    found: set[tuple[int, int]] = set()
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, looped = stack.pop()
+        if isinstance(node, ast.Call) and looped:
+            found.add((node.lineno, node.col_offset + 1))
+        scope = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        inner = False if scope else looped or isinstance(node, _LOOPS)
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return frozenset(found)
+
+
+_LOOPS = (
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
