@@ -36,8 +36,8 @@ class PythonStateFrozen(Rule):
     - in two or more places outside set-up code (a toggle: `self._deterministic = True` for
       the evaluation rollouts, `False` after them).
 
-    The finding is the read (the first one in each `tf.function`); `related` points at the
-    assignment that comes after the trace and at the loop that repeats it.
+    The finding is the first read of each piece of state in a `tf.function`; `related` points
+    at the calls from the loop, the assignment that comes after the trace, and the loop.
 
     Not flagged: state set only in set-up code (a class body, `__init__`, Keras' `build`, a
     method only those call, a module's own code outside its loops) or in a single place that
