@@ -64,6 +64,8 @@ class RelatedRole(str, enum.Enum):
     CALLER = "caller"
     #: One call of the chain through which a loop runs the code the finding is about.
     CALL = "call"
+    #: Where the state a finding reads is assigned again.
+    ASSIGNMENT = "assignment"
 
 
 @dataclass(frozen=True)

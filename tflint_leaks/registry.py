@@ -58,6 +58,9 @@ class Judgement(str, enum.Enum):
     NEW_INSTANCES = "new-instances"
     #: The Python body ran on fewer calls than the function was called (it only ran tracing).
     SIDE_EFFECT = "side-effect"
+    #: Like ``SIDE_EFFECT`` for a read: the other calls used the value read while tracing (a
+    #: function that traced on every call read the current value each time).
+    FROZEN_READ = "frozen-read"
     #: Exact counters (and memory) sampled at the finding's loop grow per iteration.
     GROWTH = "growth"
     #: Like ``GROWTH``, on the tensors that tapes hold.
@@ -393,6 +396,14 @@ CODES: tuple[Code, ...] = (
         judgement=Judgement.SIDE_EFFECT,
         triggers=_TRACED,
         implementation="tfl304_print_in_function.PrintInFunction",
+    ),
+    Code(
+        "TFL305",
+        "python-state-frozen",
+        "A `tf.function` reads Python state that is assigned again after it traces",
+        judgement=Judgement.FROZEN_READ,
+        triggers=_TRACED,
+        implementation="tfl305_python_state_frozen.PythonStateFrozen",
     ),
     Code(
         "TFL401",

@@ -190,3 +190,42 @@ def test_unflagged_retracing_is_a_runtime_finding(side_effect: ConfirmResult) ->
     )
     assert extra.confirmation is not None
     assert extra.confirmation.verdict is Verdict.CONFIRMED
+
+
+@pytest.fixture(scope="module")
+def frozen_state() -> ConfirmResult:
+    """The real static pass's TFL305 findings on ``frozen_state.py``."""
+    script = "frozen_state.py"
+    return confirm(script, [d for d in static_findings(script) if d.code == "TFL305"])
+
+
+def test_frozen_state_is_found_at_both_reads(frozen_state: ConfirmResult) -> None:
+    found = {d.start.line for d in frozen_state.diagnostics if d.code == "TFL305"}
+    assert found == {line_of("frozen_state.py", m) for m in ("frozen-read", "retraced-read")}
+
+
+def test_a_read_of_state_assigned_after_the_trace_is_confirmed(
+    frozen_state: ConfirmResult,
+) -> None:
+    confirmation = confirmation_at(frozen_state, "TFL305", "frozen_state.py", "frozen-read")
+    assert confirmation.verdict is Verdict.CONFIRMED
+    assert (confirmation.traces, confirmation.calls) == (1, 10)
+    assert confirmation.summary == (
+        "the state was read on 1 of 10 calls of `Scaler.__call__`: the other calls used the value "
+        "read while tracing"
+    )
+    assert confirmation.cause == (
+        "the Python body of `Scaler.__call__` ran on 1 of 10 calls (only while tracing)"
+    )
+
+
+def test_a_read_in_a_function_that_traces_on_every_call_is_not_reproduced(
+    frozen_state: ConfirmResult,
+) -> None:
+    """Each new input shape traces again, and each trace reads the current value."""
+    confirmation = confirmation_at(frozen_state, "TFL305", "frozen_state.py", "retraced-read")
+    assert confirmation.verdict is Verdict.NOT_REPRODUCED
+    assert (confirmation.traces, confirmation.calls) == (10, 10)
+    assert confirmation.summary == (
+        "`shift` traced on each of its 10 calls: each trace read the current value"
+    )

@@ -2,10 +2,10 @@
 
 Collected in the ``ast`` pass for every function, method, class body and module, and kept in the
 :class:`~tflint_leaks.analysis.index.ModuleIndex` (so the cache keeps it too): the assignments
-(to names and to ``self.x``), what is returned, the calls made (with their spans) and the
-annotations. :mod:`tflint_leaks.analysis.program` turns these local facts into whole-program
-ones: the kind of every value, the return kind of every function, and what a call does every
-time it runs.
+(to names and to ``self.x``, each with its span), what is returned, the calls made (with their
+spans), the ``for`` and ``while`` loops and the annotations. :mod:`tflint_leaks.analysis.program`
+turns these local facts into whole-program ones: the kind of every value, the return kind of
+every function, what a call does every time it runs, and where a piece of state is assigned.
 """
 
 from __future__ import annotations
@@ -43,15 +43,6 @@ _PLAIN_BUILTINS = frozenset(
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Assign:
-    """``target = value`` (``target`` a name or ``self.x``); also loop targets, ``with ... as``
-    names and unpacked tuple elements (``value`` then an :data:`ITEM` of the whole)."""
-
-    target: str
-    value: Expr
-
-
 @dataclass(frozen=True, order=True)
 class Span:
     """A range of a file: 1-based lines, 1-based character columns, exclusive end."""
@@ -60,6 +51,36 @@ class Span:
     column: int
     end_line: int
     end_column: int
+
+    def contains(self, other: Span) -> bool:
+        """``other`` lies within this range."""
+        return (self.line, self.column) <= (other.line, other.column) and (
+            other.end_line,
+            other.end_column,
+        ) <= (self.end_line, self.end_column)
+
+
+@dataclass(frozen=True)
+class Assign:
+    """``target = value`` (``target`` a name or ``self.x``); also loop targets, ``with ... as``
+    names and unpacked tuple elements (``value`` then an :data:`ITEM` of the whole)."""
+
+    target: str
+    value: Expr
+    #: The statement (or loop target, ``with`` item) that assigns; None for annotations and
+    #: parameter defaults.
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A ``for`` or ``while`` statement of a body."""
+
+    #: ``for x in xs`` up to the end of the iterable, ``while test`` up to the end of the test.
+    header: Span
+    #: From the first statement of the loop's body to the end of its last: what runs every
+    #: iteration (the ``else`` block is not part of it).
+    body: Span
 
 
 @dataclass(frozen=True)
@@ -84,10 +105,17 @@ class Body:
     #: Names a statement of the body's own top level binds anew, from a value that does not
     #: read them (``model = build()``): a parameter so bound no longer holds what it was given.
     rebound: tuple[str, ...] = ()
+    #: The ``for`` and ``while`` statements of the body (comprehensions are not among them).
+    loops: tuple[Loop, ...] = ()
+
+    def loop_around(self, span: Span) -> Loop | None:
+        """The innermost loop of the body whose every iteration runs the code at ``span``."""
+        around = [loop for loop in self.loops if loop.body.contains(span)]
+        return max(around, key=lambda loop: loop.header) if around else None
 
 
 Resolve = Callable[[ast.expr], str | None]
-SpanOf = Callable[[ast.expr], Span]
+SpanOf = Callable[[ast.expr | ast.stmt], Span]
 
 
 def _kept(call: ast.Call, resolve: Resolve, graph_code: bool) -> bool:
@@ -110,19 +138,19 @@ def _kept(call: ast.Call, resolve: Resolve, graph_code: bool) -> bool:
     return True
 
 
-def _targets(target: ast.expr, value: Expr) -> Iterable[Assign]:
+def _targets(target: ast.expr, value: Expr, span: Span) -> Iterable[Assign]:
     if isinstance(target, ast.Tuple | ast.List):
         known = True  # positions after a ``*rest`` count from the end: not known
         for position, element in enumerate(target.elts):
             if isinstance(element, ast.Starred):
                 known = False
-                yield from _targets(element.value, UNKNOWN)
+                yield from _targets(element.value, UNKNOWN, span)
             else:
-                yield from _targets(element, item(value, position) if known else UNKNOWN)
+                yield from _targets(element, item(value, position) if known else UNKNOWN, span)
         return
     name = from_ast(target)
     if name.op is Op.REF:
-        yield Assign(name.text, value)
+        yield Assign(name.text, value, span)
 
 
 #: The node types :func:`collect_body` reads (every other node is skipped at once).
@@ -134,6 +162,7 @@ _COLLECTED = frozenset(
         ast.NamedExpr,
         ast.For,
         ast.AsyncFor,
+        ast.While,
         ast.withitem,
         ast.Return,
         ast.Global,
@@ -160,6 +189,7 @@ def collect_body(
     annotations: list[Assign] = []
     declared: list[str] = []
     defaults: list[Assign] = []
+    loops: list[Loop] = []
     if arguments is not None:
         positional = [*arguments.posonlyargs, *arguments.args]
         with_defaults = positional[len(positional) - len(arguments.defaults) :]
@@ -182,26 +212,36 @@ def collect_body(
             continue
         if isinstance(node, ast.Assign):
             value = from_ast(node.value)
+            span = span_of(node)
             for target in node.targets:
-                assigns.extend(_targets(target, value))
+                assigns.extend(_targets(target, value, span))
         elif isinstance(node, ast.AnnAssign):
             name = from_ast(node.target)
             if name.op is Op.REF:
                 annotations.append(Assign(name.text, from_ast(node.annotation)))
                 if node.value is not None:
-                    assigns.append(Assign(name.text, from_ast(node.value)))
+                    assigns.append(Assign(name.text, from_ast(node.value), span_of(node)))
         elif isinstance(node, ast.AugAssign):
             # ``n += 1`` is ``n = n + 1`` (a list's ``+=`` extends it: still a list).
             operator = BINARY_OPERATORS[type(node.op)]
             current = from_ast(node.target)
             value = Expr(Op.BINARY, operator, (current, from_ast(node.value)))
-            assigns.extend(_targets(node.target, value))
+            assigns.extend(_targets(node.target, value, span_of(node)))
         elif isinstance(node, ast.NamedExpr):
-            assigns.extend(_targets(node.target, from_ast(node.value)))
+            assigns.extend(_targets(node.target, from_ast(node.value), span_of(node)))
         elif isinstance(node, ast.For | ast.AsyncFor):
-            assigns.extend(_targets(node.target, iterate(from_ast(node.iter))))
+            loops.append(_loop(node, node.iter, span_of))
+            assigns.extend(
+                _targets(node.target, iterate(from_ast(node.iter)), span_of(node.target))
+            )
+        elif isinstance(node, ast.While):
+            loops.append(_loop(node, node.test, span_of))
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            assigns.extend(_targets(node.optional_vars, from_ast(node.context_expr)))
+            assigns.extend(
+                _targets(
+                    node.optional_vars, from_ast(node.context_expr), span_of(node.optional_vars)
+                )
+            )
         elif isinstance(node, ast.Return) and node.value is not None:
             returns.append(from_ast(node.value))
         elif isinstance(node, ast.Global):
@@ -216,6 +256,17 @@ def collect_body(
         tuple(declared),
         tuple(defaults),
         _rebound(top),
+        tuple(sorted(loops, key=lambda loop: loop.header)),
+    )
+
+
+def _loop(node: ast.For | ast.AsyncFor | ast.While, head: ast.expr, span_of: SpanOf) -> Loop:
+    """A loop statement whose header ends with ``head`` (the iterable, the test)."""
+    start, end = span_of(node), span_of(head)
+    first, last = span_of(node.body[0]), span_of(node.body[-1])
+    return Loop(
+        Span(start.line, start.column, end.end_line, end.end_column),
+        Span(first.line, first.column, last.end_line, last.end_column),
     )
 
 

@@ -29,7 +29,7 @@ from collections.abc import Generator, Iterable, Iterator
 from typing import Any, NamedTuple
 
 from tflint_leaks.analysis import keras, library
-from tflint_leaks.analysis.facts import Body
+from tflint_leaks.analysis.facts import Assign, Body
 from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex
 from tflint_leaks.analysis.lattice import (
     BOOL,
@@ -129,8 +129,8 @@ class Target(NamedTuple):
 
 
 _UNKNOWN_TARGET = Target(TargetKind.UNKNOWN)
-#: Expressions with where each is evaluated: the values assigned, the values stored.
-Placed = tuple[list[tuple[Expr, Where]], list[tuple[Expr, Where]]]
+#: Assignments and expressions with where each is evaluated: the assignments, the values stored.
+Placed = tuple[list[tuple[Assign, Where]], list[tuple[Expr, Where]]]
 #: A call site: the file, the qualified name of the function making it ("" for module code),
 #: and its index among that body's calls.
 SiteId = tuple[str, str, int]
@@ -142,7 +142,7 @@ class Inference:
 
     def __init__(self, project: ProjectIndex) -> None:
         self.project = project
-        self._locals: dict[int, dict[str, list[Expr]]] = {}
+        self._locals: dict[int, dict[str, list[Assign]]] = {}
         self._stored: dict[int, dict[str, list[Expr]]] = {}
         self._attribute_values: dict[tuple[str, str, str], Placed] = {}
         self._calls_named: dict[str, list[SiteId]] | None = None
@@ -179,14 +179,14 @@ class Inference:
             return None
         return module, module.classes[ref.name]
 
-    def _assigned(self, where: Where) -> dict[str, list[Expr]]:
+    def assigned(self, where: Where) -> dict[str, list[Assign]]:
         """A body's assignments by target (names, and ``self.x``)."""
         key = id(where.body)  # the body lives as long as the project index
         found = self._locals.get(key)
         if found is None:
             found = self._locals[key] = {}
             for assign in where.body.assigns:
-                found.setdefault(assign.target, []).append(assign.value)
+                found.setdefault(assign.target, []).append(assign)
         return found
 
     def _stores(self, where: Where) -> dict[str, list[Expr]]:
@@ -305,7 +305,7 @@ class Inference:
         function = where.function
         module = where.module
         if function is not None and name not in function.body.globals:
-            if name in self._assigned(where):
+            if name in self.assigned(where):
                 local: Value = yield ("local", module.path, function.qualname, name)
                 return local
             if name in function.params:
@@ -341,7 +341,7 @@ class Inference:
         module = self.module(path)
         submodule = self.project.find_module(f"{module.module}.{name}", module)
         bound = (
-            name in self._assigned(Where(module))
+            name in self.assigned(Where(module))
             or name in module.functions
             or name in module.classes
             or name in module.imports
@@ -511,7 +511,7 @@ class Inference:
     def _local(self, query: Query) -> Computation:
         _, path, qualname, name = query
         where = self.where_of(self.module(path), qualname)
-        values = yield from self.evaluate_all(self._assigned(where)[name], where)
+        values = yield from self.evaluate_all(_values(self.assigned(where)[name]), where)
         function = where.function
         if function is not None and name in function.params and name not in where.body.rebound:
             # A parameter the body also rebinds (``if isinstance(texts, str): texts =
@@ -525,9 +525,9 @@ class Inference:
         _, path, name = query
         module = self.module(path)
         where = Where(module)
-        assigned = self._assigned(where).get(name)
+        assigned = self.assigned(where).get(name)
         if assigned:
-            values = yield from self.evaluate_all(assigned, where)
+            values = yield from self.evaluate_all(_values(assigned), where)
             stored = yield from self.evaluate_all(self._stores(where).get(name, ()), where)
             return _filled(join(values), stored)
         annotation = next((a.value for a in module.body.annotations if a.target == name), None)
@@ -579,9 +579,9 @@ class Inference:
         return self.cone(definition.module, definition.klass)
 
     def _assignments(self, ref: ClassRef, name: str) -> Placed:
-        """Every value the attribute ``name`` of an instance of a project class is assigned
-        (in the class bodies and in ``self.name = ...`` of every method, through the MRO), and
-        every value those methods put into it (``self.name.append(...)``)."""
+        """Every assignment of the attribute ``name`` of an instance of a project class (in the
+        class bodies and ``self.name = ...`` in every method, through the MRO), and every value
+        those methods put into it (``self.name.append(...)``)."""
         key = (ref.path, ref.name, name)
         found = self._attribute_values.get(key)
         if found is not None:
@@ -594,14 +594,29 @@ class Inference:
         target = f"self.{name}"
         for owner_module, owner in self.project.mro(*definition):
             in_body = Where(owner_module, klass=owner)
-            assigned.extend((value, in_body) for value in self._assigned(in_body).get(name, ()))
+            assigned.extend((a, in_body) for a in self.assigned(in_body).get(name, ()))
             for method_name in owner.methods:
                 function = owner_module.functions.get(f"{owner.name}.{method_name}")
                 if function is None:
                     continue
                 inside = Where(owner_module, function, owner)
-                assigned.extend((v, inside) for v in self._assigned(inside).get(target, ()))
+                assigned.extend((a, inside) for a in self.assigned(inside).get(target, ()))
                 stored.extend((v, inside) for v in self._stores(inside).get(target, ()))
+        return found
+
+    def attribute_assignments(self, ref: ClassRef, name: str) -> list[tuple[Assign, Where]]:
+        """Where the attribute ``name`` of an instance of a project class is assigned by the
+        class itself (its bodies and its methods' ``self.name = ...``, through the MRO)."""
+        return self._assignments(ref, name)[0]
+
+    def global_assignments(self, module: ModuleIndex, name: str) -> list[tuple[Assign, Where]]:
+        """Where a module's global ``name`` is assigned: by the module's own code, and by its
+        functions that declare it ``global``."""
+        found = [(a, Where(module)) for a in self.assigned(Where(module)).get(name, ())]
+        for qualname, function in module.functions.items():
+            if name in function.body.globals:
+                where = self.where_of(module, qualname)
+                found.extend((a, where) for a in self.assigned(where).get(name, ()))
         return found
 
     def has_attribute(self, ref: ClassRef, name: str) -> bool:
@@ -622,8 +637,8 @@ class Inference:
         assigned, stored = self._assignments(ref, name)
         if assigned:
             values: list[Value] = []
-            for value, where in assigned:
-                values.append((yield from self.evaluate(value, where)))
+            for assign, where in assigned:
+                values.append((yield from self.evaluate(assign.value, where)))
             items: list[Value] = []
             for value, where in stored:
                 items.append((yield from self.evaluate(value, where)))
@@ -775,13 +790,17 @@ class Inference:
 
         for where in self.bodies():
             # A name the body binds itself is a variable there, not a function.
-            variables = set(self._assigned(where))
+            variables = set(self.assigned(where))
             if where.function is not None:
                 variables.update(where.function.params)
             for value, receiver in _handed_values(where.body, parameters):
                 _hand(value, receiver, variables, receivers, escaped)
         self._handed = (receivers, frozenset(escaped))
         return self._handed
+
+
+def _values(assigns: Iterable[Assign]) -> Iterator[Expr]:
+    return (assign.value for assign in assigns)
 
 
 def _filled(value: Value, stored: list[Value]) -> Value:

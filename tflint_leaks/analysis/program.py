@@ -3,9 +3,10 @@
 :class:`Program` is what the rule kit's :class:`~tflint_leaks.rulekit.context.FileContext`
 asks (rules never come here themselves): the value of an expression in a place
 (:mod:`.inference`, over the lattice of :mod:`.lattice`), what a call runs, what it does each
-time it runs (:mod:`.effects`), the ``tf.function`` it invokes, an integer's value and a NumPy
-array's origin. Every question is answered by the one :class:`~.solver.Solver`, whose answers
-are cached for the run and do not depend on the order they are asked in.
+time it runs (:mod:`.effects`), the ``tf.function`` it invokes, an integer's value, a NumPy
+array's origin, and where a piece of state is assigned (:mod:`.writes`). Every question is
+answered by the one :class:`~.solver.Solver`, whose answers are cached for the run and do not
+depend on the order they are asked in.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tflint_leaks.analysis.lattice import ArrayOrigin, FunctionRef, Kind, Value
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.solver import Solver
 from tflint_leaks.analysis.symbolic import Expr
+from tflint_leaks.analysis.writes import Write, Writes
 
 
 class Program:
@@ -28,6 +30,7 @@ class Program:
         self.project = project.close()
         self.inference = Inference(project)
         self.effects = Effects(self.inference)
+        self.writes = Writes(self.inference)
         self.solver = Solver({**self.inference.equations(), **self.effects.equations()})
 
     def _run(self, computation: Generator[Any, Any, Any]) -> Any:
@@ -62,6 +65,11 @@ class Program:
     def tf_function(self, call: Expr, where: Where) -> TfFunctionTarget | None:
         """The ``tf.function`` a call invokes, if the project index knows it."""
         found: TfFunctionTarget | None = self._run(self.effects.tf_function(call, where))
+        return found
+
+    def writes_of(self, expr: Expr, where: Where) -> tuple[Write, ...]:
+        """Every assignment of the state ``expr`` reads in ``where`` (:mod:`.writes`)."""
+        found: tuple[Write, ...] = self._run(self.writes.of(expr, where))
         return found
 
     def defines(self, value: Value, method: str) -> bool:

@@ -15,8 +15,9 @@ from tflint_leaks.diagnostics import (
 )
 
 #: Related locations the text output shows under a finding: the calls through which a loop runs
-#: the code the finding is about (the other roles are in JSON and SARIF).
-CHAIN_ROLES = frozenset({RelatedRole.CALLER, RelatedRole.CALL})
+#: the code the finding is about, and where the state it reads is assigned again (the other roles
+#: are in JSON and SARIF).
+CHAIN_ROLES = frozenset({RelatedRole.CALLER, RelatedRole.CALL, RelatedRole.ASSIGNMENT})
 
 
 def _safe_fix(diagnostic: Diagnostic) -> bool:
@@ -29,7 +30,7 @@ def location(diagnostic: Diagnostic) -> str:
 
 
 def chain(diagnostic: Diagnostic) -> list[Related]:
-    """The calls from the loop to the finding, outermost first."""
+    """The calls from the loop to the finding, outermost first (and the assignments)."""
     return [related for related in diagnostic.related if related.role in CHAIN_ROLES]
 
 

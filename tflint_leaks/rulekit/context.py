@@ -33,6 +33,7 @@ from tflint_leaks.analysis.symbolic import Expr, ref
 from tflint_leaks.analysis.symbolic_cst import from_cst
 from tflint_leaks.analysis.tapes import Tape, collect_tapes
 from tflint_leaks.analysis.values import Evaluator, break_bound
+from tflint_leaks.analysis.writes import Write
 from tflint_leaks.diagnostics import RelatedRole
 
 if TYPE_CHECKING:
@@ -578,6 +579,20 @@ class FileContext:
         """The project class of the value ``name`` holds here, when it is known."""
         klass = self.value(ref(name)).klass
         return self.program.inference.klass(klass) if klass is not None else None
+
+    def writes(self, node: cst.Name | cst.Attribute) -> tuple[Write, ...]:
+        """Where the project assigns the state ``node`` reads here: the attribute of every
+        project class its receiver may be an instance of (``self.pl_mean``,
+        ``agent.epsilon``), or the module global it names (``LEARNING_RATE``, ``config.LR``),
+        each :class:`~tflint_leaks.analysis.writes.Write` with its function, whether it is
+        set-up code, and the loop that repeats it (through callers, with the chain). Nothing
+        for a local, a parameter, or an attribute of a library object."""
+        key = ("writes", id(node), id(self.frame.node))
+        found = self._answers.get(key)
+        if found is None:
+            found = self._answers[key] = self.program.writes_of(from_cst(node), self.where())
+        assert isinstance(found, tuple)
+        return found
 
     def defines(self, value: Value, method: str) -> bool:
         """Whether one of the project classes ``value`` may be of defines ``method`` (an

@@ -4,8 +4,8 @@ Rules import these names from here, never from the solver's modules (``lint-impo
 it): what a value may be (:class:`Value`, whose ``kind`` is a :class:`Kind`), what a call does
 (:class:`Effect`, :class:`EffectKind`, the :class:`Hop`\\ s of its chain), where a NumPy array
 comes from (:class:`ArrayOrigin`), which framework calls a function many times
-(:class:`EntryPoint`), how a loop's values vary (:class:`Form`), and the dtypes
-a value is used with (:func:`shown_dtype`).
+(:class:`EntryPoint`), how a loop's values vary (:class:`Form`), the dtypes a value is used
+with (:func:`shown_dtype`), and where a piece of state is assigned (:class:`Write`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from tflint_leaks.analysis.lattice import ArrayOrigin, ClassRef, Kind, Value
 from tflint_leaks.analysis.library import SMALL_ARRAY_ELEMENTS
 from tflint_leaks.analysis.repetition import EntryPoint
 from tflint_leaks.analysis.values import Form, Variation
+from tflint_leaks.analysis.writes import Write
 
 __all__ = [
     "SMALL_ARRAY_ELEMENTS",
@@ -31,6 +32,7 @@ __all__ = [
     "Span",
     "Value",
     "Variation",
+    "Write",
     "resolver",
     "shown_dtype",
 ]

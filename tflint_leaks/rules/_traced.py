@@ -1,12 +1,12 @@
-"""What the ``tf.function`` state rules (TFL301-TFL304) share: where a name lives relative to
-the traced function."""
+"""What the ``tf.function`` state rules (TFL301-TFL305, TFL501) share: where a name lives
+relative to the traced function, and which nested functions run eagerly on every call."""
 
 from __future__ import annotations
 
 import libcst as cst
 
 from tflint_leaks.analysis.names import CONTAINER_BUILTINS, CONTAINER_TYPES
-from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.analysis.nodes import dotted, own_nodes
 from tflint_leaks.rulekit.context import FileContext, Frame, FrameKind
 from tflint_leaks.rulekit.facts import Kind
 
@@ -91,3 +91,36 @@ def outliving_container(context: FileContext, receiver: cst.BaseExpression) -> s
     if not assignments or not all(is_container(context, a.value) for a in assignments):
         return None
     return "a global" if frame.kind is FrameKind.MODULE else "a closure variable"
+
+
+#: Functions whose Python callback runs eagerly on every call, outside the trace.
+_EAGER_CALLBACKS = frozenset(
+    {"tensorflow.numpy_function", "tensorflow.py_function", "tensorflow.compat.v1.py_func"}
+)
+
+
+def eager_callback(context: FileContext, traced: int) -> bool:
+    """The read is in a function nested in the ``tf.function`` that ``tf.numpy_function`` or
+    ``tf.py_function`` runs eagerly."""
+    outer = context.frames[traced].node
+    for frame in context.frames[traced + 1 :]:
+        if frame.kind is FrameKind.LAMBDA:
+            if any(_is_callback_call(context, n, frame.node) for n in context.ancestors):
+                return True
+        elif isinstance(frame.node, cst.FunctionDef):
+            name = frame.node.name.value
+            if any(_is_callback_call(context, n, cst.Name(name)) for n in own_nodes(outer)):
+                return True
+    return False
+
+
+def _is_callback_call(context: FileContext, node: cst.CSTNode, callback: cst.CSTNode) -> bool:
+    if not (isinstance(node, cst.Call) and node.args):
+        return False
+    first = node.args[0].value
+    same = first is callback or (
+        isinstance(first, cst.Name)
+        and isinstance(callback, cst.Name)
+        and first.value == callback.value
+    )
+    return same and context.resolve(node.func) in _EAGER_CALLBACKS

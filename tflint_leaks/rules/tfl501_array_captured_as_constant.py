@@ -2,18 +2,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_leaks.analysis.nodes import own_nodes
-from tflint_leaks.rulekit.context import FileContext, FrameKind
+from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import SMALL_ARRAY_ELEMENTS, Kind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
-from tflint_leaks.rules._traced import defining_frame, first_traced
+from tflint_leaks.rules._traced import defining_frame, eager_callback, first_traced
 
 #: Reading only these attributes of an array does not embed it.
 _METADATA = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize"})
-#: Functions whose Python callback runs eagerly on every call, outside the trace.
-_EAGER_CALLBACKS = frozenset(
-    {"tensorflow.numpy_function", "tensorflow.py_function", "tensorflow.compat.v1.py_func"}
-)
 
 
 class ArrayCapturedAsConstant(Rule):
@@ -410,7 +405,7 @@ class ArrayCapturedAsConstant(Rule):
         if index is not None and index >= traced:
             return  # bound in the traced function
         function = context.frames[traced].node
-        if (function, name) in self._seen or _eager_callback(context, traced):
+        if (function, name) in self._seen or eager_callback(context, traced):
             return
         if index is None and name not in context.module_index.imports:
             return  # a builtin, or a name nothing binds
@@ -451,33 +446,6 @@ def _read_as_data(context: FileContext, node: cst.Name) -> bool:
         parent,
         cst.FunctionDef | cst.ClassDef | cst.Param | cst.ImportAlias | cst.AsName | cst.NameItem,
     )
-
-
-def _eager_callback(context: FileContext, traced: int) -> bool:
-    """The read is in a function nested in the ``tf.function`` that ``tf.numpy_function`` or
-    ``tf.py_function`` runs eagerly."""
-    outer = context.frames[traced].node
-    for frame in context.frames[traced + 1 :]:
-        if frame.kind is FrameKind.LAMBDA:
-            if any(_is_callback_call(context, n, frame.node) for n in context.ancestors):
-                return True
-        elif isinstance(frame.node, cst.FunctionDef):
-            name = frame.node.name.value
-            if any(_is_callback_call(context, n, cst.Name(name)) for n in own_nodes(outer)):
-                return True
-    return False
-
-
-def _is_callback_call(context: FileContext, node: cst.CSTNode, callback: cst.CSTNode) -> bool:
-    if not (isinstance(node, cst.Call) and node.args):
-        return False
-    first = node.args[0].value
-    same = first is callback or (
-        isinstance(first, cst.Name)
-        and isinstance(callback, cst.Name)
-        and first.value == callback.value
-    )
-    return same and context.resolve(node.func) in _EAGER_CALLBACKS
 
 
 def _captured(context: FileContext, name: str, index: int | None) -> str | None:

@@ -13,9 +13,12 @@ re-created ``tf.function`` (judgement ``new-functions``: ``TFL103``) or a method
 says whether the traces were still growing at the end of the run or stopped (bounded) and the
 values seen.
 
-Python side effects in a ``tf.function`` (``TFL3xx``) are confirmed when the function was called
-at least twice: its Python body (and so the side effect) then ran on fewer calls than it was
-called, or ran on every call with symbolic tensors because the function retraced.
+Python side effects in a ``tf.function`` (``TFL301``-``TFL304``) are confirmed when the function
+was called at least twice: its Python body (and so the side effect) then ran on fewer calls than
+it was called, or ran on every call with symbolic tensors because the function retraced. A read
+of Python state frozen at trace time (``TFL305``, judgement ``frozen-read``) is confirmed when
+the body ran on fewer calls than the function was called (the other calls used the value read
+while tracing); a function that traced on every call read the current value each time.
 
 A NumPy array captured by a ``tf.function`` (``TFL501``, judgement ``constants``) is judged on
 the bytes of the constants in each trace of the function it is in.
@@ -187,6 +190,7 @@ def watched_sites(diagnostic: Diagnostic, place: Place) -> list[Watched]:
         Judgement.NEW_FUNCTIONS: protocol.SAMPLE_LIGHT,
         Judgement.NEW_INSTANCES: protocol.SAMPLE_LIGHT,
         Judgement.SIDE_EFFECT: protocol.SAMPLE_LIGHT,
+        Judgement.FROZEN_READ: protocol.SAMPLE_LIGHT,
         Judgement.TAPES: protocol.SAMPLE_TAPES,
         Judgement.TAPES_KEPT: protocol.SAMPLE_TAPES,
         Judgement.TENSORS: protocol.SAMPLE_TENSORS,
@@ -524,19 +528,56 @@ def judge_retracing(diagnostic: Diagnostic, place: Place, context: Context) -> C
 
 
 def judge_side_effect(diagnostic: Diagnostic, place: Place, context: Context) -> Confirmation:
+    found = _body_runs(
+        diagnostic, place, context, "its Python side effects ran as they would eagerly"
+    )
+    if isinstance(found, Confirmation):
+        return found
+    traces, calls, name = found
+    if traces < calls:
+        cause = _traced_only(name, traces, calls)
+    else:
+        cause = f"`{name}` retraced on every call: each trace redid the side effect symbolically"
+    summary = f"this side effect ran {_times(traces)} for {calls} calls of `{name}`"
+    return Confirmation(Verdict.CONFIRMED, summary, traces=traces, calls=calls, cause=cause)
+
+
+def judge_frozen_read(diagnostic: Diagnostic, place: Place, context: Context) -> Confirmation:
+    """A read of Python state (``TFL305``): confirmed when the function ran its Python body,
+    and so the read, on fewer calls than it was called. Whether the state's value changed in
+    between is not watched."""
+    found = _body_runs(diagnostic, place, context, "the state was read as it would be eagerly")
+    if isinstance(found, Confirmation):
+        return found
+    traces, calls, name = found
+    if traces >= calls:
+        summary = f"`{name}` traced on each of its {calls} calls: each trace read the current value"
+        return Confirmation(Verdict.NOT_REPRODUCED, summary, traces=traces, calls=calls)
+    summary = (
+        f"the state was read on {traces} of {calls} calls of `{name}`: the other calls used "
+        "the value read while tracing"
+    )
+    cause = _traced_only(name, traces, calls)
+    return Confirmation(Verdict.CONFIRMED, summary, traces=traces, calls=calls, cause=cause)
+
+
+def _body_runs(
+    diagnostic: Diagnostic, place: Place, context: Context, once: str
+) -> tuple[int, int, str] | Confirmation:
+    """The distinct traces and the calls of the ``tf.function`` a finding is in, and its name;
+    or the verdict when it never ran, or was called once (``once`` says what happened then)."""
     stats = find_code(place, context.observations)
     if stats is None or not stats.calls:
         return not_run(diagnostic, place, context)
     traces, calls, name = stats.distinct_traces(), stats.calls, stats.key[2]
     if calls < MIN_SIDE_EFFECT_CALLS:
-        summary = f"`{name}` was called once: its Python side effects ran as they would eagerly"
+        summary = f"`{name}` was called once: {once}"
         return Confirmation(Verdict.NOT_REPRODUCED, summary, traces=traces, calls=calls)
-    if traces < calls:
-        cause = f"the Python body of `{name}` ran on {traces} of {calls} calls (only while tracing)"
-    else:
-        cause = f"`{name}` retraced on every call: each trace redid the side effect symbolically"
-    summary = f"this side effect ran {_times(traces)} for {calls} calls of `{name}`"
-    return Confirmation(Verdict.CONFIRMED, summary, traces=traces, calls=calls, cause=cause)
+    return traces, calls, name
+
+
+def _traced_only(name: str, traces: int, calls: int) -> str:
+    return f"the Python body of `{name}` ran on {traces} of {calls} calls (only while tracing)"
 
 
 def growth_window(values: list[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -928,6 +969,8 @@ def judged(diagnostic: Diagnostic, place: Place, context: Context) -> Judged:
         return Judged(judge_constants(diagnostic, place, context))
     if kind is Judgement.SIDE_EFFECT:
         return Judged(judge_side_effect(diagnostic, place, context))
+    if kind is Judgement.FROZEN_READ:
+        return Judged(judge_frozen_read(diagnostic, place, context))
     if kind is Judgement.TAPE_AFTER_GRADIENT:
         return judge_tape_kept(diagnostic, place, context)
     if kind is Judgement.TAPE_RECORDS:

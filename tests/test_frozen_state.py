@@ -1,0 +1,134 @@
+"""TFL305 across files: the read in one file, the assignment and the loop that repeats it in
+others; what ``related`` and the text output show; instances made anew per iteration."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tflint_leaks.cli import main
+
+AGENT = """\
+import tensorflow as tf
+
+
+class Agent:
+    def __init__(self):
+        self.epsilon = 1.0
+
+    def set_epsilon(self, value):
+        self.epsilon = value
+
+    @tf.function
+    def explore(self, q_values):
+        return tf.random.uniform(tf.shape(q_values)) < self.epsilon
+"""
+
+
+def _run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str], *argv: str
+) -> tuple[int, str]:
+    """Write ``files`` into ``tmp_path`` and lint it with TFL305 alone: the exit code, the
+    output."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    (tmp_path / "pyproject.toml").write_text("[tool.tflint-leaks]\n")
+    code = main(["--no-cache", "--select", "TFL305", *argv, str(tmp_path)])
+    return code, capsys.readouterr().out
+
+
+def test_a_setter_called_from_a_loop_in_another_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = """\
+    from agent import Agent
+
+
+    def episode(agent, step):
+        agent.set_epsilon(max(0.05, 1.0 - step / 100))
+        agent.explore([0.0, 1.0])
+
+
+    agent = Agent()
+    for step in range(1000):
+        episode(agent, step)
+    """
+    code, out = _run(
+        tmp_path, capsys, {"agent.py": AGENT, "run.py": run}, "--output-format", "json"
+    )
+    assert code == 1
+    [finding] = json.loads(out)
+    agent, runner = str(tmp_path / "agent.py"), str(tmp_path / "run.py")
+    assert (finding["code"], finding["filename"], finding["location"]) == (
+        "TFL305",
+        agent,
+        {"row": 13, "column": 56},
+    )
+    assert finding["message"] == (
+        "`self.epsilon` is read while `explore` traces: later calls keep the value it had "
+        "then, though `set_epsilon` assigns it again every iteration of a loop that calls it "
+        "through `episode`; keep it in a `tf.Variable` and `assign` it, or pass it in as an "
+        "argument"
+    )
+    related = [
+        (r["role"], r["message"], r["filename"], r["location"]["row"], r["location"]["column"])
+        for r in finding["related"]
+    ]
+    assert related == [
+        ("call", "calls `episode`", runner, 11, 5),
+        ("call", "calls `set_epsilon`", runner, 5, 5),
+        ("assignment", "assigned again here", agent, 9, 9),
+        ("loop", "repeated by this loop", runner, 10, 1),
+    ]
+    code, out = _run(tmp_path, capsys, {})
+    assert out.splitlines()[1:4] == [
+        f"    {runner}:11:5: calls `episode`",
+        f"    {runner}:5:5: calls `set_epsilon`",
+        f"    {agent}:9:9: assigned again here",
+    ]
+
+
+def test_an_instance_attribute_assigned_in_a_loop_of_another_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = """\
+    from agent import Agent
+
+    agent = Agent()
+    for episode in range(500):
+        agent.epsilon = max(0.05, agent.epsilon * 0.99)
+        agent.explore([0.0, 1.0])
+    """
+    code, out = _run(tmp_path, capsys, {"agent.py": AGENT, "run.py": run})
+    assert (code, out.splitlines()[0]) == (
+        1,
+        f"{tmp_path / 'agent.py'}:13:56: TFL305 `self.epsilon` is read while `explore` traces: "
+        "later calls keep the value it had then, though module-level code of `run.py` assigns "
+        "it again every iteration of a loop; keep it in a `tf.Variable` and `assign` it, or "
+        "pass it in as an argument",
+    )
+
+
+def test_an_instance_made_anew_each_iteration_is_quiet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each fold's agent traces its own ``explore`` (one trace cache per instance): the value
+    each one reads is the one assigned to it."""
+    folds = """\
+    from agent import Agent
+
+
+    def fold(k):
+        for step in range(100):
+            agent = Agent()
+            agent.epsilon = k / 10
+            agent.set_epsilon(step / 100)
+            agent.explore([0.0, 1.0])
+    """
+    assert _run(tmp_path, capsys, {"agent.py": AGENT, "folds.py": folds}) == (
+        0,
+        "All checks passed!\n",
+    )

@@ -1,0 +1,299 @@
+"""Where a piece of Python state is assigned, and what repeats each assignment.
+
+The state is what an expression reads: an attribute of the instances of project classes
+(``self.pl_mean``, ``agent.epsilon``: every class ``self`` or ``agent`` may be an instance of)
+or a module's global (``LEARNING_RATE``, ``config.LR`` of a project module ``config``). Its
+writes are, across the whole project:
+
+* for an attribute: the class bodies and ``self.name = ...`` in the methods of those classes
+  (through their MRO), and ``x.name = ...`` anywhere else where ``x`` may be one of their
+  instances (``agent.epsilon = 0.05`` in a runner script);
+* for a global: the module's own code, and its functions that declare the name ``global``.
+
+Each :class:`Write` says where it is, whether it is *set-up code* (a class body, ``__init__``
+or ``build``, a method only those call; for any state, a module's own code outside its loops:
+code that runs once, before the state is used), whether it runs only while a ``tf.function``
+traces, whether the function making it creates a new ``tf.function`` each time it runs, and the
+loop that repeats it: a loop of its own body, or a loop of a caller through at most
+:data:`~.effects.MAX_CHAIN` calls (with the chain), never through set-up code. A loop that
+makes the instance anew each iteration (``agent = Agent()`` in it, then ``agent.epsilon = e``
+or ``agent.train()``) assigns a new instance's state each time, which repeats nothing: the
+assignment is that instance's set-up.
+
+An assignment that the next statement of its block repeats (``self.c = centers()``, then
+``self.c = tf.concat(self.c, 0)``) is not a write of its own: only that statement sees its
+value. Subscript
+stores (``self.config["lr"] = x``), ``setattr`` and ``nonlocal`` rebindings are not writes here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from tflint_leaks.analysis.effects import MAX_CHAIN, EffectKind, Hop
+from tflint_leaks.analysis.facts import Assign, Body, Loop, Span
+from tflint_leaks.analysis.index import ModuleIndex
+from tflint_leaks.analysis.inference import Inference, SiteId, Where
+from tflint_leaks.analysis.lattice import ClassRef, Kind
+from tflint_leaks.analysis.symbolic import Expr, Op, ref
+
+Query = tuple[Any, ...]
+#: Methods that run once for an instance, before it is used: the constructor, and Keras'
+#: ``build`` (called once, before the first call of a layer or model).
+SETUP_METHODS = frozenset({"__init__", "build"})
+
+
+@dataclass(frozen=True, order=True)
+class Write:
+    """One assignment of a piece of state."""
+
+    path: str
+    #: The assignment statement.
+    span: Span
+    #: The function or method making it (its qualified name), "" for a module's own code, the
+    #: class name for a class body.
+    function: str
+    #: Set-up code: a class body, ``__init__`` or ``build`` (or a method only they call), or
+    #: a module's own code outside its loops.
+    setup: bool
+    #: In a ``tf.function`` (it runs only while the function traces).
+    traced: bool
+    #: The function making it creates a new ``tf.function`` each time it runs (itself, or in
+    #: the project code it calls).
+    rebuilds: bool
+    #: The header of the loop that repeats it (in ``loop_path``); None when no loop does.
+    loop: Span | None = None
+    loop_path: str = ""
+    #: The calls from that loop down to the function making the write, outermost first (empty
+    #: when the loop is in the write's own body).
+    chain: tuple[Hop, ...] = ()
+
+
+class Writes:
+    """The writes questions of one project, over its value equations."""
+
+    def __init__(self, inference: Inference) -> None:
+        self.inference = inference
+        self._by_attribute: dict[str, list[tuple[Assign, Where]]] | None = None
+
+    def of(self, expr: Expr, where: Where) -> Generator[Query, Any, tuple[Write, ...]]:
+        """Every write of the state ``expr`` reads in ``where`` (a name or an attribute; none
+        for a local, a parameter, or an attribute of something that is not project code)."""
+        places = yield from self._places(expr, where)
+        found: list[Write] = []
+        for assign, place in _observable(places):
+            found.append((yield from self._write(assign, place)))
+        return tuple(sorted(set(found)))
+
+    # -- where the state is assigned -----------------------------------------------------------
+
+    def _places(
+        self, expr: Expr, where: Where
+    ) -> Generator[Query, Any, list[tuple[Assign, Where]]]:
+        inference = self.inference
+        if expr.op is Op.REF and "." not in expr.text:
+            name = expr.text
+            if _local(name, where, inference.assigned(where)):
+                return []
+            return inference.global_assignments(where.module, name)
+        if expr.op is Op.REF:
+            head, _, name = expr.text.rpartition(".")
+            receiver = ref(head)
+        elif expr.op is Op.ATTR:
+            receiver, name = expr.parts[0], expr.text
+        else:
+            return []
+        value = yield from inference.evaluate(receiver, where)
+        if value.top:
+            return []
+        classes: set[ClassRef] = set()
+        places: list[tuple[Assign, Where]] = []
+        for each in value.atoms:
+            if each.kind in {Kind.INSTANCE, Kind.MODEL} and isinstance(each.ref, ClassRef):
+                classes.update(inference.classes(each))
+            elif each.kind is Kind.MODULE:
+                places.extend(inference.global_assignments(inference.module(str(each.ref)), name))
+        for klass in sorted(classes):
+            places.extend(inference.attribute_assignments(klass, name))
+        if classes:
+            places.extend((yield from self._through_instances(classes, name)))
+        return places
+
+    def _through_instances(
+        self, classes: set[ClassRef], name: str
+    ) -> Generator[Query, Any, list[tuple[Assign, Where]]]:
+        """``x.name = ...`` anywhere in the project where ``x`` (not ``self``) may be an
+        instance of one of ``classes``."""
+        found: list[tuple[Assign, Where]] = []
+        for assign, where in self._attribute_stores().get(name, ()):
+            receiver = ref(assign.target.rpartition(".")[0])
+            value = yield from self.inference.evaluate(receiver, where)
+            if value.top:
+                continue
+            if any(
+                klass in classes
+                for each in value.atoms
+                if each.kind in {Kind.INSTANCE, Kind.MODEL}
+                for klass in self.inference.classes(each)
+            ):
+                found.append((assign, where))
+        return found
+
+    def _attribute_stores(self) -> dict[str, list[tuple[Assign, Where]]]:
+        """Every ``x.name = ...`` of the project whose receiver is not ``self`` itself, by
+        ``name``; built once."""
+        if self._by_attribute is None:
+            table: dict[str, list[tuple[Assign, Where]]] = {}
+            for where in self.inference.bodies():
+                for assign in where.body.assigns:
+                    receiver, _, name = assign.target.rpartition(".")
+                    if receiver and receiver != "self":
+                        table.setdefault(name, []).append((assign, where))
+            self._by_attribute = table
+        return self._by_attribute
+
+    # -- what each assignment is ---------------------------------------------------------------
+
+    def _write(self, assign: Assign, where: Where) -> Generator[Query, Any, Write]:
+        module = where.module
+        span = assign.span or Span(1, 1, 1, 1)
+        function = where.function
+        loop = where.body.loop_around(span) if where.klass is None or function else None
+        # A loop that makes the instance anew assigns each new instance's state once: set-up.
+        fresh = loop is not None and _fresh(assign.target, where.body, loop)
+        if fresh:
+            loop = None
+        if function is None:
+            owner = where.klass.name if where.klass is not None else ""
+            place = (loop.header, module.path) if loop is not None else None
+            return _made(module, span, owner, setup=loop is None, place=place)
+        qualname = function.qualname
+        traced = function.tf_function is not None or qualname in module.traced
+        setup = fresh or (yield from self._setup(module, qualname))
+        summary = yield ("summary", module.path, qualname)
+        rebuilds = bool(function.creates_tf_function) or any(
+            effect.kind is EffectKind.CREATE_TF_FUNCTION for effect in summary
+        )
+        if loop is not None:
+            return Write(
+                module.path, span, qualname, setup, traced, rebuilds, loop.header, module.path
+            )
+        repeated: tuple[Span, str, tuple[Hop, ...]] | None = None
+        if not setup and not traced:
+            repeated = yield from self._repeating_caller(module, qualname)
+        if repeated is None:
+            return Write(module.path, span, qualname, setup, traced, rebuilds)
+        header, path, chain = repeated
+        return Write(module.path, span, qualname, setup, traced, rebuilds, header, path, chain)
+
+    def _setup(self, module: ModuleIndex, qualname: str) -> Generator[Query, Any, bool]:
+        """Whether a function is set-up code: ``__init__`` or ``build``, or a function every
+        call of which is in set-up code (through at most ``MAX_CHAIN`` calls)."""
+        frontier = [(module.path, qualname)]
+        seen: set[tuple[str, str]] = set()
+        for _ in range(MAX_CHAIN + 1):
+            following: list[tuple[str, str]] = []
+            for path, name in frontier:
+                if name.rpartition(".")[2] in SETUP_METHODS or (path, name) in seen:
+                    continue
+                seen.add((path, name))
+                sites: tuple[SiteId, ...] = yield ("callers", path, name)
+                if not sites or any(not caller for _, caller, _ in sites):
+                    return False  # called by nothing the project shows, or by module code
+                following.extend((caller_path, caller) for caller_path, caller, _ in sites)
+            if not following:
+                return True
+            frontier = following
+        return False
+
+    def _repeating_caller(
+        self, module: ModuleIndex, qualname: str
+    ) -> Generator[Query, Any, tuple[Span, str, tuple[Hop, ...]] | None]:
+        """The first loop (breadth first, through at most ``MAX_CHAIN`` calls, never through
+        set-up code) that calls the function, with its header's file and the chain of calls."""
+        inference = self.inference
+        frontier: list[tuple[str, str, tuple[Hop, ...]]] = [(module.path, qualname, ())]
+        seen = {(module.path, qualname)}
+        for _ in range(MAX_CHAIN):
+            following: list[tuple[str, str, tuple[Hop, ...]]] = []
+            for path, name, chain in frontier:
+                sites: tuple[SiteId, ...] = yield ("callers", path, name)
+                for site in sorted(sites):
+                    caller_path, caller, index = site
+                    call, where = inference.site(site)
+                    span = where.body.calls[index].span
+                    hops = (Hop(caller_path, span, name), *chain)
+                    loop = where.body.loop_around(span)
+                    if loop is not None and not _fresh_receiver(call, where.body, loop):
+                        return loop.header, caller_path, hops
+                    onward = caller and caller.rpartition(".")[2] not in SETUP_METHODS
+                    if onward and (caller_path, caller) not in seen:
+                        seen.add((caller_path, caller))
+                        following.append((caller_path, caller, hops))
+            frontier = following
+        return None
+
+
+def _observable(places: list[tuple[Assign, Where]]) -> list[tuple[Assign, Where]]:
+    """The assignments some code can see: one that the next statement of its block assigns
+    again (``self.c = centers()`` then ``self.c = tf.concat(self.c, 0)`` on the next line, at
+    the same indentation) is left out."""
+    starts = {
+        (id(where.body), assign.span.line, assign.span.column)
+        for assign, where in places
+        if assign.span is not None
+    }
+    return [
+        (assign, where)
+        for assign, where in places
+        if assign.span is None
+        or (id(where.body), assign.span.end_line + 1, assign.span.column) not in starts
+    ]
+
+
+def _made(
+    module: ModuleIndex, span: Span, owner: str, *, setup: bool, place: tuple[Span, str] | None
+) -> Write:
+    """A write by a module's own code or a class body."""
+    if place is None:
+        return Write(module.path, span, owner, setup, traced=False, rebuilds=False)
+    return Write(module.path, span, owner, setup, False, False, place[0], place[1])
+
+
+def _local(name: str, where: Where, assigned: dict[str, list[Assign]]) -> bool:
+    """``name`` is bound in the function of ``where`` (or a nested scope), not global
+    (``assigned``: what the function's body assigns)."""
+    if name in where.shadowed or any(bound == name for bound, _ in where.bound):
+        return True
+    function = where.function
+    if function is None or name in function.body.globals:
+        return False
+    return name in function.params or name in assigned
+
+
+def _fresh(target: str, body: Body, loop: Loop) -> bool:
+    """``target`` (``agent.epsilon``) is an attribute of something its body binds anew every
+    iteration of ``loop`` (``agent = Agent()`` in it)."""
+    root = target.partition(".")[0]
+    return "." in target and root != "self" and _bound_in(root, body.assigns, loop)
+
+
+def _fresh_receiver(call: Expr, body: Body, loop: Loop) -> bool:
+    """The method call's receiver is bound anew every iteration of ``loop``."""
+    method = call.method
+    if method is None or method[0].op is not Op.REF:
+        return False
+    root = method[0].text.partition(".")[0]
+    return root != "self" and _bound_in(root, body.assigns, loop)
+
+
+def _bound_in(name: str, assigns: Iterable[Assign], loop: Loop) -> bool:
+    """``name`` is bound every iteration of ``loop``: in its body, or as its target."""
+    return any(
+        a.target == name
+        and a.span is not None
+        and (loop.body.contains(a.span) or loop.header.contains(a.span))
+        for a in assigns
+    )
