@@ -171,6 +171,43 @@ def test_summaries_follow_calls_and_stop_at_tf_functions(tmp_path: Path) -> None
     ]
 
 
+def test_calling_a_class_or_an_object_made_from_it_builds_nothing_certain(
+    tmp_path: Path,
+) -> None:
+    # alibi-detect's drift detectors: `kernel` is a class by default, the attribute the class
+    # or an instance of it; calling the attribute calls the instance it was made into.
+    modules = project(
+        tmp_path,
+        drift="""
+        import tensorflow as tf
+
+        class RBF(tf.keras.Model):
+            def call(self, x, y):
+                return x - y
+
+        class Drift:
+            def __init__(self, kernel=RBF):
+                self.kernel = kernel() if kernel is RBF else kernel
+
+            def score(self, x):
+                return tf.reduce_mean(self.kernel(x, x))
+
+        class Trainer:
+            def __init__(self, net=RBF):
+                self.net = net
+
+            def score(self, x):
+                return tf.reduce_mean(self.net()(x, x))
+        """,
+    )
+    program = Program(ProjectIndex(modules.values()))
+    path = modules["drift"].path
+    drift = program.summary(FunctionRef(path, "Drift.score"))
+    trainer = program.summary(FunctionRef(path, "Trainer.score"))
+    assert [(e.kind.value, e.span.line) for e in drift] == []
+    assert [(e.kind.value, e.span.line, e.text) for e in trainer] == [("build-model", 20, "RBF")]
+
+
 def test_graph_code_builds_and_runs_the_graph_through_calls(tmp_path: Path) -> None:
     modules = project(
         tmp_path,

@@ -166,8 +166,14 @@ class Effects:
             if traced is not None:
                 return list(self._to_tf_function(call, site, where, traced))
         targets = yield from inference.targets(call, where)
+        # A value that may be a class or an object already made from one (``self.kernel =
+        # kernel(sigma) if kernel is RBF else kernel``) makes nothing certain when called.
+        made_already = any(_calls_object(target) for target in targets)
         project = False
         for target in targets:
+            if made_already and target.kind is TargetKind.CONSTRUCTOR:
+                project = True
+                continue
             if target.kind is TargetKind.LIBRARY:
                 made = library_effect(target.name, call)
                 if made is not None:
@@ -336,6 +342,19 @@ class Effects:
         return TfFunctionTarget(
             facts, inference.module(method.path).functions[method.qualname], method.path
         )
+
+
+def _calls_object(target: Target) -> bool:
+    """The target is calling an object (its ``__call__``), not making one."""
+    receiver = target.receiver
+    if target.kind is TargetKind.VALUE and receiver is not None:
+        return receiver.kind in {Kind.MODEL, Kind.INSTANCE}
+    ref = target.ref
+    return (
+        target.kind is TargetKind.FUNCTION
+        and ref is not None
+        and ref.qualname.endswith(".__call__")
+    )
 
 
 def library_effect(qualified: str, call: Expr) -> EffectKind | None:
