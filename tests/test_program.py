@@ -208,6 +208,71 @@ def test_calling_a_class_or_an_object_made_from_it_builds_nothing_certain(
     assert [(e.kind.value, e.span.line, e.text) for e in trainer] == [("build-model", 20, "RBF")]
 
 
+def test_code_under_a_first_call_guard_runs_once_per_process(tmp_path: Path) -> None:
+    # tensorflow-fastapi-starter-pack's serve_model.py: the model is loaded on the first
+    # request, and every request predicts with it.
+    modules = project(
+        tmp_path,
+        serve="""
+        import tensorflow as tf
+
+        model = None
+        CACHE = {}
+
+        def load_model():
+            return tf.keras.applications.MobileNetV2(weights="imagenet")
+
+        def predict(image):
+            global model
+            if model is None:
+                model = load_model()
+            return model.predict(image)
+
+        def cached(name):
+            if name not in CACHE:
+                CACHE[name] = tf.keras.models.load_model(name)
+            return CACHE[name]
+
+        def early():
+            global model
+            if model is not None:
+                return model
+            model = load_model()
+            return model
+
+        def train(x, model=None):
+            if model is None:
+                model = load_model()
+            return model.fit(x)
+
+        class Server:
+            def __init__(self):
+                self.model = None
+
+            def handle(self, x):
+                if self.model is None:
+                    self.model = load_model()
+                if not hasattr(self, "other"):
+                    self.other = load_model()
+                return self.model(x)
+        """,
+    )
+    program = Program(ProjectIndex(modules.values()))
+    path = modules["serve"].path
+
+    def effects(qualname: str) -> list[tuple[str, int]]:
+        found = program.summary(FunctionRef(path, qualname))
+        return sorted((e.kind.value, e.span.line) for e in found)
+
+    # The global the guard sets is a model: `model.predict` predicts with it on every call.
+    assert effects("predict") == [("predict", 14)]
+    assert effects("cached") == []
+    assert effects("early") == []
+    # A parameter is not state that outlives the call: each call without one builds a model.
+    assert effects("train") == [("build-model", 30), ("fit", 31)]
+    assert effects("Server.handle") == []
+
+
 def test_graph_code_builds_and_runs_the_graph_through_calls(tmp_path: Path) -> None:
     modules = project(
         tmp_path,

@@ -319,3 +319,71 @@ def test_a_changed_pin_is_not_answered_from_the_cache(tmp_path: Path) -> None:
     assert _findings(tmp_path / "gan.py", cache) == [SESSION_LOOP]
     (tmp_path / "requirements.txt").write_text("tensorflow==2.15\n")
     assert _findings(tmp_path / "gan.py", cache) == [PREDICT_TF2, SESSION_LOOP]
+
+
+# -- what the code says of its versions (analysis/eras.py) ------------------------------------
+
+#: Keras-FlappyBird's network: Keras 1's argument names, which only Keras before 2.4 takes.
+KERAS_1_AGENT = textwrap.dedent(
+    """\
+    from keras.models import Sequential
+    from keras.layers import Convolution2D, Embedding
+
+    def build():
+        model = Sequential()
+        model.add(Convolution2D(32, 8, 8, subsample=(4, 4), border_mode="same"))
+        return model
+    """
+)
+FRAME_LOOP = textwrap.dedent(
+    """\
+    from agent import build
+
+    model = build()
+    while True:
+        q = model.predict(frame)
+    """
+)
+FRAME_PREDICT = (
+    "TFL402",
+    5,
+    9,
+    "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+    "`model(x, training=False)` or `predict_on_batch`",
+)
+
+
+def test_keras_1_arguments_in_an_imported_module_pin_keras_before_2_4(tmp_path: Path) -> None:
+    root = _project(tmp_path, {"agent.py": KERAS_1_AGENT, "train.py": FRAME_LOOP})
+    assert _findings(root) == []
+    # The same network through tf.keras: its versions are TensorFlow's, not standalone Keras'.
+    tf_keras = KERAS_1_AGENT.replace("from keras.", "from tensorflow.keras.")
+    (root / "agent.py").write_text(tf_keras, encoding="utf-8")
+    assert _findings(root / "train.py") == [FRAME_PREDICT]
+
+
+def test_embedding_keeps_output_dim_and_pins_nothing(tmp_path: Path) -> None:
+    agent = KERAS_1_AGENT.replace(
+        'Convolution2D(32, 8, 8, subsample=(4, 4), border_mode="same")',
+        "Embedding(input_dim=100, output_dim=8)",
+    )
+    root = _project(tmp_path, {"agent.py": agent, "train.py": FRAME_LOOP})
+    assert _findings(root / "train.py") == [FRAME_PREDICT]
+
+
+def test_python_2_builtins_anywhere_the_program_imports_pin_keras(tmp_path: Path) -> None:
+    # dqn-multi-agent-rl: the loop's module calls `xrange`; Keras is imported two modules away.
+    agent = KERAS_1_AGENT.replace(', subsample=(4, 4), border_mode="same"', "")
+    loop = FRAME_LOOP.replace("while True:", "for step in xrange(1000):")
+    root = _project(tmp_path, {"agent.py": agent, "train.py": loop})
+    assert _findings(root / "train.py") == []
+    # `xrange` from six is Python 3 code too.
+    six = "from six.moves import xrange\n" + loop
+    (root / "train.py").write_text(six, encoding="utf-8")
+    assert _findings(root / "train.py") == [("TFL402", 6, 9, FRAME_PREDICT[3])]
+
+
+def test_pins_that_the_code_contradicts_decide(tmp_path: Path) -> None:
+    files = {"agent.py": KERAS_1_AGENT, "train.py": FRAME_LOOP}
+    root = _project(tmp_path, {**files, "requirements.txt": "tensorflow==2.12\nkeras==2.12\n"})
+    assert _findings(root / "train.py") == [FRAME_PREDICT]

@@ -830,6 +830,24 @@ class Frameworks:
             keras=pin("keras", keras, self.keras),
         )
 
+    def constrained(self, family: str, specifier: str, where: str) -> Frameworks:
+        """What the project's code says (``family`` ``"tensorflow"`` or ``"keras"``, the
+        versions of :mod:`tflint_leaks.analysis.eras`) added to what its pin files say: the
+        pinned range narrowed, or the range itself where nothing is pinned. Pins the code
+        contradicts decide (a note says so)."""
+        allowed = _declared(specifier)
+        current = self.keras if family == "keras" else self.tensorflow
+        if current is None:
+            pin = Pin(allowed, (where,))
+        elif current.versions.intersect(allowed).empty:
+            note = f"{where} says {family} {specifier}, which the pins exclude: the pins decide"
+            return replace(self, notes=(*self.notes, note))
+        else:
+            pin = Pin(current.versions.intersect(allowed), (*current.sources, where))
+        if family == "keras":
+            return replace(self, keras=pin)
+        return replace(self, tensorflow=pin)
+
     def __str__(self) -> str:
         major = self.tensorflow_major
         tensorflow = f"TensorFlow {major}" if major is not None else "TensorFlow unknown"

@@ -104,8 +104,8 @@ class DtypeUse:
     unknown: bool = False
 
 
-def resolve_ast(node: ast.expr, imports: dict[str, str]) -> str | None:
-    """The canonical name of a dotted ``ast`` expression through ``imports``."""
+def dotted_ast(node: ast.expr) -> str | None:
+    """``a.b.c`` of a dotted ``ast`` expression; None for anything else."""
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -113,7 +113,13 @@ def resolve_ast(node: ast.expr, imports: dict[str, str]) -> str | None:
     if not isinstance(node, ast.Name):
         return None
     parts.append(node.id)
-    return resolve_dotted(".".join(reversed(parts)), imports)
+    return ".".join(reversed(parts))
+
+
+def resolve_ast(node: ast.expr, imports: dict[str, str]) -> str | None:
+    """The canonical name of a dotted ``ast`` expression through ``imports``."""
+    dotted = dotted_ast(node)
+    return resolve_dotted(dotted, imports) if dotted is not None else None
 
 
 def resolver(imports: dict[str, str]) -> Resolve:

@@ -140,6 +140,8 @@ class Effects:
             for span in function.creates_tf_function
         ]
         for site in function.body.calls:
+            if function.body.runs_once(site.span):
+                continue  # ``if self.model is None: self.model = load()``: the first call's
             found = yield from self.site_effects(site, where, nested=True)
             effects.extend(e for e in found if len(e.chain) < MAX_CHAIN)
         return _canonical(effects)

@@ -107,6 +107,15 @@ class Body:
     rebound: tuple[str, ...] = ()
     #: The ``for`` and ``while`` statements of the body (comprehensions are not among them).
     loops: tuple[Loop, ...] = ()
+    #: Code that runs on the first call only: the block of an ``if`` guarding state that
+    #: outlives the call and that the block sets (``if self.model is None: self.model =
+    #: load()``, ``global model`` ... ``if model is None:``, ``if key not in CACHE:``), and
+    #: what follows ``if model is not None: return model`` at the top level.
+    once: tuple[Span, ...] = ()
+
+    def runs_once(self, span: Span) -> bool:
+        """The code at ``span`` runs on the body's first call only (:attr:`once`)."""
+        return any(block.contains(span) for block in self.once)
 
     def loop_around(self, span: Span) -> Loop | None:
         """The innermost loop of the body whose every iteration runs the code at ``span``."""
@@ -167,6 +176,7 @@ _COLLECTED = frozenset(
         ast.Return,
         ast.Global,
         ast.Call,
+        ast.If,
     }
 )
 
@@ -190,23 +200,10 @@ def collect_body(
     declared: list[str] = []
     defaults: list[Assign] = []
     loops: list[Loop] = []
+    guards: list[tuple[tuple[str, ...], ast.If]] = []
+    params: set[str] = set()
     if arguments is not None:
-        positional = [*arguments.posonlyargs, *arguments.args]
-        with_defaults = positional[len(positional) - len(arguments.defaults) :]
-        pairs: list[tuple[ast.arg, ast.expr | None]] = [
-            *zip(with_defaults, arguments.defaults, strict=True),
-            *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
-        ]
-        defaults.extend(Assign(a.arg, from_ast(d)) for a, d in pairs if d is not None)
-        for arg in (
-            *arguments.posonlyargs,
-            *arguments.args,
-            *arguments.kwonlyargs,
-            *([arguments.vararg] if arguments.vararg else []),
-            *([arguments.kwarg] if arguments.kwarg else []),
-        ):
-            if arg.annotation is not None:
-                annotations.append(Assign(arg.arg, from_ast(arg.annotation)))
+        params.update(_parameters(arguments, defaults, annotations))
     for node in nodes:
         if type(node) not in _COLLECTED:
             continue
@@ -248,6 +245,11 @@ def collect_body(
             declared.extend(node.names)
         elif isinstance(node, ast.Call) and _kept(node, resolve, graph_code):
             calls.append(Site(from_ast(node), span_of(node)))
+        elif isinstance(node, ast.If):
+            state = first_run_state(from_ast(node.test))
+            if state:
+                guards.append((state, node))
+    local = (params | {a.target for a in assigns}) - set(declared)
     return Body(
         tuple(assigns),
         tuple(returns),
@@ -257,16 +259,152 @@ def collect_body(
         tuple(defaults),
         _rebound(top),
         tuple(sorted(loops, key=lambda loop: loop.header)),
+        _once(guards, list(top), local, span_of),
     )
+
+
+def _parameters(
+    arguments: ast.arguments, defaults: list[Assign], annotations: list[Assign]
+) -> list[str]:
+    """The parameters' names; their defaults and annotations added to the lists given."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    with_defaults = positional[len(positional) - len(arguments.defaults) :]
+    pairs: list[tuple[ast.arg, ast.expr | None]] = [
+        *zip(with_defaults, arguments.defaults, strict=True),
+        *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
+    ]
+    defaults.extend(Assign(a.arg, from_ast(d)) for a, d in pairs if d is not None)
+    names: list[str] = []
+    for arg in (
+        *arguments.posonlyargs,
+        *arguments.args,
+        *arguments.kwonlyargs,
+        *([arguments.vararg] if arguments.vararg else []),
+        *([arguments.kwarg] if arguments.kwarg else []),
+    ):
+        names.append(arg.arg)
+        if arg.annotation is not None:
+            annotations.append(Assign(arg.arg, from_ast(arg.annotation)))
+    return names
+
+
+def _once(
+    guards: list[tuple[tuple[str, ...], ast.If]],
+    top: list[ast.stmt],
+    local: set[str],
+    span_of: SpanOf,
+) -> tuple[Span, ...]:
+    """The blocks of :attr:`Body.once`: those of ``guards`` (each ``if`` with the state its
+    test tests the absence of) that set state outliving the call, and the rest of ``top``
+    after an early return on the state's presence. ``local``: the body's own names."""
+
+    def outlives(state: str) -> bool:
+        return "." in state or state not in local  # an attribute, a global, a closure's
+
+    once = [
+        _block(node.body, span_of)
+        for state, node in guards
+        if any(outlives(s) and s in _set_in(node.body) for s in state)
+    ]
+    for position, statement in enumerate(top[:-1]):
+        if (
+            isinstance(statement, ast.If)
+            and not statement.orelse
+            and isinstance(statement.body[-1], ast.Return)
+        ):
+            rest = top[position + 1 :]
+            state = _present_state(from_ast(statement.test))
+            if any(outlives(s) and s in _set_in(rest) for s in state):
+                once.append(_block(rest, span_of))
+                break
+    return tuple(once)
+
+
+def first_run_state(test: Expr) -> tuple[str, ...]:
+    """The state whose absence ``test`` tests, so that its block runs until the block sets
+    it: ``X`` of ``X is None``, ``X == None``, ``not X``, ``k not in X``, and ``X.a`` of ``not
+    hasattr(X, "a")``, through ``and`` and ``or``; () for any other test."""
+    if test.op is Op.OTHER and test.text in {"and", "or"}:
+        return tuple(found for part in test.parts for found in first_run_state(part))
+    if test.op is Op.OTHER and test.text == "compare":
+        found: list[str] = []
+        for left, operator, right in zip(test.parts, test.keywords, test.parts[1:], strict=False):
+            if operator in {"is", "=="} and right == _NONE and left.op is Op.REF:
+                found.append(left.text)
+            elif operator == "not in" and right.op is Op.REF:
+                found.append(right.text)
+        return tuple(found)
+    if test.op is Op.UNARY and test.text == "not":
+        operand = test.parts[0]
+        if operand.op is Op.REF:
+            return (operand.text,)
+        if operand.op is Op.ITEM and operand.parts[0].op is Op.REF:
+            return (operand.parts[0].text,)
+        if (
+            operand.op is Op.CALL
+            and operand.func == _HASATTR
+            and len(operand.positional) == 2
+            and operand.positional[0].op is Op.REF
+            and operand.positional[1].op is Op.LITERAL
+            and operand.positional[1].text == "str"
+        ):
+            return (f"{operand.positional[0].text}.*",)
+    return ()
+
+
+def _present_state(test: Expr) -> tuple[str, ...]:
+    """The state whose presence ``test`` tests: ``X`` of ``X is not None``, ``X != None``,
+    ``X``, ``k in X``, ``hasattr(X, "a")``."""
+    if test.op is Op.REF:
+        return (test.text,)
+    if test.op is Op.OTHER and test.text == "compare" and len(test.keywords) == 1:
+        left, right = test.parts
+        operator = test.keywords[0]
+        if operator in {"is not", "!="} and right == _NONE and left.op is Op.REF:
+            return (left.text,)
+        if operator == "in" and right.op is Op.REF:
+            return (right.text,)
+    if test.op is Op.CALL:
+        return first_run_state(Expr(Op.UNARY, "not", (test,)))  # ``hasattr(X, "a")``
+    return ()
+
+
+_NONE = Expr(Op.LITERAL, "none")
+_HASATTR = Expr(Op.REF, "hasattr")
+
+
+def _set_in(block: list[ast.stmt]) -> set[str]:
+    """What a block assigns or stores into: names, ``self.x``, the containers of ``X[k] =
+    ...``; ``X.*`` for every ``X.a`` it assigns (what ``not hasattr(X, "a")`` tests)."""
+    found: set[str] = set()
+    for statement in block:
+        for node in ast.walk(statement):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, ast.AnnAssign | ast.AugAssign):
+                targets = [node.target]
+            for target in targets:
+                stored = target.value if isinstance(target, ast.Subscript) else target
+                name = from_ast(stored)
+                if name.op is Op.REF:
+                    found.add(name.text)
+                    head, dot, _ = name.text.rpartition(".")
+                    if dot:
+                        found.add(f"{head}.*")
+    return found
+
+
+def _block(block: list[ast.stmt], span_of: SpanOf) -> Span:
+    first, last = span_of(block[0]), span_of(block[-1])
+    return Span(first.line, first.column, last.end_line, last.end_column)
 
 
 def _loop(node: ast.For | ast.AsyncFor | ast.While, head: ast.expr, span_of: SpanOf) -> Loop:
     """A loop statement whose header ends with ``head`` (the iterable, the test)."""
     start, end = span_of(node), span_of(head)
-    first, last = span_of(node.body[0]), span_of(node.body[-1])
     return Loop(
-        Span(start.line, start.column, end.end_line, end.end_column),
-        Span(first.line, first.column, last.end_line, last.end_column),
+        Span(start.line, start.column, end.end_line, end.end_column), _block(node.body, span_of)
     )
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.dtypes import DtypeUse, parameter_dtypes, resolve_ast
+from tflint_leaks.analysis.eras import CodePin, code_pins
 from tflint_leaks.analysis.facts import Body, Span, collect_body
 from tflint_leaks.analysis.graph import EAGER_MODE_SWITCHES, GRAPH_MODE_SWITCHES, is_graph_code
 from tflint_leaks.analysis.names import (
@@ -131,6 +132,8 @@ class ModuleIndex:
     #: The module turns eager execution on (``tf.enable_eager_execution()``,
     #: ``enable_v2_behavior()``): eager even where TensorFlow 1 runs it.
     eager_mode: bool
+    #: What its calls say of the versions it runs on (:mod:`.eras`).
+    code_pins: tuple[CodePin, ...] = ()
     digest: str = field(default="", compare=False)
 
 
@@ -566,5 +569,11 @@ def index_source(source: str, path: Path, tree: ast.Module | None = None) -> Mod
         graph_mode=_switches(builder, body, GRAPH_MODE_SWITCHES)
         or (_uses_tf1_only(builder, body) and not _switches(builder, body, EAGER_MODE_SWITCHES)),
         eager_mode=_switches(builder, body, EAGER_MODE_SWITCHES),
+        code_pins=code_pins(
+            tree,
+            source,
+            builder.imports,
+            frozenset([*builder.functions, *builder.classes, *(a.target for a in body.assigns)]),
+        ),
         digest=text_digest(source),
     )

@@ -525,9 +525,11 @@ class Inference:
         _, path, name = query
         module = self.module(path)
         where = Where(module)
-        assigned = self.assigned(where).get(name)
-        if assigned:
-            values = yield from self.evaluate_all(_values(assigned), where)
+        placed = self.global_assignments(module, name)
+        if placed:
+            values: list[Value] = []
+            for assign, place in placed:
+                values.append((yield from self.evaluate(assign.value, place)))
             stored = yield from self.evaluate_all(self._stores(where).get(name, ()), where)
             return _filled(join(values), stored)
         annotation = next((a.value for a in module.body.annotations if a.target == name), None)

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tflint_leaks.analysis.eras import framework_pins, imports_standalone_keras
 from tflint_leaks.analysis.index import (
     ClassFacts,
     FunctionFacts,
@@ -67,6 +68,9 @@ class ProjectIndex:
         self._frozen = False
         self._mro: dict[tuple[str, str], tuple[ClassDef, ...]] = {}
         self._tensorflow: dict[str, bool] = {}
+        #: Whether any module's code pins a version (None: not asked yet).
+        self._code_pins: bool | None = None
+        self._worlds: dict[tuple[str, Frameworks], Frameworks] = {}
         self._subclasses: dict[tuple[str, str], tuple[ClassDef, ...]] | None = None
         for module in modules:
             self.add(module)
@@ -79,6 +83,8 @@ class ProjectIndex:
         self._dependencies.clear()
         self._mro.clear()
         self._tensorflow.clear()
+        self._code_pins = None
+        self._worlds.clear()
         self._subclasses = None
 
     def module_at(self, path: str) -> ModuleIndex | None:
@@ -301,6 +307,30 @@ class ProjectIndex:
         ``keras.Sequential``, directly or through project bases."""
         return any(owner.is_keras_model for _, owner in self.mro(module, klass))
 
+    def world(self, module: ModuleIndex, frameworks: Frameworks) -> Frameworks:
+        """The TensorFlow and Keras a module runs: what its project's pin files say
+        (``frameworks``) and what its own calls and those of the modules it imports, directly
+        or through others, say (``Convolution2D(border_mode=...)``: Keras before 2.4; a call
+        of ``xrange``: Python 2; :mod:`.eras`)."""
+        if self._code_pins is None:
+            self._code_pins = any(found.code_pins for found in self._by_path.values())
+        if not self._code_pins:
+            return frameworks
+        key = (module.path, frameworks)
+        known = self._worlds.get(key)
+        if known is not None:
+            return known
+        world = frameworks
+        modules = sorted(self._reachable(module), key=lambda found: found.path)
+        standalone = any(imports_standalone_keras(found.imports) for found in modules)
+        for found in modules:
+            for pin in found.code_pins:
+                where = f"{found.path}:{pin.line}: {pin.evidence}"
+                for family, specifier in framework_pins(pin, standalone):
+                    world = world.constrained(family, specifier, where)
+        self._worlds[key] = world
+        return world
+
     def graph_mode(self, module: ModuleIndex, frameworks: Frameworks) -> bool:
         """Whether a module runs in graph mode: eager execution turned off
         (``tf.compat.v1.disable_eager_execution()``, ``disable_v2_behavior()``) in it or in a
@@ -314,7 +344,7 @@ class ProjectIndex:
             return True
         if any(found.eager_mode for found in modules):
             return False
-        return frameworks.tensorflow_major == 1
+        return self.world(module, frameworks).tensorflow_major == 1
 
     def uses_tensorflow(self, module: ModuleIndex) -> bool:
         """Whether the module, or a project module it imports directly or through others,
@@ -322,18 +352,21 @@ class ProjectIndex:
         builds the model)."""
         found = self._tensorflow.get(module.path)
         if found is None:
-            seen = {module.path}
-            todo = [module]
-            found = False
-            while todo and not found:
-                current = todo.pop()
-                found = current.uses_tensorflow
-                for dependency in self.dependencies(current):
-                    if dependency.path not in seen:
-                        seen.add(dependency.path)
-                        todo.append(dependency)
+            found = any(current.uses_tensorflow for current in self._reachable(module))
             self._tensorflow[module.path] = found
         return found
+
+    def _reachable(self, module: ModuleIndex) -> Iterator[ModuleIndex]:
+        """The module and every project module it imports, directly or through others."""
+        seen = {module.path}
+        todo = [module]
+        while todo:
+            current = todo.pop()
+            yield current
+            for dependency in self.dependencies(current):
+                if dependency.path not in seen:
+                    seen.add(dependency.path)
+                    todo.append(dependency)
 
     def dependencies(self, module: ModuleIndex) -> list[ModuleIndex]:
         """The project modules this module's imports resolve to (for cache invalidation)."""

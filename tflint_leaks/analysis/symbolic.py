@@ -53,7 +53,8 @@ class Op(enum.Enum):
     ITERATE = "iterate"
     #: Anything else, with its operands in ``parts`` and a word in ``text``: ``if`` (a
     #: conditional expression: one of its two values), ``or``/``and`` (one of its operands),
-    #: ``compare`` (a bool), ``lambda``, ``""``.
+    #: ``compare`` (a bool: ``parts`` the operands, ``keywords`` the operators between them,
+    #: :data:`COMPARE_OPERATORS`), ``lambda``, ``""``.
     OTHER = "other"
 
 
@@ -169,6 +170,11 @@ BINARY_OPERATORS: dict[type, str] = {
     ast.Pow: "**", ast.MatMult: "@", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&",
     ast.BitOr: "|", ast.BitXor: "^",
 }  # fmt: skip
+#: The words of a comparison's operators (``keywords`` of a ``compare``).
+COMPARE_OPERATORS: dict[type, str] = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+    ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
+}  # fmt: skip
 _UNARY: dict[type, str] = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~", ast.Not: "not"}
 _DISPLAYS: dict[type, str] = {ast.Tuple: "tuple", ast.List: "list", ast.Set: "set"}
 _COMPREHENSIONS: dict[type, str] = {
@@ -238,7 +244,9 @@ def from_ast(node: ast.expr, depth: int = 0) -> Expr:
         word = "and" if isinstance(node.op, ast.And) else "or"
         return Expr(Op.OTHER, word, tuple(from_ast(v, inner) for v in node.values))
     if isinstance(node, ast.Compare):
-        return Expr(Op.OTHER, "compare")
+        operands = (from_ast(node.left, inner), *(from_ast(c, inner) for c in node.comparators))
+        operators = tuple(COMPARE_OPERATORS[type(op)] for op in node.ops)
+        return Expr(Op.OTHER, "compare", operands, operators)
     if isinstance(node, ast.Lambda):
         return Expr(Op.OTHER, "lambda")
     if isinstance(node, ast.Await):

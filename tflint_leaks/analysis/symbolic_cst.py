@@ -27,6 +27,11 @@ _BINARY: dict[type, str] = {
     cst.Modulo: "%", cst.Power: "**", cst.MatrixMultiply: "@", cst.LeftShift: "<<",
     cst.RightShift: ">>", cst.BitAnd: "&", cst.BitOr: "|", cst.BitXor: "^",
 }  # fmt: skip
+_COMPARE: dict[type, str] = {
+    cst.Equal: "==", cst.NotEqual: "!=", cst.LessThan: "<", cst.LessThanEqual: "<=",
+    cst.GreaterThan: ">", cst.GreaterThanEqual: ">=", cst.Is: "is", cst.IsNot: "is not",
+    cst.In: "in", cst.NotIn: "not in",
+}  # fmt: skip
 _UNARY: dict[type, str] = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~", cst.Not: "not"}
 _DISPLAYS: dict[type, str] = {cst.Tuple: "tuple", cst.List: "list", cst.Set: "set"}
 _COMPREHENSIONS: dict[type, str] = {
@@ -74,7 +79,12 @@ def from_cst(node: cst.BaseExpression, depth: int = 0) -> Expr:
         word = "and" if isinstance(node.operator, cst.And) else "or"
         return Expr(Op.OTHER, word, tuple(from_cst(v, inner) for v in _operands(node, word)))
     if isinstance(node, cst.Comparison):
-        return Expr(Op.OTHER, "compare")
+        operands = (
+            from_cst(node.left, inner),
+            *(from_cst(c.comparator, inner) for c in node.comparisons),
+        )
+        operators = tuple(_COMPARE[type(c.operator)] for c in node.comparisons)
+        return Expr(Op.OTHER, "compare", operands, operators)
     if isinstance(node, cst.Lambda):
         return Expr(Op.OTHER, "lambda")
     if isinstance(node, cst.Await):

@@ -58,10 +58,11 @@ def _check_file(
     if not is_relevant(parsed, project):
         return [], []
     graph = project.graph_mode(parsed.index, options.frameworks)
+    world = project.world(parsed.index, options.frameworks)
     rules = [
         code
         for code in RULES
-        if code.code in codes and code.versions.applies(options.frameworks, graph_mode=graph)
+        if code.code in codes and code.versions.applies(world, graph_mode=graph)
     ]
     text = parsed.text
     if prefilter:

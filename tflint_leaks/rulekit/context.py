@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tflint_leaks.analysis.effects import Effect, EffectKind, TfFunctionTarget
-from tflint_leaks.analysis.facts import Span
+from tflint_leaks.analysis.facts import Span, first_run_state
 from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex, TfFunctionFacts
 from tflint_leaks.analysis.inference import TargetKind, Where
 from tflint_leaks.analysis.lattice import ArrayOrigin, Kind, Value
@@ -35,6 +35,7 @@ from tflint_leaks.analysis.tapes import Tape, collect_tapes
 from tflint_leaks.analysis.values import Evaluator, break_bound
 from tflint_leaks.analysis.writes import Write
 from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.frameworks import Frameworks
 
 if TYPE_CHECKING:
     from tflint_leaks.rulekit.options import RuleOptions
@@ -203,7 +204,7 @@ class FileContext:
             if isinstance(node, cst.If):
                 found = self._guards.get(node)
                 if found is None:
-                    found = self._guards[node] = is_first_call_guard(node.test)
+                    found = self._guards[node] = bool(first_run_state(from_cst(node.test)))
                 if found:
                     return True
         return False
@@ -234,6 +235,12 @@ class FileContext:
                 for item in n.names
             )
         return names
+
+    @property
+    def frameworks(self) -> Frameworks:
+        """The TensorFlow and Keras this file runs: its project's pins and what its code says
+        (see :meth:`tflint_leaks.analysis.project.ProjectIndex.world`)."""
+        return self.project.world(self.module_index, self.options.frameworks)
 
     @property
     def graph_mode(self) -> bool:
@@ -669,27 +676,3 @@ def _is_modulo(node: cst.BaseExpression) -> bool:
             node.left, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString
         )
     )
-
-
-def is_first_call_guard(test: cst.BaseExpression) -> bool:
-    """``test`` guards code that should run on the first call only: a comparison with ``None``,
-    a ``not in`` test, ``hasattr``, or ``not <name or attribute>``."""
-    for node in (test, *own_nodes(test)):
-        if isinstance(node, cst.Comparison) and any(
-            isinstance(c.comparator, cst.Name) and c.comparator.value == "None"
-            for c in node.comparisons
-        ):
-            return True
-        if isinstance(node, cst.Comparison) and any(
-            isinstance(c.operator, cst.NotIn) for c in node.comparisons
-        ):
-            return True
-        if isinstance(node, cst.Call) and dotted(node.func) == "hasattr":
-            return True
-        if (
-            isinstance(node, cst.UnaryOperation)
-            and isinstance(node.operator, cst.Not)
-            and isinstance(node.expression, cst.Attribute | cst.Name | cst.Subscript)
-        ):
-            return True
-    return False

@@ -671,7 +671,7 @@ def _message(context: FileContext, name: str, method: str, how_often: str) -> st
     """What ``predict`` costs per call: in TensorFlow 2 and Keras 3, a new ``tf.data``
     pipeline; in a TensorFlow 1 project with eager execution turned on (in graph mode the rule
     does not run), only what every Keras ``predict`` does per call, whatever the 1.x release."""
-    if context.options.frameworks.tensorflow_major == 1:
+    if context.frameworks.tensorflow_major == 1:
         cost = "checks and batches its input and runs its callbacks anew each call"
     else:
         cost = "builds a new `tf.data` pipeline each call"

@@ -1,0 +1,149 @@
+"""What a module's own code says of the versions it runs on: it calls what only some of them
+have.
+
+A project without pins still says which Keras it runs when it calls
+``Convolution2D(32, 3, 3, border_mode="same")``: that argument is Keras 1's, which multi-backend
+Keras 2 (before 2.4) still took through its legacy interfaces and which Keras 2.4 (``tf.keras``
+under another name) and Keras 3 reject. A module that calls ``xrange`` runs on Python 2, whose
+last TensorFlow is 2.1 and whose last Keras is 2.3. Each such call is a :class:`CodePin`, with
+the line that says so; :meth:`~tflint_leaks.analysis.project.ProjectIndex.world` adds them to
+what the pin files say (:meth:`~tflint_leaks.frameworks.Frameworks.constrained`).
+
+Read from the libraries' own history:
+
+- Keras 2.0 to 2.3 convert Keras 1's argument names with a warning (``keras/legacy/
+  interfaces.py``: ``border_mode`` -> ``padding``, ``subsample`` -> ``strides``, ``init`` ->
+  ``kernel_initializer``, ``W_regularizer`` -> ``kernel_regularizer``, ``nb_epoch`` ->
+  ``epochs``, ``output_dim`` -> ``units`` for ``Dense`` and the recurrent layers, whose
+  ``Embedding`` keeps ``output_dim``); Keras 2.4 removed the legacy interfaces with the other
+  backends.
+- ``Model._make_predict_function`` is a method of multi-backend Keras and of TensorFlow 1's
+  ``tf.keras``; Keras 2.4 has none.
+- TensorFlow 2.1 is the last release for Python 2 (its release notes), Keras 2.3 the last
+  multi-backend release; ``xrange``, ``raw_input``, ``unichr`` and ``execfile`` are builtins of
+  Python 2 only.
+
+Only calls through the standalone ``keras`` package pin Keras; nothing here runs project code.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from tflint_leaks.analysis.dtypes import dotted_ast
+
+#: Keras 1's argument names that Keras 2 (before 2.4) still took.
+KERAS_1_ARGUMENTS = frozenset(
+    {
+        "border_mode",
+        "subsample",
+        "nb_filter",
+        "nb_row",
+        "nb_col",
+        "init",
+        "W_regularizer",
+        "b_regularizer",
+        "W_constraint",
+        "b_constraint",
+        "dim_ordering",
+        "nb_epoch",
+        "samples_per_epoch",
+        "nb_val_samples",
+        "nb_worker",
+    }
+)
+#: Keras 1's ``output_dim`` is ``units`` from Keras 2 on, except for these layers.
+_OUTPUT_DIM_KEPT = frozenset({"Embedding"})
+#: Methods that only multi-backend Keras has (and TensorFlow 1's ``tf.keras``).
+MULTI_BACKEND_METHODS = frozenset({"_make_predict_function", "_make_train_function"})
+PYTHON_2_BUILTINS = frozenset({"xrange", "raw_input", "unichr", "execfile"})
+#: Words one of which the source must hold for :func:`code_pins` to walk its tree.
+_WORDS = (*KERAS_1_ARGUMENTS, "output_dim", *MULTI_BACKEND_METHODS, *PYTHON_2_BUILTINS)
+
+KERAS_BEFORE_2_4 = "<2.4"
+TENSORFLOW_FOR_PYTHON_2 = "<2.2"
+
+
+@dataclass(frozen=True)
+class CodePin:
+    """A call that exists only in some versions of a framework."""
+
+    #: ``"keras"`` (the standalone package) or ``"python"``.
+    family: str
+    #: The versions that have it, as a specifier (``"<2.4"``).
+    specifier: str
+    #: What says so, for messages: "`border_mode=` (Keras 1's name for `padding`)".
+    evidence: str
+    line: int
+
+
+def code_pins(
+    tree: ast.Module, source: str, imports: dict[str, str], defined: frozenset[str]
+) -> tuple[CodePin, ...]:
+    """The first call of each kind in ``tree`` that pins a version: of ``"python"`` (a
+    builtin of Python 2 only) or of the standalone ``"keras"``. ``imports``: the module's
+    import bindings; ``defined``: the names the module binds itself (a module that defines or
+    imports ``xrange`` does not say it runs on Python 2)."""
+    if not any(word in source for word in _WORDS):
+        return ()
+    standalone = imports_standalone_keras(imports)
+    found: dict[str, CodePin] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in PYTHON_2_BUILTINS:
+            if func.id not in defined and func.id not in imports:
+                evidence = f"`{func.id}` (a builtin of Python 2 only)"
+                found.setdefault("python", CodePin("python", "<3", evidence, node.lineno))
+            continue
+        if not standalone:
+            continue
+        if isinstance(func, ast.Attribute) and func.attr in MULTI_BACKEND_METHODS:
+            evidence = f"`{func.attr}()` (a method of multi-backend Keras only)"
+            found.setdefault("keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, node.lineno))
+            continue
+        argument = _keras_1_argument(node, imports)
+        if argument is not None:
+            evidence = f"`{argument}=` (Keras 1's name, gone from Keras 2.4)"
+            found.setdefault("keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, node.lineno))
+    return tuple(found[key] for key in sorted(found))
+
+
+def imports_standalone_keras(imports: dict[str, str]) -> bool:
+    """The module imports the standalone ``keras`` package (not ``tensorflow.keras``)."""
+    return any(target.split(".")[0] == "keras" for target in imports.values())
+
+
+def framework_pins(pin: CodePin, standalone: bool) -> list[tuple[str, str]]:
+    """What one code pin says of TensorFlow and the standalone Keras (each a family and a
+    specifier), in a program that imports standalone Keras or not: Python 2 runs TensorFlow
+    before 2.2 and Keras before 2.4."""
+    if pin.family == "python":
+        found = [("tensorflow", TENSORFLOW_FOR_PYTHON_2)]
+        return [*found, ("keras", KERAS_BEFORE_2_4)] if standalone else found
+    return [(pin.family, pin.specifier)]
+
+
+def _keras_1_argument(node: ast.Call, imports: dict[str, str]) -> str | None:
+    """The Keras 1 argument a call of standalone Keras passes (``fit(nb_epoch=...)`` on any
+    receiver: ``fit`` of a Keras model is the only ``fit`` that takes it)."""
+    names = [k.arg for k in node.keywords if k.arg is not None]
+    if not names:
+        return None
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in {"fit", "fit_generator"}:
+        return next((n for n in names if n in KERAS_1_ARGUMENTS), None)
+    dotted = dotted_ast(func)
+    head, _, rest = (dotted or "").partition(".")
+    target = imports.get(head, "")  # as imported: `tensorflow.keras` is not standalone Keras
+    if target.split(".")[0] != "keras":
+        return None
+    layer = f"{target}.{rest}".rpartition(".")[2] if rest else target.rpartition(".")[2]
+    for name in names:
+        if name in KERAS_1_ARGUMENTS:
+            return name
+        if name == "output_dim" and layer not in _OUTPUT_DIM_KEPT:
+            return name
+    return None
