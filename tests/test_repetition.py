@@ -357,3 +357,82 @@ def test_developing_md_lists_every_framework_and_unit() -> None:
             framework == row.framework and row.unit in units.split(" / ")
             for framework, units in documented
         ), (row.framework, row.unit)
+
+
+STREAMLIT = """
+import streamlit as st
+import tensorflow as tf
+
+model = tf.keras.models.load_model("model.keras")
+image = st.file_uploader("Upload an image")
+if image is not None:
+    st.write(model(image, training=False))
+"""
+
+
+def test_a_streamlit_script_loads_its_model_again_on_every_rerun(tmp_path: Path) -> None:
+    path = tmp_path / "app.py"
+    path.write_text(textwrap.dedent(STREAMLIT).lstrip("\n"), encoding="utf-8")
+    result = lint_paths([path], Settings(select=("ALL",)))
+    assert [(d.code, d.start.line, d.start.column, d.message) for d in result.diagnostics] == [
+        (
+            "TFL401",
+            4,
+            9,
+            "`tf.keras.models.load_model` builds a new Keras model every rerun and the "
+            "Streamlit script never calls `clear_session()`; Keras' global state grows with "
+            "each model (`del` and `gc.collect()` do not release it)",
+        )
+    ]
+    [related] = [r for r in result.diagnostics[0].related if r.role.value == "loop"]
+    assert (related.start.line, related.message) == (
+        1,
+        "repeated by Streamlit: the Streamlit script runs every rerun",
+    )
+
+
+def test_a_model_kept_in_session_state_or_a_cached_function_is_loaded_once(
+    tmp_path: Path,
+) -> None:
+    source = """
+    import streamlit as st
+    import tensorflow as tf
+
+    @st.cache_resource(show_spinner=False)
+    def load():
+        return tf.keras.models.load_model("model.keras")
+
+    def classifier():
+        if "classifier" not in st.session_state:
+            st.session_state.classifier = tf.keras.models.load_model("classifier.keras")
+        return st.session_state.classifier
+
+    if "model" not in st.session_state:
+        st.session_state.model = tf.keras.models.load_model("model.keras")
+    cached = load()
+    kept = classifier()
+    """
+    assert _lint(tmp_path, source) == []
+
+
+def test_a_helper_the_script_calls_loads_on_every_rerun(tmp_path: Path) -> None:
+    # Face-Mask-Detection's app.py: `mask_image()` at the top level loads the model.
+    source = """
+    import streamlit as st
+    from tensorflow.keras.models import load_model
+
+    def mask_image():
+        model = load_model("mask_detector.model")
+        return model(image, training=False)
+
+    mask_image()
+    """
+    findings = _lint(tmp_path, source, select="TFL401")
+    assert [(code, line) for code, line, _ in findings] == [("TFL401", 8)]
+    assert findings[0][2].startswith("`mask_image` builds a Keras model every rerun")
+
+
+def test_a_module_the_script_imports_runs_once(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("import streamlit as st\nimport widgets\n", encoding="utf-8")
+    (tmp_path / "widgets.py").write_text(textwrap.dedent(STREAMLIT), encoding="utf-8")
+    assert lint_paths([tmp_path], Settings(select=("ALL",))).diagnostics == []

@@ -130,8 +130,11 @@ class Effects:
     def _summary(self, query: Query) -> Generator[Query, Any, tuple[Effect, ...]]:
         _, path, qualname = query
         module = self.inference.module(path)
-        if qualname in module.traced or module.functions[qualname].tf_function:
+        function_facts = module.functions[qualname]
+        if qualname in module.traced or function_facts.tf_function:
             return ()  # a tf.function's Python body runs only while it traces
+        if function_facts.memoized:
+            return ()  # ``@st.cache_resource``: the body runs once per distinct arguments
         where = self.inference.where_of(module, qualname)
         function = where.function
         assert function is not None

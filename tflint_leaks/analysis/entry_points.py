@@ -12,7 +12,14 @@ project hands a function to the framework:
   (``keras.callbacks.Callback``: ``on_train_batch_end``);
 - ``ARGUMENT``: a function passed to a row's call, anywhere in the project
   (``study.optimize(objective, n_trials=100)``; the count is read from the call's arguments);
-- ``VIEWS``: a Django view, a top-level function of a ``views`` module taking ``request``.
+- ``VIEWS``: a Django view, a top-level function of a ``views`` module taking ``request``;
+- ``SCRIPT``: the module-level code of a script that imports a row's package
+  (``streamlit``), which the framework runs again from the top on every interaction. A module
+  that another project module imports is not the script (an import runs its code once).
+
+A function decorated with one of :data:`MEMOIZERS` (``@st.cache_resource``,
+``@functools.lru_cache``) runs its body once per distinct arguments: a call of it in an entry
+point or a loop returns what the first call made.
 
 Read from the libraries' own documentation and source, and checked where it matters:
 
@@ -54,6 +61,7 @@ class Form(enum.Enum):
     METHOD = "method"
     ARGUMENT = "argument"
     VIEWS = "views"
+    SCRIPT = "script"
 
 
 @dataclass(frozen=True)
@@ -638,6 +646,20 @@ ENTRY_POINTS: tuple[Row, ...] = (
             'scheduler.add_job(entry, "interval", minutes=5)\n'
         ),
     ),
+    # -- scripts a framework reruns ------------------------------------------------------------
+    Row(
+        "Streamlit",
+        "script",
+        "rerun",
+        Form.SCRIPT,
+        ("streamlit",),
+        example=_example(
+            "import streamlit as st\n\n"
+            "@st.cache_resource\n"
+            'def load():\n    return tf.keras.models.load_model("model.keras")\n\n'
+            'MODEL = load()\nx = st.file_uploader("image")\nMODEL.predict(x)\n'
+        ),
+    ),
     Row(
         "APScheduler",
         "job",
@@ -652,6 +674,24 @@ ENTRY_POINTS: tuple[Row, ...] = (
             "def entry():\n    MODEL.predict(x)\n"
         ),
     ),
+)
+
+#: Decorators whose function runs its body once per distinct arguments (canonical names).
+MEMOIZERS = frozenset(
+    {
+        "functools.lru_cache",
+        "functools.cache",
+        "streamlit.cache_resource",
+        "streamlit.cache_data",
+        "streamlit.cache",
+        "streamlit.experimental_singleton",
+        "streamlit.experimental_memo",
+    }
+)
+
+#: The packages whose import makes a module a script the framework reruns (SCRIPT rows).
+SCRIPT_PACKAGES = frozenset(
+    name for row in ENTRY_POINTS if row.form is Form.SCRIPT for name in row.names
 )
 
 #: The library calls of ARGUMENT rows that the index would otherwise leave out of a body's

@@ -375,7 +375,8 @@ _HASATTR = Expr(Op.REF, "hasattr")
 
 def _set_in(block: list[ast.stmt]) -> set[str]:
     """What a block assigns or stores into: names, ``self.x``, the containers of ``X[k] =
-    ...``; ``X.*`` for every ``X.a`` it assigns (what ``not hasattr(X, "a")`` tests)."""
+    ...`` and of ``X.a = ...``; ``X.*`` for every ``X.a`` it assigns (what ``not hasattr(X,
+    "a")`` tests)."""
     found: set[str] = set()
     for statement in block:
         for node in ast.walk(statement):
@@ -390,8 +391,8 @@ def _set_in(block: list[ast.stmt]) -> set[str]:
                 if name.op is Op.REF:
                     found.add(name.text)
                     head, dot, _ = name.text.rpartition(".")
-                    if dot:
-                        found.add(f"{head}.*")
+                    if dot:  # ``st.session_state.model = ...`` stores into st.session_state
+                        found.update((head, f"{head}.*"))
     return found
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.dtypes import DtypeUse, parameter_dtypes, resolve_ast
+from tflint_leaks.analysis.entry_points import MEMOIZERS, SCRIPT_PACKAGES
 from tflint_leaks.analysis.eras import CodePin, code_pins
 from tflint_leaks.analysis.facts import Body, Span, collect_body
 from tflint_leaks.analysis.graph import EAGER_MODE_SWITCHES, GRAPH_MODE_SWITCHES, is_graph_code
@@ -80,6 +81,9 @@ class FunctionFacts:
     #: The decorators, as written (``app.route("/")``): a framework's entry point
     #: (:mod:`.repetition`).
     decorators: tuple[Expr, ...] = ()
+    #: A decorator memoizes it (``@st.cache_resource``, ``@functools.lru_cache``): its body
+    #: runs once per distinct arguments.
+    memoized: bool = False
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,9 @@ class ModuleIndex:
     eager_mode: bool
     #: What its calls say of the versions it runs on (:mod:`.eras`).
     code_pins: tuple[CodePin, ...] = ()
+    #: The module-level import of a framework that reruns the module as a script
+    #: (``import streamlit as st``; :mod:`.repetition`).
+    script_import: Span | None = None
     digest: str = field(default="", compare=False)
 
 
@@ -342,6 +349,10 @@ class IndexBuilder(ast.NodeVisitor):
             generator=generator,
             dtype_uses=parameter_dtypes(own, params, self.resolve) if params else {},
             decorators=tuple(from_ast(d) for d in node.decorator_list),
+            memoized=any(
+                self.resolve(d.func if isinstance(d, ast.Call) else d) in MEMOIZERS
+                for d in node.decorator_list
+            ),
         )
 
     def _decorated_tf_function(
@@ -575,5 +586,20 @@ def index_source(source: str, path: Path, tree: ast.Module | None = None) -> Mod
             builder.imports,
             frozenset([*builder.functions, *builder.classes, *(a.target for a in body.assigns)]),
         ),
+        script_import=next(
+            (
+                builder.span(node)
+                for node in tree.body
+                if isinstance(node, ast.Import | ast.ImportFrom) and _imports(node, SCRIPT_PACKAGES)
+            ),
+            None,
+        ),
         digest=text_digest(source),
     )
+
+
+def _imports(node: ast.Import | ast.ImportFrom, packages: frozenset[str]) -> bool:
+    """The statement imports one of ``packages`` (or a module of one)."""
+    if isinstance(node, ast.Import):
+        return any(alias.name.split(".")[0] in packages for alias in node.names)
+    return node.level == 0 and (node.module or "").split(".")[0] in packages

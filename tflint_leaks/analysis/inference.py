@@ -677,7 +677,9 @@ class Inference:
             return library.iterator(generator=True)
         if not function.body.returns:
             return NONE
-        return join((yield from self.evaluate_all(function.body.returns, where)))
+        returned = join((yield from self.evaluate_all(function.body.returns, where)))
+        # A memoized function returns what its first call made to every later call.
+        return returned.stale() if function.memoized else returned
 
     def _param(self, query: Query) -> Computation:
         _, path, qualname, name = query

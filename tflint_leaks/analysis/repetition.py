@@ -100,9 +100,43 @@ def entry_point(program: Program, module: ModuleIndex, qualname: str) -> EntryPo
     return registrations(program).get(FunctionRef(module.path, qualname))
 
 
+def script_entry(program: Program, module: ModuleIndex) -> EntryPoint | None:
+    """The framework that runs ``module``'s own code again and again (a Streamlit script),
+    if one does: the module imports the row's package and no project module imports it."""
+    place = module.script_import
+    if place is None or module.path in _imported(program):
+        return None
+    row = next(row for row in ENTRY_POINTS if row.form is Form.SCRIPT and _imported_in(row, module))
+    return EntryPoint(row, place=place, path=module.path)
+
+
+def _imported_in(row: Row, module: ModuleIndex) -> bool:
+    return any(target.split(".")[0] in row.names for target in module.imports.values())
+
+
 def entry_functions(program: Program, module: ModuleIndex) -> frozenset[str]:
-    """The qualified names of ``module``'s functions and methods that are entry points."""
-    return frozenset(q for q in module.functions if entry_point(program, module, q) is not None)
+    """The qualified names of ``module``'s functions and methods that are entry points, and
+    ``""`` when its module-level code is one (:func:`script_entry`)."""
+    found = {q for q in module.functions if entry_point(program, module, q) is not None}
+    if script_entry(program, module) is not None:
+        found.add("")
+    return frozenset(found)
+
+
+_IMPORTED: weakref.WeakKeyDictionary[Program, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _imported(program: Program) -> frozenset[str]:
+    """The paths of the project modules some other project module imports."""
+    found = _IMPORTED.get(program)
+    if found is None:
+        project = program.project
+        found = _IMPORTED[program] = frozenset(
+            dependency.path
+            for module in project.modules()
+            for dependency in project.dependencies(module)
+        )
+    return found
 
 
 def _method_entry(

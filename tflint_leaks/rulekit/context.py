@@ -26,7 +26,7 @@ from tflint_leaks.analysis.names import TF_FUNCTION, resolve_dotted
 from tflint_leaks.analysis.nodes import dotted, own_nodes
 from tflint_leaks.analysis.program import Program, program_of
 from tflint_leaks.analysis.project import ProjectIndex
-from tflint_leaks.analysis.repetition import EntryPoint
+from tflint_leaks.analysis.repetition import EntryPoint, script_entry
 from tflint_leaks.analysis.repetition import entry_point as find_entry_point
 from tflint_leaks.analysis.scope import ScopeFacts, collect_scope
 from tflint_leaks.analysis.symbolic import Expr, ref
@@ -416,13 +416,18 @@ class FileContext:
         :mod:`tflint_leaks.analysis.entry_points`), when the node is in that function's own
         body and not under a first-call guard (``if model is None:``)."""
         frame = self.frame
-        if frame.kind is not FrameKind.FUNCTION or frame.facts is None or frame.traced:
+        if frame.kind is FrameKind.MODULE:
+            key = ("entry", id(frame.node), 0)
+            if key not in self._answers:
+                self._answers[key] = script_entry(self.program, self.module_index)
+        elif frame.kind is not FrameKind.FUNCTION or frame.facts is None or frame.traced:
             return None
-        key = ("entry", id(frame.node), 0)
-        if key not in self._answers:
-            self._answers[key] = find_entry_point(
-                self.program, self.module_index, frame.facts.qualname
-            )
+        else:
+            key = ("entry", id(frame.node), 0)
+            if key not in self._answers:
+                self._answers[key] = find_entry_point(
+                    self.program, self.module_index, frame.facts.qualname
+                )
         found = self._answers[key]
         if found is None or self.guarded:
             return None
@@ -440,10 +445,12 @@ class FileContext:
         class deriving from the framework's base, or the registering call (and its file)."""
         entry = self.entry_point
         node = self.frame.node
-        assert entry is not None and isinstance(node, cst.FunctionDef)
+        assert entry is not None and isinstance(node, cst.FunctionDef | cst.Module)
         if entry.decorator is not None:
+            assert isinstance(node, cst.FunctionDef)
             return node.decorators[entry.decorator], None
         if entry.place is None:
+            assert isinstance(node, cst.FunctionDef)
             return node.name, None
         return entry.place, None if entry.path == self.path else entry.path
 
@@ -468,8 +475,9 @@ class FileContext:
         node = self.frame.node
         found = self._body_nodes.get(node)
         if found is None:
-            assert isinstance(node, cst.FunctionDef)
-            found = self._body_nodes[node] = list(own_nodes(node.body))
+            assert isinstance(node, cst.FunctionDef | cst.Module)
+            body = node if isinstance(node, cst.Module) else node.body
+            found = self._body_nodes[node] = list(own_nodes(body))
         return found
 
     # -- whole-program facts -------------------------------------------------------------------
