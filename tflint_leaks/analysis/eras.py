@@ -29,6 +29,7 @@ Only calls through the standalone ``keras`` package pin Keras; nothing here runs
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from tflint_leaks.analysis.dtypes import dotted_ast
@@ -58,8 +59,14 @@ _OUTPUT_DIM_KEPT = frozenset({"Embedding"})
 #: Methods that only multi-backend Keras has (and TensorFlow 1's ``tf.keras``).
 MULTI_BACKEND_METHODS = frozenset({"_make_predict_function", "_make_train_function"})
 PYTHON_2_BUILTINS = frozenset({"xrange", "raw_input", "unichr", "execfile"})
-#: Words one of which the source must hold for :func:`code_pins` to walk its tree.
-_WORDS = (*KERAS_1_ARGUMENTS, "output_dim", *MULTI_BACKEND_METHODS, *PYTHON_2_BUILTINS)
+#: What the source must hold for :func:`code_pins` to walk its tree: one of the arguments
+#: passed (``name=``, not ``name==``) or one of the calls made.
+_MENTIONS = re.compile(
+    r"\b(?:{})\s*=(?!=)|\b(?:{})\s*\(".format(
+        "|".join(sorted({*KERAS_1_ARGUMENTS, "output_dim"})),
+        "|".join(sorted(MULTI_BACKEND_METHODS | PYTHON_2_BUILTINS)),
+    )
+)
 
 KERAS_BEFORE_2_4 = "<2.4"
 TENSORFLOW_FOR_PYTHON_2 = "<2.2"
@@ -85,7 +92,7 @@ def code_pins(
     builtin of Python 2 only) or of the standalone ``"keras"``. ``imports``: the module's
     import bindings; ``defined``: the names the module binds itself (a module that defines or
     imports ``xrange`` does not say it runs on Python 2)."""
-    if not any(word in source for word in _WORDS):
+    if _MENTIONS.search(source) is None:
         return ()
     standalone = imports_standalone_keras(imports)
     found: dict[str, CodePin] = {}
