@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tflint_leaks.analysis.dtypes import dotted_ast
@@ -59,14 +60,16 @@ _OUTPUT_DIM_KEPT = frozenset({"Embedding"})
 #: Methods that only multi-backend Keras has (and TensorFlow 1's ``tf.keras``).
 MULTI_BACKEND_METHODS = frozenset({"_make_predict_function", "_make_train_function"})
 PYTHON_2_BUILTINS = frozenset({"xrange", "raw_input", "unichr", "execfile"})
-#: What the source must hold for :func:`code_pins` to walk its tree: one of the arguments
-#: passed (``name=``, not ``name==``) or one of the calls made.
+#: Where the source may say its versions, for :func:`code_pins` to look at the calls of those
+#: lines only: one of the arguments passed (``name=``, not ``name==``) or one of the calls
+#: made; in a module that does not import standalone Keras, the Python 2 builtins alone.
 _MENTIONS = re.compile(
     r"\b(?:{})\s*=(?!=)|\b(?:{})\s*\(".format(
         "|".join(sorted({*KERAS_1_ARGUMENTS, "output_dim"})),
         "|".join(sorted(MULTI_BACKEND_METHODS | PYTHON_2_BUILTINS)),
     )
 )
+_PYTHON_2_MENTIONS = re.compile(r"\b(?:{})\s*\(".format("|".join(sorted(PYTHON_2_BUILTINS))))
 
 KERAS_BEFORE_2_4 = "<2.4"
 TENSORFLOW_FOR_PYTHON_2 = "<2.2"
@@ -92,30 +95,50 @@ def code_pins(
     builtin of Python 2 only) or of the standalone ``"keras"``. ``imports``: the module's
     import bindings; ``defined``: the names the module binds itself (a module that defines or
     imports ``xrange`` does not say it runs on Python 2)."""
-    if _MENTIONS.search(source) is None:
-        return ()
     standalone = imports_standalone_keras(imports)
+    mentions = _MENTIONS if standalone else _PYTHON_2_MENTIONS
+    lines = {source.count("\n", 0, match.start()) + 1 for match in mentions.finditer(source)}
     found: dict[str, CodePin] = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in _calls_on(tree, lines) if lines else ():
         func = node.func
         if isinstance(func, ast.Name) and func.id in PYTHON_2_BUILTINS:
             if func.id not in defined and func.id not in imports:
                 evidence = f"`{func.id}` (a builtin of Python 2 only)"
-                found.setdefault("python", CodePin("python", "<3", evidence, node.lineno))
+                _keep(found, "python", CodePin("python", "<3", evidence, node.lineno))
             continue
         if not standalone:
             continue
         if isinstance(func, ast.Attribute) and func.attr in MULTI_BACKEND_METHODS:
             evidence = f"`{func.attr}()` (a method of multi-backend Keras only)"
-            found.setdefault("keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, node.lineno))
+            _keep(found, "keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, node.lineno))
             continue
         argument = _keras_1_argument(node, imports)
         if argument is not None:
             evidence = f"`{argument}=` (Keras 1's name, gone from Keras 2.4)"
-            found.setdefault("keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, node.lineno))
+            _keep(found, "keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, node.lineno))
     return tuple(found[key] for key in sorted(found))
+
+
+def _keep(found: dict[str, CodePin], key: str, pin: CodePin) -> None:
+    """Keep the pin of ``key`` on the first line."""
+    if key not in found or pin.line < found[key].line:
+        found[key] = pin
+
+
+def _calls_on(tree: ast.Module, lines: set[int]) -> Iterator[ast.Call]:
+    """The calls of ``tree`` whose lines hold one of ``lines``, in no particular order; the
+    subtrees that hold none of them are not entered."""
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        start = getattr(node, "lineno", None)
+        if start is not None:
+            end = getattr(node, "end_lineno", None) or start
+            if not any(start <= line <= end for line in lines):
+                continue
+            if isinstance(node, ast.Call):
+                yield node
+        todo.extend(ast.iter_child_nodes(node))
 
 
 def imports_standalone_keras(imports: dict[str, str]) -> bool:
