@@ -177,6 +177,23 @@ class GradientInsidePersistentTape(Rule):
         Valid("""
         import tensorflow as tf
 
+        def discriminator_step(real, fake):
+            alpha = tf.random.uniform([tf.shape(real)[0], 1, 1, 1], 0.0, 1.0)
+            mixed = alpha * real + (1 - alpha) * fake
+            with tf.GradientTape() as tape:
+                d_loss = tf.reduce_mean(critic(fake)) - tf.reduce_mean(critic(real))
+                with tf.GradientTape() as gp_tape:
+                    gp_tape.watch(mixed)
+                    mixed_output = critic(mixed, training=True)
+                grads = gp_tape.gradient(mixed_output, [mixed])[0]
+                norm = tf.sqrt(tf.reduce_sum(tf.square(grads), axis=[1, 2, 3]))
+                d_loss += 10.0 * tf.reduce_mean((norm - 1.0) ** 2)
+            d_grads = tape.gradient(d_loss, critic.trainable_weights)
+            optimizer.apply_gradients(zip(d_grads, critic.trainable_weights))
+        """),
+        Valid("""
+        import tensorflow as tf
+
         def step(x, y):
             with tf.GradientTape() as tape:
                 loss = loss_fn(y, model(x, training=True))
@@ -447,10 +464,12 @@ class GradientInsidePersistentTape(Rule):
     def _differentiated_by(self, node: cst.Call, tape: str | None) -> bool:
         """The result flows into what ``tape`` (any tape for None) differentiates later: a
         higher-order derivative or a gradient penalty, recorded on purpose."""
-        parent = self.context.parent
-        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
+        # The statement assigning the result, or what is computed from it on the same line
+        # (``grads = penalty_tape.gradient(out, [x])[0]``).
+        statement = self.context.statement_around(node)
+        if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
             return False
-        result = dotted(parent.targets[0].target)
+        result = dotted(statement.targets[0].target)
         if result is None:
             return False
         scope = self.context.scope_facts()
