@@ -255,6 +255,15 @@ def test_code_under_a_first_call_guard_runs_once_per_process(tmp_path: Path) -> 
                 if not hasattr(self, "other"):
                     self.other = load_model()
                 return self.model(x)
+
+            def generate(self, key):
+                # cleverhans' Attack.generate_np: a method of the object fills the cache.
+                if key not in self.graphs:
+                    self.construct(key)
+                return self.graphs[key]
+
+            def construct(self, key):
+                self.graphs[key] = load_model()
         """,
     )
     program = Program(ProjectIndex(modules.values()))
@@ -271,6 +280,8 @@ def test_code_under_a_first_call_guard_runs_once_per_process(tmp_path: Path) -> 
     # A parameter is not state that outlives the call: each call without one builds a model.
     assert effects("train") == [("build-model", 30), ("fit", 31)]
     assert effects("Server.handle") == []
+    assert effects("Server.generate") == []
+    assert effects("Server.construct") == [("build-model", 51)]
 
 
 def test_graph_code_builds_and_runs_the_graph_through_calls(tmp_path: Path) -> None:

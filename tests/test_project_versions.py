@@ -150,6 +150,32 @@ def test_the_same_script_unpinned_is_tf1_code_by_what_it_calls(tmp_path: Path) -
     assert _findings(tmp_path / "gan.py") == [SESSION_LOOP]
 
 
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "sess = tf.Session()\nK.set_session(sess)",
+        "config = tf.ConfigProto()\nconfig.gpu_options.allow_growth = True",
+        "tf.set_random_seed(0)",
+        "graph = tf.get_default_graph()",
+    ],
+)
+def test_a_keras_script_that_calls_what_only_tensorflow_1_has_runs_in_graph_mode(
+    tmp_path: Path, setup: str
+) -> None:
+    script = (
+        "import tensorflow as tf\nfrom keras import backend as K\n"
+        'from keras.models import load_model\n\n{}\nmodel = load_model("m.h5")\n'
+        "for frame in frames:\n    q = model.predict(frame)\n"
+    )
+    _project(tmp_path, {"agent.py": script.format(setup)})
+    assert _findings(tmp_path / "agent.py") == []
+    compat = setup.replace("tf.", "tf.compat.v1.").replace(
+        "tf.compat.v1.set_random_seed", "tf.random.set_seed"
+    )
+    (tmp_path / "agent.py").write_text(script.format(compat), encoding="utf-8")
+    assert [code for code, *_ in _findings(tmp_path / "agent.py")] == ["TFL402"]
+
+
 def test_the_same_script_through_compat_v1_unpinned_is_tf2_code(tmp_path: Path) -> None:
     _project(tmp_path, {"gan.py": GAN_COMPAT})
     assert [code for code, *_ in _findings(tmp_path / "gan.py")] == ["TFL402", "TFL503"]

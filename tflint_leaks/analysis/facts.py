@@ -15,8 +15,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.dtypes import dotted_ast
 from tflint_leaks.analysis.entry_points import REGISTERING_CALLS
-from tflint_leaks.analysis.graph import EAGER_MODE_SWITCHES, GRAPH_MODE_SWITCHES, builds_graph
+from tflint_leaks.analysis.graph import (
+    EAGER_MODE_SWITCHES,
+    GRAPH_MODE_SWITCHES,
+    builds_graph,
+    is_tf1_only,
+)
 from tflint_leaks.analysis.names import (
     GRADIENT_TAPE,
     TF_FUNCTION,
@@ -143,6 +149,7 @@ def _kept(call: ast.Call, resolve: Resolve, graph_code: bool) -> bool:
             or resolved in REGISTERING_CALLS
             or resolved.rpartition(".")[2] in GRAPH_MODE_SWITCHES | EAGER_MODE_SWITCHES
             or (graph_code and builds_graph(resolved))
+            or is_tf1_only(resolved)  # the module's world (:attr:`ModuleIndex.graph_mode`)
         )
     return True
 
@@ -304,7 +311,7 @@ def _once(
     once = [
         _block(node.body, span_of)
         for state, node in guards
-        if any(outlives(s) and s in _set_in(node.body) for s in state)
+        if any(outlives(s) and _sets(node.body, s) for s in state)
     ]
     for position, statement in enumerate(top[:-1]):
         if (
@@ -314,7 +321,7 @@ def _once(
         ):
             rest = top[position + 1 :]
             state = _present_state(from_ast(statement.test))
-            if any(outlives(s) and s in _set_in(rest) for s in state):
+            if any(outlives(s) and _sets(rest, s) for s in state):
                 once.append(_block(rest, span_of))
                 break
     return tuple(once)
@@ -371,6 +378,23 @@ def _present_state(test: Expr) -> tuple[str, ...]:
 
 _NONE = Expr(Op.LITERAL, "none")
 _HASATTR = Expr(Op.REF, "hasattr")
+
+
+def _sets(block: list[ast.stmt], state: str) -> bool:
+    """The block sets ``state``: it assigns or stores into it, or calls a method of the object
+    that holds it (``if key not in self.graphs: self.construct_graph(key)``)."""
+    if state in _set_in(block):
+        return True
+    owner, dot, _ = state.rpartition(".")
+    if not dot or owner.endswith(".*"):
+        return False
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and dotted_ast(node.func.value) == owner
+        for statement in block
+        for node in ast.walk(statement)
+    )
 
 
 def _set_in(block: list[ast.stmt]) -> set[str]:

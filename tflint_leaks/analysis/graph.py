@@ -241,3 +241,48 @@ def is_graph_code(units: FileUnits) -> bool:
     """A module builds and runs TF1 graphs: it mentions turning eager execution off, sessions
     or placeholders."""
     return any(unit.names & GRAPH_CODE_MARKERS for unit in units.all)
+
+
+#: TensorFlow 1 names that TensorFlow 2 has only under ``tf.compat.v1`` (checked against
+#: TensorFlow 2.21: none of them is an attribute of ``tf``, ``tf.train`` or ``tf.summary``):
+#: code that calls them as they are runs on TensorFlow 1, in graph mode unless it turns eager
+#: execution on.
+TF1_ONLY = frozenset(
+    {
+        "tensorflow.placeholder",
+        "tensorflow.get_variable",
+        "tensorflow.variable_scope",
+        "tensorflow.global_variables_initializer",
+        "tensorflow.local_variables_initializer",
+        "tensorflow.assign",
+        "tensorflow.assign_add",
+        "tensorflow.random_normal",
+        "tensorflow.random_uniform",
+        "tensorflow.truncated_normal",
+        "tensorflow.log",
+        "tensorflow.to_float",
+        "tensorflow.summary.merge_all",
+        "tensorflow.summary.FileWriter",
+        "tensorflow.Session",
+        "tensorflow.InteractiveSession",
+        "tensorflow.ConfigProto",
+        "tensorflow.GPUOptions",
+        "tensorflow.set_random_seed",
+        "tensorflow.reset_default_graph",
+        "tensorflow.get_default_graph",
+        "tensorflow.global_variables",
+        "tensorflow.trainable_variables",
+        "tensorflow.train.Saver",
+        "tensorflow.train.AdamOptimizer",
+        "tensorflow.train.GradientDescentOptimizer",
+        "tensorflow.train.RMSPropOptimizer",
+        "tensorflow.train.MomentumOptimizer",
+        "tensorflow.train.start_queue_runners",
+    }
+)
+_TF1_ONLY_MODULES = ("tensorflow.contrib.", "tensorflow.layers.", "tensorflow.nn.rnn_cell.")
+
+
+def is_tf1_only(name: str) -> bool:
+    """``name`` (canonical) is what only TensorFlow 1 has at that name."""
+    return name in TF1_ONLY or name.startswith(_TF1_ONLY_MODULES)

@@ -23,7 +23,12 @@ from tflint_leaks.analysis.dtypes import DtypeUse, parameter_dtypes, resolve_ast
 from tflint_leaks.analysis.entry_points import MEMOIZERS, SCRIPT_PACKAGES
 from tflint_leaks.analysis.eras import CodePin, code_pins
 from tflint_leaks.analysis.facts import Body, Span, collect_body
-from tflint_leaks.analysis.graph import EAGER_MODE_SWITCHES, GRAPH_MODE_SWITCHES, is_graph_code
+from tflint_leaks.analysis.graph import (
+    EAGER_MODE_SWITCHES,
+    GRAPH_MODE_SWITCHES,
+    is_graph_code,
+    is_tf1_only,
+)
 from tflint_leaks.analysis.names import (
     TF_FUNCTION,
     is_keras,
@@ -485,28 +490,6 @@ def _switches(builder: IndexBuilder, body: Body, switches: frozenset[str]) -> bo
     )
 
 
-#: TensorFlow 1 names that TensorFlow 2 has only under ``tf.compat.v1``: code that calls them
-#: as they are runs on TensorFlow 1, in graph mode unless it turns eager execution on.
-_TF1_ONLY = frozenset(
-    {
-        "tensorflow.placeholder",
-        "tensorflow.get_variable",
-        "tensorflow.variable_scope",
-        "tensorflow.global_variables_initializer",
-        "tensorflow.local_variables_initializer",
-        "tensorflow.assign",
-        "tensorflow.assign_add",
-        "tensorflow.random_normal",
-        "tensorflow.random_uniform",
-        "tensorflow.truncated_normal",
-        "tensorflow.log",
-        "tensorflow.to_float",
-        "tensorflow.summary.merge_all",
-    }
-)
-_TF1_ONLY_MODULES = ("tensorflow.contrib.", "tensorflow.layers.")
-
-
 def _uses_tf1_only(builder: IndexBuilder, body: Body) -> bool:
     """The module's code calls what only TensorFlow 1 has at that name (not through
     ``tf.compat.v1``)."""
@@ -515,7 +498,7 @@ def _uses_tf1_only(builder: IndexBuilder, body: Body) -> bool:
             func = site.call.func
             if func.op is Op.REF:
                 resolved = resolve_dotted(func.text, builder.imports) or ""
-                if resolved in _TF1_ONLY or resolved.startswith(_TF1_ONLY_MODULES):
+                if is_tf1_only(resolved):
                     return True
     return False
 
