@@ -487,6 +487,54 @@ def command_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def place_key(finding: Json) -> tuple[str, str, int, int, int, str]:
+    """Where a finding is and its code (its message may change with the linter's wording)."""
+    return finding_key(finding)[:6]
+
+
+def recheck(sheet: Sequence[Json], before: Json, now: Json) -> Json:
+    """What became of the judged findings in a new run of the same population: those still
+    reported, with the precision among them, those gone (by verdict), and how many findings of
+    the new run the judged population did not have (not judged: the estimate leaves them out)."""
+    present = {place_key(finding) for finding in now["findings"]}
+    known = {place_key(finding) for finding in before["findings"]}
+    kept = [finding for finding in sheet if place_key(finding) in present]
+    gone = Counter(str(f.get("verdict")) for f in sheet if place_key(f) not in present)
+    result = score(kept)
+    result["gone"] = dict(sorted(gone.items()))
+    result["population_before"] = len(before["findings"])
+    result["population_now"] = len(now["findings"])
+    result["not_judged_new"] = sum(place_key(f) not in known for f in now["findings"])
+    return result
+
+
+def command_recheck(args: argparse.Namespace) -> int:
+    try:
+        before = json.loads(args.population.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise AuditError(f"{args.population}: {error}") from None
+    now = lint_population(
+        population_repos(),
+        args.cache,
+        args.python,
+        str(Path(args.pythonpath).resolve()),
+        args.timeout,
+        args.jobs,
+    )
+    args.now.parent.mkdir(parents=True, exist_ok=True)
+    args.now.write_text(json.dumps(now, indent=1) + "\n", encoding="utf-8")
+    result = recheck(load_sheet(args.sheet), before, now)
+    print(report(result, result["population_now"]))
+    print(
+        f"gone since the sample: {result['gone']}; findings now {result['population_now']} "
+        f"(were {result['population_before']}), {result['not_judged_new']} of them new and "
+        "not judged"
+    )
+    if args.json is not None:
+        args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -507,6 +555,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     score_parser.add_argument("--sheet", type=Path, default=DEFAULT_SHEET)
     score_parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     score_parser.set_defaults(handler=command_score)
+    again = commands.add_parser(
+        "recheck", help="lint the population again: precision among the judged findings kept"
+    )
+    again.add_argument("--sheet", type=Path, default=DEFAULT_SHEET)
+    again.add_argument("--population", type=Path, default=DEFAULT_POPULATION)
+    again.add_argument("--now", type=Path, default=DEFAULT_POPULATION.with_name("audit-now.json"))
+    again.add_argument("--json", type=Path, default=None, help="write the figures here")
+    again.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    again.add_argument("--python", default=sys.executable)
+    again.add_argument("--pythonpath", default=str(CHECKOUT), help="the checkout to measure")
+    again.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
+    again.add_argument("--jobs", type=int, default=None, help="passed to check --jobs")
+    again.set_defaults(handler=command_recheck)
     return parser.parse_args(argv)
 
 

@@ -230,3 +230,43 @@ def test_the_library_list_is_pinned_and_not_held_out(whole: ModuleType) -> None:
     assert len(targets) >= 30
     assert not [t.name for t in targets if t.name.split("/")[0] in held_out]
     assert not [t.name for t in targets if t.name in held_out_repos]
+
+
+@pytest.fixture
+def audit(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    return importlib.import_module("audit")
+
+
+def _finding(line: int, code: str = "TFL402", verdict: str | None = None) -> dict[str, object]:
+    found: dict[str, object] = {
+        "repo": "o/r",
+        "kind": "library",
+        "path": "a.py",
+        "cell": None,
+        "line": line,
+        "column": 5,
+        "code": code,
+        "message": f"message {line}",
+    }
+    if verdict is not None:
+        found["verdict"] = verdict
+    return found
+
+
+def test_wilson_interval_of_a_known_proportion(audit: ModuleType) -> None:
+    low, high = audit.wilson(31, 118)
+    assert (round(low, 3), round(high, 3)) == (0.192, 0.349)
+    assert audit.wilson(0, 0) == (0.0, 1.0)
+
+
+def test_recheck_keeps_the_judged_findings_still_reported(audit: ModuleType) -> None:
+    sheet = [_finding(1, verdict="tp"), _finding(2, verdict="fp"), _finding(3, verdict="fp")]
+    before = {"findings": [_finding(n) for n in (1, 2, 3, 4)]}
+    # The wording of a message may change; its place and code identify it.
+    now = {"findings": [{**_finding(1), "message": "reworded"}, _finding(3), _finding(9)]}
+    result = audit.recheck(sheet, before, now)
+    assert result["overall"]["tp"] == 1 and result["overall"]["fp"] == 1
+    assert result["gone"] == {"fp": 1}
+    assert (result["population_before"], result["population_now"]) == (4, 3)
+    assert result["not_judged_new"] == 1
