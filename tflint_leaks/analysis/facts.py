@@ -17,12 +17,7 @@ from dataclasses import dataclass
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.dtypes import dotted_ast
 from tflint_leaks.analysis.entry_points import REGISTERING_CALLS
-from tflint_leaks.analysis.graph import (
-    EAGER_MODE_SWITCHES,
-    GRAPH_MODE_SWITCHES,
-    builds_graph,
-    is_tf1_only,
-)
+from tflint_leaks.analysis.graph import EAGER_MODE_SWITCHES, GRAPH_MODE_SWITCHES, builds_graph
 from tflint_leaks.analysis.names import (
     GRADIENT_TAPE,
     TF_FUNCTION,
@@ -149,7 +144,6 @@ def _kept(call: ast.Call, resolve: Resolve, graph_code: bool) -> bool:
             or resolved in REGISTERING_CALLS
             or resolved.rpartition(".")[2] in GRAPH_MODE_SWITCHES | EAGER_MODE_SWITCHES
             or (graph_code and builds_graph(resolved))
-            or is_tf1_only(resolved)  # the module's world (:attr:`ModuleIndex.graph_mode`)
         )
     return True
 

@@ -490,16 +490,16 @@ def _switches(builder: IndexBuilder, body: Body, switches: frozenset[str]) -> bo
     )
 
 
-def _uses_tf1_only(builder: IndexBuilder, body: Body) -> bool:
+def _uses_tf1_only(builder: IndexBuilder, tree: ast.Module) -> bool:
     """The module's code calls what only TensorFlow 1 has at that name (not through
-    ``tf.compat.v1``)."""
-    for facts in (body, *(f.body for f in builder.functions.values())):
-        for site in facts.calls:
-            func = site.call.func
-            if func.op is Op.REF:
-                resolved = resolve_dotted(func.text, builder.imports) or ""
-                if is_tf1_only(resolved):
-                    return True
+    ``tf.compat.v1``): read from every call of its own code and of its functions' bodies
+    (the calls the facts keep leave most TensorFlow calls out)."""
+    if not any(target.split(".")[0] == "tensorflow" for target in builder.imports.values()):
+        return False
+    for nodes in (_module_nodes(tree), *builder.own.values()):
+        for node in nodes:
+            if isinstance(node, ast.Call) and is_tf1_only(builder.resolve(node.func) or ""):
+                return True
     return False
 
 
@@ -561,7 +561,7 @@ def index_source(source: str, path: Path, tree: ast.Module | None = None) -> Mod
         units=units,
         body=body,
         graph_mode=_switches(builder, body, GRAPH_MODE_SWITCHES)
-        or (_uses_tf1_only(builder, body) and not _switches(builder, body, EAGER_MODE_SWITCHES)),
+        or (_uses_tf1_only(builder, tree) and not _switches(builder, body, EAGER_MODE_SWITCHES)),
         eager_mode=_switches(builder, body, EAGER_MODE_SWITCHES),
         code_pins=code_pins(
             tree,
