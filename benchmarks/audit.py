@@ -31,22 +31,18 @@ repository code.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
-import os
 import random
 import re
-import signal
-import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pinned
 import tomllib
 
 HERE = Path(__file__).resolve().parent
@@ -120,46 +116,13 @@ def repo_root(cache: Path, name: str) -> Path:
 # -- running the linter ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Outcome:
-    returncode: int | None  # None: timed out (the run and its workers were killed)
-    stdout: str
-    stderr: str
-    seconds: float
-
-
-def run_linter(
-    python: str, pythonpath: str, root: Path, timeout: float, jobs: int | None
-) -> Outcome:
-    """``python -P -m tflint_leaks check --no-cache --output-format json .`` in ``root``, in a
-    session of its own; past ``timeout`` the whole session is killed."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [pythonpath, env.get("PYTHONPATH")]))
-    command = [python, "-P", "-m", "tflint_leaks", "check", "--no-cache"]
-    command += ["--output-format", "json"]
+def run_linter(linter: pinned.Linter, root: Path, jobs: int | None) -> pinned.Outcome:
+    """``python -P -m tflint_leaks check --no-cache --output-format json .`` in ``root``
+    (:func:`pinned.run`: past the timeout the whole session is killed)."""
+    args = ["check", "--no-cache", "--output-format", "json"]
     if jobs is not None:
-        command += ["--jobs", str(jobs)]
-    command.append(".")
-    start = time.monotonic()
-    with subprocess.Popen(
-        command,
-        cwd=root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,
-    ) as process:
-        try:
-            out, err = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            out, err = process.communicate()
-            return Outcome(None, out, err, time.monotonic() - start)
-        finally:
-            with contextlib.suppress(ProcessLookupError):  # workers a dead command left
-                os.killpg(process.pid, signal.SIGKILL)
-    return Outcome(process.returncode, out, err, time.monotonic() - start)
+        args += ["--jobs", str(jobs)]
+    return pinned.run(linter, [*args, "."], root)
 
 
 def related_text(finding: Json) -> list[str]:
@@ -174,12 +137,7 @@ def related_text(finding: Json) -> list[str]:
 
 
 def lint_population(
-    repos: Sequence[Repo],
-    cache: Path,
-    python: str,
-    pythonpath: str,
-    timeout: float,
-    jobs: int | None,
+    repos: Sequence[Repo], cache: Path, linter: pinned.Linter, jobs: int | None
 ) -> Json:
     """Lint every repository (one at a time) and gather the runs and their rule findings."""
     runs: list[Json] = []
@@ -193,7 +151,7 @@ def lint_population(
             runs.append(run)
             print(f"[{number}/{len(repos)}] {repo.name}: no tree at {root}", file=sys.stderr)
             continue
-        outcome = run_linter(python, pythonpath, root, timeout, jobs)
+        outcome = run_linter(linter, root, jobs)
         run.update(returncode=outcome.returncode, seconds=round(outcome.seconds, 1))
         status = "ok"
         reported: list[Json] = []
@@ -246,7 +204,7 @@ def lint_population(
         )
     return {
         "command": "python -P -m tflint_leaks check --no-cache --output-format json .",
-        "pythonpath": pythonpath,
+        "pythonpath": linter.env.get("PYTHONPATH", ""),
         "runs": runs,
         "findings": findings,
     }
@@ -447,6 +405,12 @@ def report(result: Json, population: int | None) -> str:
 # -- the command line --------------------------------------------------------------------
 
 
+def lint_now(args: argparse.Namespace) -> Json:
+    """The population as the checkout of ``--pythonpath`` lints it."""
+    linter = pinned.make_linter(args.python, [args.pythonpath], args.timeout)
+    return lint_population(population_repos(), args.cache, linter, args.jobs)
+
+
 def command_sample(args: argparse.Namespace) -> int:
     population_path: Path = args.population
     if args.reuse:
@@ -455,14 +419,7 @@ def command_sample(args: argparse.Namespace) -> int:
         except (OSError, json.JSONDecodeError) as error:
             raise AuditError(f"{population_path}: {error}") from None
     else:
-        population = lint_population(
-            population_repos(),
-            args.cache,
-            args.python,
-            str(Path(args.pythonpath).resolve()),
-            args.timeout,
-            args.jobs,
-        )
+        population = lint_now(args)
         population_path.parent.mkdir(parents=True, exist_ok=True)
         population_path.write_text(json.dumps(population, indent=1) + "\n", encoding="utf-8")
     if args.sheet.exists() and not args.force:
@@ -513,14 +470,7 @@ def command_recheck(args: argparse.Namespace) -> int:
         before = json.loads(args.population.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:
         raise AuditError(f"{args.population}: {error}") from None
-    now = lint_population(
-        population_repos(),
-        args.cache,
-        args.python,
-        str(Path(args.pythonpath).resolve()),
-        args.timeout,
-        args.jobs,
-    )
+    now = lint_now(args)
     args.now.parent.mkdir(parents=True, exist_ok=True)
     args.now.write_text(json.dumps(now, indent=1) + "\n", encoding="utf-8")
     result = recheck(load_sheet(args.sheet), before, now)
