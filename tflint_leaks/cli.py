@@ -9,15 +9,16 @@ exit code, so tests call it directly.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -754,5 +755,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_CLEAN
 
 
-def entry_point() -> None:
-    sys.exit(main())
+def entry_point() -> NoReturn:
+    """The ``tflint-leaks`` command: run, flush what was written, and leave without tearing down
+    the hundreds of thousands of objects the project's index holds (mypy's ``hard_exit``): on
+    tf-keras's sources that teardown was 0.8 s of a 5.4 s run. Nothing is left to do at exit:
+    the cache is written, the workers are reaped and every file is closed by then."""
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):  # a closed pipe (`| head`), a closed stream
+            stream.flush()
+    os._exit(code)

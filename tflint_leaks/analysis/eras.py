@@ -97,7 +97,12 @@ def code_pins(
     imports ``xrange`` does not say it runs on Python 2)."""
     standalone = imports_standalone_keras(imports)
     mentions = _MENTIONS if standalone else _PYTHON_2_MENTIONS
-    lines = {source.count("\n", 0, match.start()) + 1 for match in mentions.finditer(source)}
+    lines: set[int] = set()
+    line, counted = 1, 0
+    for match in mentions.finditer(source):  # in order: count each stretch of text once
+        line += source.count("\n", counted, match.start())
+        counted = match.start()
+        lines.add(line)
     found: dict[str, CodePin] = {}
     for node in _calls_on(tree, lines) if lines else ():
         func = node.func

@@ -525,9 +525,9 @@ def break_bound(loop: cst.For | cst.While, scope: ScopeFacts, int_value: IntValu
     if not isinstance(loop.body, cst.IndentedBlock):
         return None
     statements = list(loop.body.body)
-    if any(isinstance(node, cst.Continue) for node in own_nodes(loop.body)):
-        return None
     increments = {name: index for index, name in enumerate(map(_increment, statements)) if name}
+    if not increments or any(isinstance(node, cst.Continue) for node in own_nodes(loop.body)):
+        return None
     bounds = []
     for index, statement in enumerate(statements):
         check = _break_check(statement)

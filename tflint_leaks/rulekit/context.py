@@ -162,6 +162,8 @@ class FileContext:
         self.loop_table: dict[LoopNode, LoopParts] = {}
         self.reports: list[Report] = []
         self._scopes: dict[ScopeNode, ScopeFacts] = {}
+        #: Each loop's trip count, asked once (a loop's count does not depend on who asks).
+        self._trips: dict[LoopNode, int | None] = {}
         self._tapes: dict[ScopeNode, list[Tape]] = {}
         self._loop_calls: dict[LoopNode, list[cst.Call]] = {}
         #: The whole-program answers already given, by question, node and scope (rules ask
@@ -323,12 +325,15 @@ class FileContext:
         items of what it iterates (``range(1, FOLDS + 1)``, a literal list, ``zip`` and
         ``enumerate`` of those, a K-fold split, ``dict.items()``...), or a counter that
         ``break``s it after a known number."""
+        if loop in self._trips:
+            return self._trips[loop]
         counts: list[int | None] = []
         if isinstance(loop, cst.For | cst.CompFor):
             counts.append(self.items(loop.iter))
         if not isinstance(loop, cst.CompFor):
             counts.append(break_bound(loop, self.scope_facts(), self.int_value))
-        return min((count for count in counts if count is not None), default=None)
+        count = self._trips[loop] = min((c for c in counts if c is not None), default=None)
+        return count
 
     def items(self, iterable: cst.BaseExpression) -> int | None:
         """At most how many items iterating ``iterable`` here gives, when that is known."""
