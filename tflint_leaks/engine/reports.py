@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import CodeRange
 
 from tflint_leaks.analysis.facts import Span
 from tflint_leaks.diagnostics import Diagnostic, Edit, Fix, Location, Related
+from tflint_leaks.engine.positions import Positions
 from tflint_leaks.registry import BY_CODE
 from tflint_leaks.rulekit.context import InsertStatement, Replacement, Report, Target
 from tflint_leaks.source import split_lines
 
-Positions = Mapping[cst.CSTNode, CodeRange]
+
+def placed_nodes(report: Report) -> Iterator[cst.CSTNode]:
+    """The nodes whose positions :func:`diagnostic` reads for ``report``."""
+    fixed = [node for node, _ in report.fix.replacements] if report.fix is not None else []
+    for target in (report.target, *(r.target for r in report.related), *fixed):
+        if isinstance(target, cst.CSTNode):
+            yield target
+            end = _loop_header_end(target)
+            if end is not None:
+                yield end
 
 
 def _range(target: Target, positions: Positions) -> tuple[Location, Location]:

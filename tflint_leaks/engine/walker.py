@@ -14,14 +14,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tflint_leaks.analysis.loops import LOOP_NODE_TYPES, LoopParts, loop_parts, walk_loop
 from tflint_leaks.analysis.nodes import children, header_parts
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.diagnostics import Diagnostic, Location
 from tflint_leaks.engine.indexing import ParsedFile
-from tflint_leaks.engine.reports import diagnostic
+from tflint_leaks.engine.positions import node_positions
+from tflint_leaks.engine.reports import diagnostic, placed_nodes
 from tflint_leaks.registry import BY_CODE, INTERNAL_ERROR, SYNTAX_ERROR, Code
 from tflint_leaks.rulekit.context import FileContext, Frame, FrameKind
 from tflint_leaks.rulekit.options import RuleOptions
@@ -206,7 +206,8 @@ def lint_module(
         diagnostics.append(INTERNAL_ERROR.at(parsed.path, message))
         tracebacks.append(f"{parsed.path}: {rule.code}\n{failure.traceback}")
     if context.reports:
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        placed = [node for report in context.reports for node in placed_nodes(report)]
+        positions = node_positions(module, placed, parsed.index.units)
         seen: set[tuple[str, Location, Location]] = set()
         for report in context.reports:
             found = diagnostic(parsed.path, module, report, positions, parsed.text)
