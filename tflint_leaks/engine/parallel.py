@@ -126,15 +126,22 @@ class _Workers:
         items: Sequence[Any],
         jobs: int,
         forked: bool,
+        cost: Callable[[Any], int] | None,
     ) -> None:
         self._context = context
         self._start = (task, shared, items)
         self._items = items
         self._jobs = jobs
         self._forked = forked
-        self._chunk = max(1, min(16, len(items) // (jobs * 8)))
         self._workers: list[_Worker] = []
-        self._todo: deque[int] = deque(range(len(items)))
+        if cost is None:
+            self._chunk = max(1, min(16, len(items) // (jobs * 8)))
+            self._todo: deque[int] = deque(range(len(items)))
+        else:
+            # Longest first, one at a time (LPT scheduling): no worker is left with a large
+            # item, or a chunk of them, while the others have finished.
+            self._chunk = 1
+            self._todo = deque(sorted(range(len(items)), key=lambda i: (-cost(items[i]), i)))
         #: How many workers died on each item.
         self._killed: dict[int, int] = {}
 
@@ -258,7 +265,9 @@ class Phase(Generic[Item, Shared, Result]):
     """Apply ``task(item, shared)`` to every item, in ``jobs`` processes when jobs > 1.
 
     ``lost(item, cause)`` is the result of an item that killed the workers that ran it (see
-    :data:`DEATHS_PER_ITEM`); :attr:`deaths` records every worker that died, and on what."""
+    :data:`DEATHS_PER_ITEM`); :attr:`deaths` records every worker that died, and on what.
+    ``cost(item)``, an estimate of an item's work (its size), makes the workers take the items
+    largest first; the results still come in the items' order."""
 
     def __init__(
         self,
@@ -266,11 +275,13 @@ class Phase(Generic[Item, Shared, Result]):
         shared: Shared,
         jobs: int,
         lost: Callable[[Item, str], Result],
+        cost: Callable[[Item], int] | None = None,
     ) -> None:
         self._task = task
         self._shared = shared
         self._jobs = jobs
         self._lost = lost
+        self._cost = cost
         self._workers: _Workers | None = None
         self.deaths: list[Death[Item]] = []
 
@@ -289,6 +300,7 @@ class Phase(Generic[Item, Shared, Result]):
             items,
             min(self._jobs, len(items)),
             forked,
+            self._cost,
         )
         try:
             yield from self._workers.results(self._lost, self.deaths)

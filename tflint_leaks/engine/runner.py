@@ -133,7 +133,7 @@ def _lint(
     if not texts:
         to_index = todo
     checked = {str(path) for path in todo}
-    phases.append(Phase(_index_path, None, jobs, _lost_index))
+    phases.append(Phase(_index_path, None, jobs, _lost_index, _file_size))
     for file, outcome in zip(to_index, phases[-1].run(to_index), strict=True):
         if isinstance(outcome, Diagnostic):
             if outcome.file in checked:
@@ -145,7 +145,7 @@ def _lint(
     _report_deaths(phases[-1].deaths, str, result)
     project = ProjectIndex(parsed.index for parsed in indexed.values())
     work = [indexed[str(path)] for path in todo if str(path) in indexed]
-    phases.append(Phase(_check, (project, per_file, prefilter), jobs, _lost_check))
+    phases.append(Phase(_check, (project, per_file, prefilter), jobs, _lost_check, _text_size))
     for parsed, (diagnostics, tracebacks) in zip(work, phases[-1].run(work), strict=True):
         warnings: list[str] = []
         kept = _kept(parsed, diagnostics, per_file[parsed.path], warnings)
@@ -161,6 +161,18 @@ def _lint(
         for path, parsed in indexed.items():
             if path not in checked and parsed.notebook is None:
                 cache.store_index(path, parsed.index)
+
+
+def _file_size(path: Path) -> int:
+    """How much indexing ``path`` costs, about (its size; 0 when it cannot be read)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _text_size(parsed: ParsedFile) -> int:
+    return len(parsed.text)
 
 
 def _lost_index(path: Path, cause: str) -> Diagnostic:
