@@ -176,6 +176,34 @@ def test_a_keras_script_that_calls_what_only_tensorflow_1_has_runs_in_graph_mode
     assert [code for code, *_ in _findings(tmp_path / "agent.py")] == ["TFL402"]
 
 
+@pytest.mark.parametrize(
+    "imported",
+    [
+        "from tensorflow.contrib.distributions import Beta",
+        "import tensorflow.contrib.slim as slim",
+        "from tensorflow.contrib import rnn",
+    ],
+)
+def test_a_script_that_imports_what_only_tensorflow_1_has_runs_in_graph_mode(
+    tmp_path: Path, imported: str
+) -> None:
+    """An unconditional import of ``tf.contrib`` fails on TensorFlow 2: the script runs on
+    TensorFlow 1 (faceswap-GAN's legacy notebooks); the same import inside a ``try`` that falls
+    back pins nothing."""
+    script = (
+        "import tensorflow as tf\n{}\nfrom keras.models import load_model\n\n"
+        'model = load_model("m.h5")\n'
+        "for frame in frames:\n    q = model.predict(frame)\n"
+    )
+    _project(tmp_path, {"agent.py": script.format(imported)})
+    assert _findings(tmp_path / "agent.py") == []
+    guarded = f"try:\n    {imported}\nexcept ImportError:\n    pass"
+    (tmp_path / "agent.py").write_text(script.format(guarded), encoding="utf-8")
+    assert [(code, line) for code, line, *_ in _findings(tmp_path / "agent.py")] == [
+        ("TFL402", 10)
+    ]
+
+
 def test_the_same_script_through_compat_v1_unpinned_is_tf2_code(tmp_path: Path) -> None:
     _project(tmp_path, {"gan.py": GAN_COMPAT})
     assert [code for code, *_ in _findings(tmp_path / "gan.py")] == ["TFL402", "TFL503"]

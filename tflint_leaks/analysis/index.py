@@ -493,14 +493,29 @@ def _switches(builder: IndexBuilder, body: Body, switches: frozenset[str]) -> bo
 def _uses_tf1_only(builder: IndexBuilder, tree: ast.Module) -> bool:
     """The module's code calls what only TensorFlow 1 has at that name (not through
     ``tf.compat.v1``): read from every call of its own code and of its functions' bodies
-    (the calls the facts keep leave most TensorFlow calls out)."""
+    (the calls the facts keep leave most TensorFlow calls out); or it imports such a module
+    unconditionally (``from tensorflow.contrib import slim`` at the top level, not inside a
+    ``try`` that falls back), which fails on TensorFlow 2."""
     if not any(target.split(".")[0] == "tensorflow" for target in builder.imports.values()):
         return False
+    if any(is_tf1_only(name) or is_tf1_only(f"{name}.") for name in _imported_modules(tree)):
+        return True
     for nodes in (_module_nodes(tree), *builder.own.values()):
         for node in nodes:
             if isinstance(node, ast.Call) and is_tf1_only(builder.resolve(node.func) or ""):
                 return True
     return False
+
+
+def _imported_modules(tree: ast.Module) -> Iterator[str]:
+    """What the module's top-level import statements import: ``a.b`` of ``import a.b``, ``a.b``
+    and ``a.b.c`` of ``from a.b import c``."""
+    for statement in tree.body:
+        if isinstance(statement, ast.Import):
+            yield from (alias.name for alias in statement.names)
+        elif isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
+            yield statement.module
+            yield from (f"{statement.module}.{alias.name}" for alias in statement.names)
 
 
 def _calls_tensorflow(builder: IndexBuilder, call: Expr, names: frozenset[str]) -> bool:
