@@ -199,9 +199,7 @@ def test_a_script_that_imports_what_only_tensorflow_1_has_runs_in_graph_mode(
     assert _findings(tmp_path / "agent.py") == []
     guarded = f"try:\n    {imported}\nexcept ImportError:\n    pass"
     (tmp_path / "agent.py").write_text(script.format(guarded), encoding="utf-8")
-    assert [(code, line) for code, line, *_ in _findings(tmp_path / "agent.py")] == [
-        ("TFL402", 10)
-    ]
+    assert [(code, line) for code, line, *_ in _findings(tmp_path / "agent.py")] == [("TFL402", 10)]
 
 
 def test_the_same_script_through_compat_v1_unpinned_is_tf2_code(tmp_path: Path) -> None:

@@ -120,6 +120,11 @@ def test_every_splitter_has_its_default_number_of_splits(
         ("import itertools", "itertools.product([1, 2], [3, 4, 5])", 6),
         ("import itertools", "itertools.product(range(3), repeat=2)", 9),
         ("GRID = {'lr': [0.1, 0.01], 'units': [32, 64]}", "GRID.items()", 2),
+        ("C = {'model': int, 'modes': [0, 1, 2], 'dense': True}", "C['modes']", 3),
+        ("C = {'folds': 5, 'name': 'k' 'fold'}", "range(C['folds'])", 5),
+        ("C = {'modes': [0, 1, 2], 'widths': list(range(40))}", "C['widths']", 40),
+        ("C = {'modes': [0, 1, 2], **base}", "C['modes']", None),
+        ("C = {'modes': [0, 1, 2], 'dense': True}", "C[key]", None),
         ("import numpy as np", "np.linspace(0.001, 0.1, 10)", 10),
         ("", "[x for x in range(4) if x]", 4),
         (
@@ -165,6 +170,32 @@ def test_a_parameter_nothing_calls_is_its_default_or_unknown(tmp_path: Path) -> 
     """
     assert value_of(tmp_path, source, "trials", "search").ints == frozenset({30})
     assert value_of(tmp_path, source, "data", "search").kind is Kind.NONE
+
+
+def test_a_dict_with_string_keys_keeps_each_keys_value(tmp_path: Path) -> None:
+    """``config["modes"]`` is the value of that key, not the join of every value; two dicts
+    with the same keys join key by key; dicts with other keys are any of their values."""
+    source = """
+    SMALL = {"modes": [0, 1], "epochs": 2, "sparse": True}
+    LARGE = {"modes": [0, 1, 2, 3], "epochs": 100, "sparse": False}
+    OTHER = {"units": [8, 16, 32]}
+
+    def run(config):
+        return config
+
+    def pick(config):
+        return config
+
+    run(SMALL)
+    run(LARGE)
+    pick(SMALL)
+    pick(OTHER)
+    """
+    assert value_of(tmp_path, source, "config['modes']", "run").lengths == frozenset({2, 4})
+    assert value_of(tmp_path, source, "config['epochs']", "run").ints == frozenset({2, 100})
+    assert value_of(tmp_path, source, "OTHER['modes']").lengths == frozenset({3})
+    either = value_of(tmp_path, source, "config['modes']", "pick")
+    assert either.bound is None  # a list, a number or a bool: the keys differ
 
 
 def test_elements_of_containers_are_known(tmp_path: Path) -> None:

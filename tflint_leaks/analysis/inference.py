@@ -53,7 +53,7 @@ from tflint_leaks.analysis.lattice import (
 )
 from tflint_leaks.analysis.names import canonical, resolve_dotted
 from tflint_leaks.analysis.project import ProjectIndex
-from tflint_leaks.analysis.symbolic import Expr, Op
+from tflint_leaks.analysis.symbolic import Expr, Op, string_text
 
 Query = tuple[Any, ...]
 Computation = Generator[Query, Any, Value]
@@ -357,7 +357,14 @@ class Inference:
         length = frozenset({expr.number}) if expr.number >= 0 else None
         if expr.text == "dict":
             keys, mapped = values[0::2], values[1::2]
-            return container(length=length, element=join(keys), mapped=join(mapped))
+            texts = [string_text(key) for key in expr.parts[0::2]]
+            keyed = None
+            if expr.number != len(texts):  # ``**other`` in it, or more entries than are kept
+                keys, mapped = [*keys, UNKNOWN], [*mapped, UNKNOWN]
+            elif None not in texts:
+                by_key = {str(text): value for text, value in zip(texts, mapped, strict=True)}
+                keyed = tuple(sorted(by_key.items()))  # the last of a key given twice
+            return container(length=length, element=join(keys), mapped=join(mapped), keyed=keyed)
         complete = expr.number == len(values)
         items = tuple(values) if complete and expr.text != "set" else None
         return container(length=length, element=join(values), items=items)
@@ -818,7 +825,12 @@ def _filled(value: Value, stored: list[Value]) -> Value:
         [
             Value(
                 tuple(
-                    a._replace(element=join([a.element or BOTTOM, extra]), length=None, items=None)
+                    a._replace(
+                        element=join([a.element or BOTTOM, extra]),
+                        length=None,
+                        items=None,
+                        keyed=None,
+                    )
                     if a.kind is Kind.CONTAINER
                     else a
                     for a in value.atoms
@@ -944,6 +956,8 @@ def _item(base: Value, expr: Expr) -> Value:
                 found.append(Value((each._replace(length=None, items=None, bound=each.most),)))
             elif each.items is not None and 0 <= index < len(each.items):
                 found.append(each.items[index])
+            elif each.keyed is not None and expr.keywords and _has_key(each.keyed, expr.keywords):
+                found.append(dict(each.keyed)[expr.keywords[0]])
             elif each.mapped is not None:
                 found.append(each.mapped)
             else:
@@ -955,6 +969,11 @@ def _item(base: Value, expr: Expr) -> Value:
         else:
             found.append(UNKNOWN)
     return join(found)
+
+
+def _has_key(keyed: tuple[tuple[str, Value], ...], key: tuple[str, ...]) -> bool:
+    """``keyed`` (a dict's values by key) has the key of an ITEM's ``keywords``."""
+    return any(known == key[0] for known, _ in keyed)
 
 
 _NUMERIC = frozenset({Kind.NUMBER, Kind.BOOL})

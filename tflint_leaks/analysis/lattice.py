@@ -148,6 +148,9 @@ class Atom(NamedTuple):
     #: INSTANCE and MODEL of a project class: an instance of ``ref`` *or of a project
     #: subclass* (``self`` in a method of ``ref``).
     cone: bool = False
+    #: CONTAINER that is a dict displayed with string literal keys (``{"modes": [...]}``): the
+    #: value of each key, sorted by key (``mapped`` is their join).
+    keyed: tuple[tuple[str, Value], ...] | None = None
 
     @property
     def most(self) -> int | None:
@@ -321,13 +324,17 @@ def container(
     items: tuple[Value, ...] | None = None,
     mapped: Value | None = None,
     bound: int | None = None,
+    keyed: tuple[tuple[str, Value], ...] | None = None,
 ) -> Value:
-    """A Python container of ``length`` items (or at most ``bound``)."""
+    """A Python container of ``length`` items (or at most ``bound``); a dict's values by its
+    string keys, ``keyed``."""
     if items is not None and element is None:
         element = join(items)
     if length is not None:
         bound = None
-    return Value((Atom(Kind.CONTAINER, None, None, length, bound, items, element, mapped),))
+    return Value(
+        (Atom(Kind.CONTAINER, None, None, length, bound, items, element, mapped, keyed=keyed),)
+    )
 
 
 def _join_ints(a: Ints, b: Ints) -> Ints:
@@ -342,6 +349,15 @@ def _join_optional(a: Value | None, b: Value | None) -> Value | None:
     if b is None:
         return a
     return join((a, b))
+
+
+def _join_keyed(
+    a: tuple[tuple[str, Value], ...] | None, b: tuple[tuple[str, Value], ...] | None
+) -> tuple[tuple[str, Value], ...] | None:
+    """Two dicts' values by key, joined key by key when they have the same keys."""
+    if a is None or b is None or [key for key, _ in a] != [key for key, _ in b]:
+        return None
+    return tuple((key, join((x, y))) for (key, x), (_, y) in zip(a, b, strict=True))
 
 
 def _merge(a: Atom, b: Atom) -> Atom:
@@ -369,6 +385,7 @@ def _merge(a: Atom, b: Atom) -> Atom:
         flag,
         tuple(sorted(set(a.origins) | set(b.origins), key=_origin_order))[:2],
         a.cone or b.cone,
+        _join_keyed(a.keyed, b.keyed),
     )
 
 
@@ -380,6 +397,7 @@ def _depth(value: Value) -> int:
     most = 0
     for found in value.atoms:
         inner = [v for v in (found.element, found.mapped, *(found.items or ())) if v is not None]
+        inner.extend(value for _, value in found.keyed or ())
         if inner:
             most = max(most, 1 + max(_depth(v) for v in inner))
     return most
@@ -392,6 +410,7 @@ def _truncated(found: Atom, depth: int) -> Atom:
             items=None if found.items is None else tuple(TOP for _ in found.items),
             element=None if found.element is None else TOP,
             mapped=None if found.mapped is None else TOP,
+            keyed=None,
         )
 
     def inner(value: Value | None) -> Value | None:
@@ -403,6 +422,9 @@ def _truncated(found: Atom, depth: int) -> Atom:
         items=None if found.items is None else tuple(inner(v) or TOP for v in found.items),
         element=inner(found.element),
         mapped=inner(found.mapped),
+        keyed=None
+        if found.keyed is None
+        else tuple((key, inner(value) or TOP) for key, value in found.keyed),
     )
 
 

@@ -138,8 +138,30 @@ def attribute(value: Expr, name: str) -> Expr:
     return Expr(Op.ATTR, name, (value,))
 
 
-def item(value: Expr, number: int) -> Expr:
-    return Expr(Op.ITEM, "", (value,), number=number)
+#: A string literal's text is kept up to this many characters: keys and names, not docstrings.
+MAX_KEPT_STRING = 64
+
+
+def string(text: str | None) -> Expr:
+    """A string literal; its text (None: not known, an f-string) is kept, as the one keyword,
+    when it is short (a dict's key: ``config["modes"]``)."""
+    if text is not None and len(text) <= MAX_KEPT_STRING:
+        return Expr(Op.LITERAL, "str", keywords=(text,))
+    return literal("str")
+
+
+def string_text(expr: Expr) -> str | None:
+    """The text of a string literal whose text is kept."""
+    if expr.op is Op.LITERAL and expr.text == "str" and expr.keywords:
+        return expr.keywords[0]
+    return None
+
+
+def item(value: Expr, number: int, key: Expr | None = None) -> Expr:
+    """``value[number]`` (``number`` -1: not a known integer), or ``value[key]`` with a string
+    literal ``key`` (its text kept, as the one keyword)."""
+    text = string_text(key) if key is not None else None
+    return Expr(Op.ITEM, "", (value,), keywords=(text,) if text is not None else (), number=number)
 
 
 def iterate(value: Expr) -> Expr:
@@ -189,7 +211,9 @@ def _literal(value: object) -> Expr:
         return integer(value)
     if isinstance(value, int | float | complex):
         return literal("number")
-    if isinstance(value, str | bytes):
+    if isinstance(value, str):
+        return string(value)
+    if isinstance(value, bytes):
         return literal("str")
     if value is None:
         return literal("none")
@@ -231,7 +255,8 @@ def from_ast(node: ast.expr, depth: int = 0) -> Expr:
         if isinstance(index, ast.Slice):
             return Expr(Op.ITEM, "slice", (from_ast(node.value, inner),))
         number = index.value if isinstance(index, ast.Constant) and type(index.value) is int else -1
-        return item(from_ast(node.value, inner), number)
+        key = _literal(index.value) if isinstance(index, ast.Constant) else None
+        return item(from_ast(node.value, inner), number, key)
     if isinstance(node, ast.BinOp):
         return Expr(
             Op.BINARY,

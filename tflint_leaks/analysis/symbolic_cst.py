@@ -20,6 +20,7 @@ from tflint_leaks.analysis.symbolic import (
     item,
     literal,
     ref,
+    string,
 )
 
 _BINARY: dict[type, str] = {
@@ -58,7 +59,8 @@ def from_cst(node: cst.BaseExpression, depth: int = 0) -> Expr:
     if isinstance(node, cst.Float | cst.Imaginary):
         return literal("number")
     if isinstance(node, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
-        return literal("str")
+        text = _string_text(node)
+        return string(text) if isinstance(text, str) else literal("str")
     if type(node) in _DISPLAYS or isinstance(node, cst.Dict):
         assert isinstance(node, cst.Tuple | cst.List | cst.Set | cst.Dict)
         return _display(node, inner)
@@ -157,12 +159,31 @@ def _subscript(node: cst.Subscript, inner: int) -> Expr:
     if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
         return Expr(Op.ITEM, "slice", (subscripted,))
     number = -1
+    key = None
     if len(node.slice) == 1:
         index = node.slice[0].slice
         if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
             evaluated = index.value.evaluated_value
             number = evaluated if isinstance(evaluated, int) else -1
-    return item(subscripted, number)
+        elif isinstance(index, cst.Index) and isinstance(
+            index.value, cst.SimpleString | cst.ConcatenatedString
+        ):
+            key = from_cst(index.value, inner)
+    return item(subscripted, number, key)
+
+
+def _string_text(node: cst.BaseExpression) -> str | bytes | None:
+    """The value of a string literal, implicit concatenations included (None: an f-string),
+    as ``ast`` folds it."""
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    if isinstance(node, cst.ConcatenatedString):
+        left, right = _string_text(node.left), _string_text(node.right)
+        if isinstance(left, str) and isinstance(right, str):
+            return left + right
+        if isinstance(left, bytes) and isinstance(right, bytes):
+            return left + right
+    return None
 
 
 def _target_names(node: cst.BaseExpression) -> str:

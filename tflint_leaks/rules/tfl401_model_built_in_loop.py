@@ -347,6 +347,25 @@ class ModelBuiltInLoop(Rule):
             images = tf.data.Dataset.from_tensor_slices(x).map(preprocess)
             """
         ),
+        # A test's configuration dict: its "modes" key holds three modes, whatever its other
+        # keys hold (spektral's model tests).
+        Valid("""
+        import tensorflow as tf
+
+        class GCN(tf.keras.Model):
+            def call(self, inputs):
+                return inputs
+
+        CONFIG = {"model": GCN, "modes": ["single", "batch", "mixed"], "sparse": True}
+
+        def run_model(config):
+            for mode in config["modes"]:
+                model = tf.keras.Sequential([config["model"]()])
+                model.evaluate(x[mode], y[mode])
+
+        def test_model():
+            run_model(CONFIG)
+        """),
     )
     INVALID = (
         Invalid(
@@ -685,6 +704,27 @@ class ModelBuiltInLoop(Rule):
             "`tf.keras.models.load_model` builds a new Keras model every element and the "
             "TensorFlow py_function never calls `clear_session()`; Keras' global state "
             "grows with each model (`del` and `gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            SEARCH = {"name": "widths", "widths": list(range(8, 400, 8)), "epochs": 3}
+
+            def search(config):
+                for width in config["widths"]:
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(width)])
+                    model.evaluate(x, y)
+
+            search(SEARCH)
+            """,
+            7,
+            17,
+            7,
+            68,
+            "`tf.keras.Sequential` builds a new Keras model every iteration (49 in all) and the "
+            "loop never calls `clear_session()`; Keras' global state grows with each model "
+            "(`del` and `gc.collect()` do not release it)",
         ),
     )
 
