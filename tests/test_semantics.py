@@ -35,6 +35,12 @@ def test_every_model_builder_and_loader_makes_a_new_model(tmp_path: Path, name: 
     assert found.kind is Kind.MODEL and found.fresh
 
 
+@pytest.mark.parametrize("name", sorted(keras.DATASET_SOURCES))
+def test_every_dataset_source_makes_a_dataset(tmp_path: Path, name: str) -> None:
+    module, _, last = name.rpartition(".")
+    assert value_of(tmp_path, f"import {module} as lib", f"lib.{last}(x)").kind is Kind.DATASET
+
+
 @pytest.mark.parametrize(
     ("imports", "call"),
     [
@@ -132,6 +138,9 @@ def test_every_splitter_has_its_default_number_of_splits(
             "enumerate(list(StratifiedKFold(n_splits=4).split(x, y)))",
             4,
         ),
+        ("import tensorflow as tf", "tf.data.Dataset.from_tensor_slices(x).take(2)", 2),
+        ("import tensorflow as tf", "tf.data.Dataset.from_tensor_slices(x).take(n)", None),
+        ("import tensorflow as tf", "tf.data.Dataset.from_tensor_slices(x).skip(2)", None),
         ("", "range(n)", None),
         ("import itertools", "itertools.count()", None),
     ],

@@ -501,6 +501,14 @@ class Inference:
                 assert isinstance(receiver.ref, ClassRef)
                 value = self.instance(receiver.ref, fresh=True)
                 return value if value.kind is Kind.MODEL else UNKNOWN
+            if receiver.kind is Kind.DATASET and target.name == "take" and call.positional:
+                # ``ds.take(n)`` gives at most ``n`` elements (at most the dataset's own).
+                count = (yield from self.evaluate(call.positional[0], where)).ints
+                taken = max(count) if count else None
+                most = receiver.most
+                if taken is not None and most is not None:
+                    taken = min(taken, most)
+                return atom(Kind.DATASET, bound=taken if taken is not None else most)
             return library.method(receiver, target.name)
         if kind is TargetKind.VALUE and receiver is not None:
             if receiver.kind in {Kind.TF_FUNCTION, Kind.MODEL}:

@@ -61,6 +61,14 @@ DATASET_SOURCES = frozenset(
         "tensorflow.data.TextLineDataset",
         "tensorflow.data.FixedLengthRecordDataset",
         "tensorflow.data.experimental.make_csv_dataset",
+        # Keras' loaders: each returns a new ``tf.data.Dataset`` (with the TensorFlow backend).
+        "keras.utils.image_dataset_from_directory",
+        "keras.utils.text_dataset_from_directory",
+        "keras.utils.audio_dataset_from_directory",
+        "keras.utils.timeseries_dataset_from_array",
+        "keras.preprocessing.image_dataset_from_directory",
+        "keras.preprocessing.text_dataset_from_directory",
+        "keras.preprocessing.timeseries_dataset_from_array",
     }
 )
 

@@ -248,7 +248,8 @@ class Value(NamedTuple):
     @property
     def bound(self) -> int | None:
         """At most how many items iterating this value gives, when that is known: a
-        container's, an iterator's, or an old-style cross-validator's (iterated directly)."""
+        container's, an iterator's, an old-style cross-validator's (iterated directly), or a
+        dataset's whose elements are counted (``ds.take(1)``)."""
         atoms = self.informative
         if self.top or not atoms:
             return None
@@ -256,7 +257,7 @@ class Value(NamedTuple):
         for atom in atoms:
             if atom.kind is Kind.SPLITTER and not atom.flag:
                 return None
-            if atom.kind not in {Kind.CONTAINER, Kind.ITERATOR, Kind.SPLITTER}:
+            if atom.kind not in {Kind.CONTAINER, Kind.ITERATOR, Kind.SPLITTER, Kind.DATASET}:
                 return None
             found = atom.most
             if found is None:

@@ -300,6 +300,17 @@ class PredictInLoop(Rule):
                     samples = generator.predict(noise)
             """
         ),
+        # A notebook's look at one batch: ``take(1)`` gives one element.
+        Valid(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("potatoes.keras")
+            test_ds = tf.keras.utils.image_dataset_from_directory("test", batch_size=32)
+            for images, labels in test_ds.take(1):
+                predictions = model.predict(images)
+            """
+        ),
     )
     INVALID = (
         Invalid(
