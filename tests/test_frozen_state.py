@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tflint_leaks.analysis.index import index_source
 from tflint_leaks.cli import main
 
 AGENT = """\
@@ -132,3 +133,51 @@ def test_an_instance_made_anew_each_iteration_is_quiet(
         0,
         "All checks passed!\n",
     )
+
+
+LEARNER = """\
+import tensorflow as tf
+
+
+class Learner:
+    def __init__(self):
+        self.kl_coef = 0.5
+
+    def forward_fn(self, x):
+        return x * self.kl_coef
+
+    @tf.function
+    def learn(self, x):
+        return self.forward_fn(x)
+
+    def update(self, x):
+        kl = self.learn(x)
+        if kl > 1.0:
+            self.kl_coef = self.kl_coef * 2.0
+        return kl
+"""
+
+
+def test_a_method_only_a_tf_function_calls_runs_only_while_it_traces(tmp_path: Path) -> None:
+    traced = index_source(LEARNER, tmp_path / "learner.py").traced
+    assert traced == ("Learner.forward_fn",)
+    eager = LEARNER + "\n\ndef evaluate(learner, x):\n    return learner.forward_fn(x)\n"
+    assert index_source(eager, tmp_path / "learner.py").traced == ()
+    also = LEARNER.replace("        kl = self.learn(x)", "        kl = self.forward_fn(x)")
+    assert index_source(also, tmp_path / "learner.py").traced == ()
+
+
+def test_a_read_in_a_method_a_tf_function_calls_is_frozen_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = _run(tmp_path, capsys, {"learner.py": LEARNER})
+    assert code == 1
+    assert out.splitlines()[0] == (
+        f"{tmp_path / 'learner.py'}:9:20: TFL305 `self.kl_coef` is read while `forward_fn` "
+        "traces: later calls keep the value it had then, though `update` computes a new value "
+        "from its old one, an update meant to run again and again; keep it in a `tf.Variable` "
+        "and `assign` it, or pass it in as an argument"
+    )
+    eager = LEARNER.replace("        kl = self.learn(x)", "        kl = self.forward_fn(x)")
+    code, out = _run(tmp_path, capsys, {"learner.py": eager})
+    assert (code, out.strip()) == (0, "All checks passed!")

@@ -507,6 +507,72 @@ def _uses_tf1_only(builder: IndexBuilder, tree: ast.Module) -> bool:
     return False
 
 
+def _traced_callees(builder: IndexBuilder, tree: ast.Module) -> set[str]:
+    """The module's functions and methods that run only while a ``tf.function`` traces: each
+    one that the module names somewhere (``self.forward_fn(...)`` in a method of its class, a
+    function by its name), and only inside ``tf.function``s or functions that are themselves
+    such (xuance's traced ``learn`` calls ``self.forward_fn``, whose reads are frozen too). A
+    name used anywhere else (module-level code, a class body, ``obj.name`` of an object that
+    may not be ``self``) runs eagerly there."""
+    functions = builder.functions
+    traced = {q for q, f in functions.items() if f.tf_function is not None} | builder.traced
+    if not traced:
+        return set()
+    methods: dict[str, list[str]] = {}
+    for qualname in functions:
+        owner, _, name = qualname.rpartition(".")
+        if owner:
+            methods.setdefault(name, []).append(qualname)
+    users: dict[str, set[str]] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+            _note_users(statement, statement.name, "", functions, methods, users)
+        elif isinstance(statement, ast.ClassDef):
+            for inner in statement.body:
+                user = _EAGER
+                if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+                    user = f"{statement.name}.{inner.name}"
+                _note_users(inner, user, f"{statement.name}.", functions, methods, users)
+        else:
+            _note_users(statement, _EAGER, "", functions, methods, users)
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for callee, callers in sorted(users.items()):
+            if callee not in traced | found and callers <= traced | found:
+                found.add(callee)
+                changed = True
+    return found
+
+
+#: The user of a name in code that runs eagerly (module-level code, a class body).
+_EAGER = "<eager>"
+
+
+def _note_users(
+    node: ast.AST,
+    user: str,
+    prefix: str,
+    functions: dict[str, FunctionFacts],
+    methods: dict[str, list[str]],
+    users: dict[str, set[str]],
+) -> None:
+    """Record ``user`` as a user of each module function ``node`` names, and of each method
+    of its class (``prefix``) it names as ``self.name``; a method named through anything else
+    (``agent.name``) may be any class's, used by code that may run eagerly."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and inner.id in functions:
+            users.setdefault(inner.id, set()).add(user)
+        elif isinstance(inner, ast.Attribute) and inner.attr in methods:
+            own = f"{prefix}{inner.attr}"
+            if isinstance(inner.value, ast.Name) and inner.value.id == "self" and own in functions:
+                users.setdefault(own, set()).add(user)
+            else:
+                for qualname in methods[inner.attr]:
+                    users.setdefault(qualname, set()).add(_EAGER)
+
+
 def _imported_modules(tree: ast.Module) -> Iterator[str]:
     """What the module's top-level import statements import: ``a.b`` of ``import a.b``, ``a.b``
     and ``a.b.c`` of ``from a.b import c``."""
@@ -571,7 +637,7 @@ def index_source(source: str, path: Path, tree: ast.Module | None = None) -> Mod
         functions=builder.functions,
         classes=builder.classes,
         tf_function_names=builder.tf_function_names,
-        traced=tuple(sorted(builder.traced)),
+        traced=tuple(sorted(builder.traced | _traced_callees(builder, tree))),
         uses_tensorflow=any(marker in source for marker in _TENSORFLOW_MARKERS),
         units=units,
         body=body,

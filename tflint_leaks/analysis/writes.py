@@ -69,6 +69,10 @@ class Write:
     #: The calls from that loop down to the function making the write, outermost first (empty
     #: when the loop is in the write's own body).
     chain: tuple[Hop, ...] = ()
+    #: The new value is computed from the state's own (``self.c += 1 / 1440``, ``self.k =
+    #: self.k * 2``, ``self.eps = max(self.eps * decay, floor)``): an update, which means
+    #: something only when it runs again and again (an annealed or adaptive coefficient).
+    accumulates: bool = False
 
 
 class Writes:
@@ -84,7 +88,7 @@ class Writes:
         places = yield from self._places(expr, where)
         found: list[Write] = []
         for assign, place in _observable(places):
-            found.append((yield from self._write(assign, place)))
+            found.append((yield from self._write(assign, place, _follows(assign, place, places))))
         return tuple(sorted(set(found)))
 
     # -- where the state is assigned -----------------------------------------------------------
@@ -156,7 +160,9 @@ class Writes:
 
     # -- what each assignment is ---------------------------------------------------------------
 
-    def _write(self, assign: Assign, where: Where) -> Generator[Query, Any, Write]:
+    def _write(self, assign: Assign, where: Where, follows: bool) -> Generator[Query, Any, Write]:
+        """The write ``assign`` makes in ``where``; ``follows``: the statement before it, in
+        its block, assigns the same state (so its own reads see that value, not the old)."""
         module = where.module
         span = assign.span or Span(1, 1, 1, 1)
         function = where.function
@@ -170,6 +176,7 @@ class Writes:
             place = (loop.header, module.path) if loop is not None else None
             return _made(module, span, owner, setup=loop is None, place=place)
         qualname = function.qualname
+        accumulates = not follows and _reads(assign.value, assign.target)
         traced = function.tf_function is not None or qualname in module.traced
         setup = fresh or (yield from self._setup(module, qualname))
         summary = yield ("summary", module.path, qualname)
@@ -178,15 +185,36 @@ class Writes:
         )
         if loop is not None:
             return Write(
-                module.path, span, qualname, setup, traced, rebuilds, loop.header, module.path
+                module.path,
+                span,
+                qualname,
+                setup,
+                traced,
+                rebuilds,
+                loop.header,
+                module.path,
+                accumulates=accumulates,
             )
         repeated: tuple[Span, str, tuple[Hop, ...]] | None = None
         if not setup and not traced:
             repeated = yield from self._repeating_caller(module, qualname)
         if repeated is None:
-            return Write(module.path, span, qualname, setup, traced, rebuilds)
+            return Write(
+                module.path, span, qualname, setup, traced, rebuilds, accumulates=accumulates
+            )
         header, path, chain = repeated
-        return Write(module.path, span, qualname, setup, traced, rebuilds, header, path, chain)
+        return Write(
+            module.path,
+            span,
+            qualname,
+            setup,
+            traced,
+            rebuilds,
+            header,
+            path,
+            chain,
+            accumulates,
+        )
 
     def _setup(self, module: ModuleIndex, qualname: str) -> Generator[Query, Any, bool]:
         """Whether a function is set-up code: ``__init__`` or ``build``, or a function every
@@ -251,6 +279,39 @@ def _observable(places: list[tuple[Assign, Where]]) -> list[tuple[Assign, Where]
         if assign.span is None
         or (id(where.body), assign.span.end_line + 1, assign.span.column) not in starts
     ]
+
+
+def _follows(assign: Assign, where: Where, places: list[tuple[Assign, Where]]) -> bool:
+    """The statement before ``assign`` in its block assigns the same state (as
+    :func:`_observable` pairs them)."""
+    if assign.span is None:
+        return False
+    return any(
+        other.span is not None
+        and other_where.body is where.body
+        and other.span.end_line + 1 == assign.span.line
+        and other.span.column == assign.span.column
+        for other, other_where in places
+    )
+
+
+def _reads(value: Expr, target: str) -> bool:
+    """``value`` reads the state ``target`` names (``self.k`` in ``self.k * 2``), not through
+    a call's callee (``self.k.numpy()`` reads it; ``self.scale(x)`` calls a method)."""
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if current.op is Op.REF and current.text == target:
+            return True
+        parts = current.parts[1:] if current.op is Op.CALL else current.parts
+        if current.op is Op.CALL and current.func.op is Op.ATTR:
+            parts = (current.func.parts[0], *parts)  # the receiver of a method is read
+        elif current.op is Op.CALL and current.func.op is Op.REF:
+            head, _, method = current.func.text.rpartition(".")
+            if head == target and method:
+                return True  # ``self.k.numpy()``
+        stack.extend(parts)
+    return False
 
 
 def _made(

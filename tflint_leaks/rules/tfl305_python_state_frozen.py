@@ -25,8 +25,9 @@ _OBJECT_KINDS = frozenset({Kind.MODEL, Kind.INSTANCE, Kind.DATASET, Kind.SESSION
 class PythonStateFrozen(Rule):
     """
     ## What it does
-    Flags a read, inside a `tf.function`, of Python state that the program assigns again
-    after the function has traced: an attribute of a project class (`self.pl_mean`,
+    Flags a read, inside a `tf.function` (or a function or method of its module that only
+    `tf.function`s call: it runs only while they trace), of Python state that the program
+    assigns again after the function has traced: an attribute of a project class (`self.pl_mean`,
     `self._deterministic`, `agent.epsilon`) or a module global (`LEARNING_RATE`), with a new
     value assigned
 
@@ -34,7 +35,10 @@ class PythonStateFrozen(Rule):
       loop calls (through at most four calls; `related` shows the chain and the loop), unless
       the loop makes the instance anew each iteration (`agent = Agent()` in it); or
     - in two or more places outside set-up code (a toggle: `self._deterministic = True` for
-      the evaluation rollouts, `False` after them).
+      the evaluation rollouts, `False` after them); or
+    - from its own old value, outside set-up code (`self.kl_coef = self.kl_coef * 2`,
+      `self.capacity += 1 / 1440`): an update means something only when it runs again and
+      again (an annealed or adaptive coefficient), whoever repeats it.
 
     The finding is the first read of each piece of state in a `tf.function`; `related` points
     at the calls from the loop, the assignment that comes after the trace, and the loop.
@@ -327,6 +331,25 @@ class PythonStateFrozen(Rule):
                     if self.iterations % 100 == 0:
                         tf.print(self.iterations, loss)
         """),
+        # An update from the state's own value in set-up code runs once per learner; the
+        # update in `observe` is of state the traced function does not read.
+        Valid("""
+        import tensorflow as tf
+
+        class Learner:
+            def __init__(self, base):
+                self.kl_coef = base
+                self.kl_coef = min(self.kl_coef * 2, 20.0)
+                self.seen = 0
+
+            @tf.function
+            def learn(self, x):
+                return x * self.kl_coef
+
+            def observe(self, x):
+                self.seen = self.seen + 1
+                return self.learn(x)
+        """),
     )
     INVALID = (
         Invalid(
@@ -537,6 +560,36 @@ class PythonStateFrozen(Rule):
             "though module-level code assigns it again every iteration of a loop; "
             + _REMEDY_OBJECT,
         ),
+        # PPO's adaptive KL penalty (xuance): `update` doubles or halves the coefficient after
+        # each learning step, with no loop in sight: an update from its own value is meant
+        # to run again and again, and the traced `learn` kept the first value.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class PPOKLLearner:
+                def __init__(self, target_kl):
+                    self.kl_coef = 0.5
+                    self.target_kl = target_kl
+
+                @tf.function
+                def learn(self, ratio, advantage, kl):
+                    return -tf.reduce_mean(ratio * advantage) + self.kl_coef * kl
+
+                def update(self, ratio, advantage, kl):
+                    loss = self.learn(ratio, advantage, kl)
+                    if kl > self.target_kl * 1.5:
+                        self.kl_coef = self.kl_coef * 2.0
+                    return loss
+            """,
+            10,
+            53,
+            10,
+            65,
+            "`self.kl_coef` is read while `learn` traces: later calls keep the value it had "
+            "then, though `update` computes a new value from its old one, an update meant to "
+            "run again and again; " + _REMEDY,
+        ),
     )
 
     def setup(self) -> None:
@@ -568,6 +621,8 @@ class PythonStateFrozen(Rule):
             return
         writes = [w for w in context.writes(node) if not (w.setup or w.traced or w.rebuilds)]
         repeated = next((w for w in writes if w.loop is not None), None)
+        if repeated is None:
+            repeated = next((w for w in writes if w.accumulates), None)
         if repeated is None and len(writes) < 2:
             return
         self._seen.add((function, text))
@@ -612,6 +667,11 @@ def _assigned(context: FileContext, writes: list[Write]) -> str:
     if len(writes) > 1:
         return f"{writers[0]} assigns it again in {len(writes)} places"
     (write,) = writes
+    if write.loop is None:  # an update from its own value (``self.c += 1 / 1440``)
+        return (
+            f"{writers[0]} computes a new value from its old one, an update meant to run "
+            "again and again"
+        )
     text = f"{writers[0]} assigns it again every iteration of a loop"
     if write.chain:
         through = [f"`{_short(hop.callee)}`" for hop in write.chain[:-1]]
