@@ -210,7 +210,9 @@ class IndexBuilder(ast.NodeVisitor):
             package = package.rpartition(".")[0]
         return f"{package}.{module}" if module and package else (module or package)
 
-    def collect_imports(self, tree: ast.Module, import_nodes: list[ImportNode]) -> None:
+    def collect_imports(
+        self, tree: ast.Module, import_nodes: list[ImportNode], aliases: dict[str, str]
+    ) -> None:
         for node in import_nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
@@ -225,6 +227,7 @@ class IndexBuilder(ast.NodeVisitor):
                     if alias.name != "*":
                         target = f"{base}.{alias.name}" if base else alias.name
                         self.imports[alias.asname or alias.name] = target
+        self.imports.update(aliases)
         # Module-level aliases: ``tf_function = tf.function``, ``EPOCHS = 10``.
         for stmt in tree.body:
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
@@ -613,16 +616,22 @@ def text_digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
-def index_source(source: str, path: Path, tree: ast.Module | None = None) -> ModuleIndex:
+def index_source(
+    source: str,
+    path: Path,
+    tree: ast.Module | None = None,
+    aliases: dict[str, str] | None = None,
+) -> ModuleIndex:
     """Index one module. Raises ``SyntaxError``/``ValueError``/``RecursionError`` when the
-    source does not parse (the caller reports that)."""
+    source does not parse (the caller reports that). ``aliases``: imported names that stand
+    for a library's (:meth:`~.project.ProjectIndex.library_aliases`), read as that name."""
     module, is_package, root = module_name_for(path)
     if tree is None:
         tree = ast.parse(source, filename=str(path))
     units, import_nodes, owns = collect_units(tree)
     builder = IndexBuilder(split_lines(source), module, is_package, is_graph_code(units))
     builder.own.update(owns)
-    builder.collect_imports(tree, import_nodes)
+    builder.collect_imports(tree, import_nodes, aliases or {})
     builder.collect_definitions(tree)
     body = collect_body(
         _module_nodes(tree), builder.resolve, builder.span, graph_code=builder.graph_code
@@ -638,7 +647,12 @@ def index_source(source: str, path: Path, tree: ast.Module | None = None) -> Mod
         classes=builder.classes,
         tf_function_names=builder.tf_function_names,
         traced=tuple(sorted(builder.traced | _traced_callees(builder, tree))),
-        uses_tensorflow=any(marker in source for marker in _TENSORFLOW_MARKERS),
+        uses_tensorflow=any(marker in source for marker in _TENSORFLOW_MARKERS)
+        or any(
+            marker in target
+            for target in (aliases or {}).values()
+            for marker in _TENSORFLOW_MARKERS
+        ),
         units=units,
         body=body,
         graph_mode=_switches(builder, body, GRAPH_MODE_SWITCHES)

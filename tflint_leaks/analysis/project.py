@@ -185,6 +185,29 @@ class ProjectIndex:
             return None
         return self.lookup(".".join([reexported, *rest[1:]]), module)
 
+    def library_aliases(self, module: ModuleIndex) -> dict[str, str]:
+        """The names ``module`` imports from project modules that only pass on a library's
+        name (``from xuance.tensorflow import tf``, where that package's ``__init__`` does
+        ``import tensorflow as tf``), each with the library name it ends at: ``{"tf":
+        "tensorflow"}``. Followed through re-exports, at most :data:`MAX_REEXPORTS` of them,
+        never round a cycle."""
+        found: dict[str, str] = {}
+        for local, target in sorted(module.imports.items()):
+            importer, name, seen = module, target, set()
+            for _ in range(MAX_REEXPORTS):
+                split = self._split(name, importer)
+                if split is None or (split[0].path, name) in seen:
+                    break
+                seen.add((split[0].path, name))
+                owner, rest = split
+                passed = owner.imports.get(rest[0])
+                if passed is None or self._defined(owner, rest[:1]) is not None:
+                    break
+                importer, name = owner, ".".join([passed, *rest[1:]])
+            if name != target and self._split(name, importer) is None:
+                found[local] = name
+        return found
+
     def _split(self, qualified: str, importer: ModuleIndex) -> tuple[ModuleIndex, list[str]] | None:
         """The project module a qualified name starts with (the longest that exists) and the
         rest of the name."""
@@ -387,6 +410,10 @@ class ProjectIndex:
         found.pop(module.path, None)
         return sorted(found.values(), key=lambda m: m.path)
 
+
+#: How many re-exports a name imported from the project is followed through to the library
+#: name it stands for (``from pkg import tf`` -> ``pkg/__init__.py`` -> ``tensorflow``).
+MAX_REEXPORTS = 8
 
 #: How many directories without an ``__init__.py`` above a module still name it (namespace
 #: packages: ``from model.unet import Unet`` run from the directory above ``model/``).

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tflint_leaks.analysis.index import ModuleIndex, index_source, text_digest
+from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.notebook import (
     Notebook,
@@ -73,6 +74,27 @@ def index_file(path: Path, text: str | None = None) -> ParsedFile | Diagnostic:
         return SYNTAX_ERROR.at(shown, "too deeply nested to parse")
     index = index_source(text, path, tree)
     return ParsedFile(shown, text, index, cells, module_statements(tree))
+
+
+def with_library_aliases(
+    parsed: dict[str, ParsedFile], project: ProjectIndex
+) -> tuple[dict[str, ParsedFile], ProjectIndex]:
+    """``parsed`` with each file that imports a library's name through the project's
+    re-exports (``from xuance.tensorflow import tf``) indexed again reading that name as the
+    library's, and ``project`` (which holds them) with those files' new indexes.
+    The facts read from the names of calls (``@tf.function``, ``tf.keras.Sequential``) are then
+    the same as with ``import tensorflow as tf``."""
+    changed: dict[str, ParsedFile] = {}
+    for path in sorted(parsed):
+        known = parsed[path]
+        aliases = project.library_aliases(known.index)
+        if aliases:
+            index = index_source(known.text, Path(path), aliases=aliases)
+            changed[path] = replace(known, index=index)
+    if not changed:
+        return parsed, project
+    modules = [changed[m.path].index if m.path in changed else m for m in project.modules()]
+    return {**parsed, **changed}, ProjectIndex(modules)
 
 
 class Indexes:

@@ -19,7 +19,13 @@ from tflint_leaks.config import Configuration, Settings
 from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.check import check_file
 from tflint_leaks.engine.discovery import discover
-from tflint_leaks.engine.indexing import Indexes, ParsedFile, index_file, unreadable
+from tflint_leaks.engine.indexing import (
+    Indexes,
+    ParsedFile,
+    index_file,
+    unreadable,
+    with_library_aliases,
+)
 from tflint_leaks.engine.notebook import in_cells
 from tflint_leaks.engine.parallel import Death, Phase, fewer_collections
 from tflint_leaks.engine.suppression import unsuppressed
@@ -143,7 +149,10 @@ def _lint(
         else:
             indexed[outcome.path] = outcome
     _report_deaths(phases[-1].deaths, str, result)
-    project = ProjectIndex(parsed.index for parsed in indexed.values())
+    # The cache keeps each file's own index: what another file re-exports is read each run.
+    own = {path: parsed.index for path, parsed in indexed.items()}
+    own_project = ProjectIndex(own.values())
+    indexed, project = with_library_aliases(indexed, own_project)
     work = [indexed[str(path)] for path in todo if str(path) in indexed]
     phases.append(Phase(_check, (project, per_file, prefilter), jobs, _lost_check, _text_size))
     for parsed, (diagnostics, tracebacks) in zip(work, phases[-1].run(work), strict=True):
@@ -153,14 +162,15 @@ def _lint(
         result.warnings.extend(warnings)
         result.tracebacks.extend(tracebacks)
         if cache is not None and not _given_up(phases[-1].deaths, parsed):
-            dependencies = [(m.path, m.digest) for m in project.dependencies(parsed.index)]
-            index = parsed.index if parsed.notebook is None else None
+            # What it imports as written: a re-export it reads a library's name through too.
+            dependencies = [(m.path, m.digest) for m in own_project.dependencies(own[parsed.path])]
+            index = own[parsed.path] if parsed.notebook is None else None
             _store(cache, parsed.path, texts, kept, warnings, tracebacks, dependencies, index)
     _report_deaths(phases[-1].deaths, lambda parsed: parsed.path, result)
     if cache is not None:
         for path, parsed in indexed.items():
             if path not in checked and parsed.notebook is None:
-                cache.store_index(path, parsed.index)
+                cache.store_index(path, own[path])
 
 
 def _file_size(path: Path) -> int:
@@ -291,6 +301,8 @@ def lint_source(
         return result
     others = project.modules() if project is not None else []
     project = ProjectIndex([*(m for m in others if m.path != parsed.path), parsed.index])
+    aliased, project = with_library_aliases({parsed.path: parsed}, project)
+    parsed = aliased[parsed.path]
     diagnostics, tracebacks = check_file(
         parsed, project, settings.options, settings.enabled_codes()
     )

@@ -1,0 +1,82 @@
+"""A library's name imported through the project's re-exports (``from xuance.tensorflow import
+tf``, whose ``__init__`` does ``import tensorflow as tf``) is that library's name: the facts read
+from call names (``@tf.function``, ``tf.GradientTape``) are the same as with the direct import;
+with the cache too, and the cache never keeps what another file re-exports."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tflint_leaks.analysis.index import index_source
+from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.config import Settings
+from tflint_leaks.engine.runner import lint_paths
+
+TRAIN = """\
+from pkg import tf
+
+
+@tf.function
+def step(x, i):
+    return x * i
+
+
+for i in range(1000):
+    step(x, i)
+"""
+FINDING = ("TFL101", 10, 13)
+
+
+def _project(root: Path, init: str) -> Path:
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").write_text(textwrap.dedent(init))
+    (root / "train.py").write_text(TRAIN)
+    return root
+
+
+def _found(root: Path, cache: Path | None = None, jobs: int = 1) -> list[tuple[str, int, int]]:
+    result = lint_paths([root], Settings(select=("ALL",)), jobs=jobs, cache_dir=cache)
+    assert not result.errors
+    return [(d.code, d.start.line, d.start.column) for d in result.diagnostics]
+
+
+def test_a_re_exported_tensorflow_is_tensorflow(tmp_path: Path) -> None:
+    _project(tmp_path, "import tensorflow as tf\n")
+    assert _found(tmp_path) == [FINDING]
+
+
+def test_through_two_re_exports_and_a_submodule(tmp_path: Path) -> None:
+    _project(tmp_path, "from pkg.backend import tf\n")
+    (tmp_path / "pkg" / "backend.py").write_text("import tensorflow.compat.v2 as tf\n")
+    assert _found(tmp_path) == [FINDING]
+
+
+def test_a_project_name_of_the_same_spelling_is_not_a_library(tmp_path: Path) -> None:
+    """``pkg.tf`` defined by the project (a class here) stays the project's."""
+    _project(tmp_path, "class tf:\n    @staticmethod\n    def function(f):\n        return f\n")
+    assert _found(tmp_path) == []
+
+
+def test_a_re_export_cycle_ends(tmp_path: Path) -> None:
+    _project(tmp_path, "from pkg.layers import tf\n")
+    (tmp_path / "pkg" / "layers.py").write_text("from pkg import tf\n")
+    modules = [index_source(path.read_text(), path) for path in sorted(tmp_path.rglob("*.py"))]
+    project = ProjectIndex(modules)
+    train = next(m for m in modules if m.path.endswith("train.py"))
+    assert project.library_aliases(train) == {}
+    assert _found(tmp_path) == []
+
+
+def test_the_cache_keeps_each_files_own_index(tmp_path: Path) -> None:
+    root = (
+        _project(tmp_path / "repo", "import tensorflow as tf\n")
+        if (tmp_path / "repo").mkdir() is None
+        else tmp_path
+    )
+    cache = tmp_path / "cache"
+    assert _found(root, cache) == [FINDING]
+    assert _found(root, cache) == [FINDING]  # from the cache
+    (root / "pkg" / "__init__.py").write_text("tf = None\n")
+    assert _found(root, cache) == []  # train.py unchanged: its cached index was its own
+    assert _found(root, cache, jobs=2) == []
