@@ -439,3 +439,45 @@ def test_pins_that_the_code_contradicts_decide(tmp_path: Path) -> None:
     files = {"agent.py": KERAS_1_AGENT, "train.py": FRAME_LOOP}
     root = _project(tmp_path, {**files, "requirements.txt": "tensorflow==2.12\nkeras==2.12\n"})
     assert _findings(root / "train.py") == [FRAME_PREDICT]
+
+
+#: A Keras script of the Python 2 era: standalone Keras, `predict` in a plotting loop.
+VAE = (
+    "from keras.models import load_model\n\n"
+    'decoder = load_model("decoder.h5")\n'
+    "for x in grid:\n"
+    "    image = decoder.predict(x)\n"
+)
+PYTHON_2 = 'import numpy as np\n\nfor epoch in range(10):\n    print "epoch", epoch\n'
+
+
+def test_python_2_code_beside_a_script_says_its_world(tmp_path: Path) -> None:
+    """bojone/vae: `vae_shi.py` prints with Python 2's statement beside `vae_keras.py`, so the
+    scripts run TensorFlow before 2.2 and, with standalone Keras, Keras before 2.4, whose
+    `predict` runs one cached function: quiet. Without it, the same script is flagged."""
+    _project(tmp_path, {"vae_keras.py": VAE})
+    assert [(code, line) for code, line, *_ in _findings(tmp_path / "vae_keras.py")] == [
+        ("TFL402", 5)
+    ]
+    (tmp_path / "vae_shi.py").write_text(PYTHON_2, encoding="utf-8")
+    assert _findings(tmp_path / "vae_keras.py") == []
+    frameworks = Configuration().for_path(tmp_path / "vae_keras.py").options.frameworks
+    assert str(frameworks).endswith(f"; Python 2 code beside it: {tmp_path}/vae_shi.py:4")
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["below", "parenthesized print", "a print function call"],
+)
+def test_python_3_code_or_python_2_elsewhere_says_nothing(tmp_path: Path, layout: str) -> None:
+    _project(tmp_path, {"vae_keras.py": VAE})
+    if layout == "below":
+        (tmp_path / "old").mkdir()
+        (tmp_path / "old" / "vae_shi.py").write_text(PYTHON_2, encoding="utf-8")
+    elif layout == "parenthesized print":
+        (tmp_path / "util.py").write_text('print ("epoch", 1)\nprint\n', encoding="utf-8")
+    else:
+        (tmp_path / "util.py").write_text("print = log\nprint(1)\n", encoding="utf-8")
+    assert [(code, line) for code, line, *_ in _findings(tmp_path / "vae_keras.py")] == [
+        ("TFL402", 5)
+    ]

@@ -26,7 +26,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from tflint_leaks.frameworks import Frameworks, parse_target, project_root, read_pins
+from tflint_leaks.frameworks import (
+    Frameworks,
+    parse_target,
+    project_root,
+    python2_evidence,
+    read_pins,
+)
 from tflint_leaks.registry import SELECTABLE
 from tflint_leaks.rulekit.options import RuleOptions
 
@@ -376,6 +382,9 @@ class Configuration:
             pins = self._pins.get(root)
             if pins is None:
                 pins = self._pins[root] = read_pins(root) if root is not None else Frameworks()
+            python2 = python2_evidence(directory)
+            if python2 is not None:
+                pins = replace(pins, python2=python2)
             where = f"{settings.source}: tool.{TABLE}"
             frameworks = pins.with_targets(settings.target_tensorflow, settings.target_keras, where)
             options = replace(settings.options, frameworks=frameworks)

@@ -719,6 +719,55 @@ def project_root(directory: str) -> str | None:
         current = parent
 
 
+#: A line that may be a Python 2 statement: ``print "x"``, ``print x, y``, ``print >>f, x``,
+#: ``print x % y``, a bare ``print``, ``exec code in ns``; not prose that starts with the word
+#: (``print operation is not...`` in a docstring). Each is confirmed by Python's own parser.
+_PYTHON_2_STATEMENT = re.compile(
+    rb"^[ \t]*(?:print(?:[ \t]*$|[ \t]+(?:[\"'>]|[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?[ \t]*"
+    rb"(?:$|[,%+*/#(-])))|exec[ \t]+[\"'A-Za-z_])",
+    re.MULTILINE,
+)
+#: Substrings without which no line can match (a cheap test before the expression's).
+_PYTHON_2_WORDS = (b"print ", b"print\t", b"print\n", b"print\r", b"exec ")
+#: The messages Python's parser gives for those statements.
+_PYTHON_2_MESSAGES = (
+    "Missing parentheses in call to 'print'",
+    "Missing parentheses in call to 'exec'",
+)
+
+
+def python2_evidence(directory: str) -> str | None:
+    """Where a Python file of ``directory`` (itself, not below) is Python 2 code: its first
+    ``print`` or ``exec`` statement, as ``path:line``; None when none is. Scripts kept side by
+    side run in one environment, and one that only Python 2 parses says which: TensorFlow
+    before 2.2 (the last to support it was 2.1), standalone Keras before 2.4. Read, never run."""
+    try:
+        names = sorted(os.listdir(directory))  # noqa: PTH208 - strings: this runs per directory
+    except OSError:
+        return None
+    for name in names:
+        if not name.endswith(".py"):
+            continue
+        path = os.path.join(directory, name)  # noqa: PTH118
+        try:
+            with open(path, "rb") as file:  # noqa: PTH123
+                data = file.read()
+        except OSError:
+            continue
+        if not any(word in data for word in _PYTHON_2_WORDS):
+            continue
+        if _PYTHON_2_STATEMENT.search(data) is None:
+            continue
+        try:
+            ast.parse(data)
+        except SyntaxError as error:
+            if (error.msg or "").startswith(_PYTHON_2_MESSAGES):
+                return f"{path}:{error.lineno}"
+        except (ValueError, RecursionError, MemoryError):
+            continue
+    return None
+
+
 def read_pins(root: str) -> Frameworks:
     """What the pin files of ``root`` (a :func:`project_root`) say about the frameworks."""
     reader = _Reader()
@@ -780,6 +829,9 @@ class Frameworks:
     root: str | None = None
     #: What could not be read or decided (a missing include, pins that contradict each other).
     notes: tuple[str, ...] = ()
+    #: Where Python 2 code sits beside the file (``path:line``, :func:`python2_evidence`): read
+    #: as a code pin of Python 2 (:mod:`tflint_leaks.analysis.eras`).
+    python2: str | None = None
 
     @property
     def tensorflow_versions(self) -> VersionRange:
@@ -858,6 +910,8 @@ class Frameworks:
             for label, pin in (("keras", self.keras), ("tf-keras", self.tf_keras))
             if pin is not None
         )
+        if self.python2 is not None:
+            parts.append(f"Python 2 code beside it: {self.python2}")
         parts.extend(f"note: {note}" for note in self.notes)
         return "; ".join(parts)
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tflint_leaks.analysis.eras import framework_pins, imports_standalone_keras
+from tflint_leaks.analysis.eras import CodePin, framework_pins, imports_standalone_keras
 from tflint_leaks.analysis.index import (
     ClassFacts,
     FunctionFacts,
@@ -337,7 +337,7 @@ class ProjectIndex:
         of ``xrange``: Python 2; :mod:`.eras`)."""
         if self._code_pins is None:
             self._code_pins = any(found.code_pins for found in self._by_path.values())
-        if not self._code_pins:
+        if not self._code_pins and frameworks.python2 is None:
             return frameworks
         key = (module.path, frameworks)
         known = self._worlds.get(key)
@@ -346,11 +346,17 @@ class ProjectIndex:
         world = frameworks
         modules = sorted(self._reachable(module), key=lambda found: found.path)
         standalone = any(imports_standalone_keras(found.imports) for found in modules)
-        for found in modules:
-            for pin in found.code_pins:
-                where = f"{found.path}:{pin.line}: {pin.evidence}"
-                for family, specifier in framework_pins(pin, standalone):
-                    world = world.constrained(family, specifier, where)
+        pins = [
+            (f"{found.path}:{pin.line}: {pin.evidence}", pin)
+            for found in modules
+            for pin in found.code_pins
+        ]
+        if frameworks.python2 is not None:
+            beside = CodePin("python", "<3", "Python 2 code beside it", 0)
+            pins.append((f"{frameworks.python2}: {beside.evidence}", beside))
+        for where, pin in pins:
+            for family, specifier in framework_pins(pin, standalone):
+                world = world.constrained(family, specifier, where)
         self._worlds[key] = world
         return world
 
