@@ -257,3 +257,27 @@ def test_values_through_calls(tmp_path: Path) -> None:
     """
     assert value_of(tmp_path, source, "schedule(3)").kind is Kind.NUMBER
     assert value_of(tmp_path, source, "steps(4)").kind is Kind.NUMBER
+
+
+@pytest.mark.parametrize(
+    ("expression", "structural"),
+    [
+        ("tf.compat.v1.trainable_variables()", True),
+        ("tf.compat.v1.get_collection('update_ops')", True),
+        ("[v for v in tf.compat.v1.global_variables() if 'gen' in v.name]", True),
+        ("zip(model.trainable_variables, grads)", True),
+        ("enumerate(model.layers)", True),
+        ("list(reversed(model.weights))", True),
+        ("model.trainable_variables + batches", False),
+        ("batches", False),
+        ("[v for v in batches]", False),
+    ],
+)
+def test_a_models_own_variables_and_layers_are_structure(
+    tmp_path: Path, expression: str, structural: bool
+) -> None:
+    """What lists a model's or a graph's variables, weights or layers (and what only filters,
+    zips, enumerates or reverses them) holds as many items as the model has: a loop over it
+    is counted as one run of what encloses it. Joined with data, it is data."""
+    source = "import tensorflow as tf\nmodel = tf.keras.Sequential([])\nbatches = load()\n"
+    assert value_of(tmp_path, source, expression).structural is structural

@@ -160,6 +160,21 @@ _NO_OP_FUNCTIONS = frozenset(
     }
 )
 
+#: What lists a graph's own variables or collections (the last names of ``tf.*`` and
+#: ``tf.compat.v1.*``): as many as the graph holds, whatever the data.
+VARIABLE_COLLECTIONS = frozenset(
+    {
+        "global_variables",
+        "trainable_variables",
+        "local_variables",
+        "model_variables",
+        "moving_average_variables",
+        "all_variables",
+        "get_collection",
+        "get_collection_ref",
+    }
+)
+
 #: Initializer ops (unlike initializer objects, ``tf.zeros_initializer()``).
 _INITIALIZER_OPS = frozenset(
     {

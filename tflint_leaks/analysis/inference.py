@@ -376,9 +376,11 @@ class Inference:
         bound = list(where.bound)
         lengths: frozenset[int] | None = frozenset({1})
         most: int | None = 1
+        structural = True  # over a model's variables only: as many items as it has, at most
         for clause, iterable in zip(names, iterables, strict=True):
             inner = where._replace(bound=tuple(bound))
             value = yield from self.evaluate(iterable, inner)
+            structural = structural and value.structural
             lengths = arithmetic("*", lengths, value.lengths)
             most = None if most is None or value.bound is None else most * value.bound
             item = library.elements(value)
@@ -388,11 +390,13 @@ class Inference:
         inner = where._replace(bound=tuple(bound))
         element = yield from self.evaluate(expr.parts[0], inner)
         if expr.text == "generator":
-            return library.iterator(element, lengths, most, generator=True)
+            return library.iterator(element, lengths, most, generator=True, structural=structural)
         if expr.text == "dict":
             mapped = yield from self.evaluate(expr.parts[1], inner)
-            return container(length=lengths, element=element, mapped=mapped, bound=most)
-        return container(length=lengths, element=element, bound=most)
+            return container(
+                length=lengths, element=element, mapped=mapped, bound=most, structural=structural
+            )
+        return container(length=lengths, element=element, bound=most, structural=structural)
 
     # -- calls -------------------------------------------------------------------------------
 

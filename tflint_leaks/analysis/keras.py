@@ -47,6 +47,20 @@ _APPLICATIONS = "keras.applications."
 #: Calls that reset Keras' global state (graphs, layer-name counters): real cleanup.
 CLEAR_SESSION = frozenset({"keras.backend.clear_session"})
 
+#: A Keras model's attributes that list its own variables, weights or layers.
+MODEL_STRUCTURE = frozenset(
+    {
+        "variables",
+        "trainable_variables",
+        "non_trainable_variables",
+        "weights",
+        "trainable_weights",
+        "non_trainable_weights",
+        "layers",
+        "submodules",
+    }
+)
+
 #: ``tf.data`` sources: each call makes a new pipeline (and, for in-memory data, embeds it).
 DATASET_SOURCES = frozenset(
     {

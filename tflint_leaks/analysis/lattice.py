@@ -151,6 +151,10 @@ class Atom(NamedTuple):
     #: CONTAINER that is a dict displayed with string literal keys (``{"modes": [...]}``): the
     #: value of each key, sorted by key (``mapped`` is their join).
     keyed: tuple[tuple[str, Value], ...] | None = None
+    #: CONTAINER, ITERATOR: the variables, weights or layers of a model or a graph
+    #: (``tf.trainable_variables()``, ``model.layers``): as many as it has, a number the model
+    #: fixes, not the data or the time a program runs.
+    structural: bool = False
 
     @property
     def most(self) -> int | None:
@@ -214,6 +218,13 @@ class Value(NamedTuple):
         """A model or instance made anew by the expression itself, every time it runs."""
         atoms = self.informative
         return self.kind in {Kind.MODEL, Kind.INSTANCE} and all(a.flag for a in atoms)
+
+    @property
+    def structural(self) -> bool:
+        """The variables, weights or layers of a model or graph, and only them (a loop over them
+        runs once per variable: :attr:`Atom.structural`)."""
+        atoms = self.informative
+        return not self.top and bool(atoms) and all(a.structural for a in atoms)
 
     @property
     def persistent(self) -> bool:
@@ -326,15 +337,30 @@ def container(
     mapped: Value | None = None,
     bound: int | None = None,
     keyed: tuple[tuple[str, Value], ...] | None = None,
+    *,
+    structural: bool = False,
 ) -> Value:
     """A Python container of ``length`` items (or at most ``bound``); a dict's values by its
-    string keys, ``keyed``."""
+    string keys, ``keyed``; a model's or graph's variables, weights or layers, ``structural``."""
     if items is not None and element is None:
         element = join(items)
     if length is not None:
         bound = None
     return Value(
-        (Atom(Kind.CONTAINER, None, None, length, bound, items, element, mapped, keyed=keyed),)
+        (
+            Atom(
+                Kind.CONTAINER,
+                None,
+                None,
+                length,
+                bound,
+                items,
+                element,
+                mapped,
+                keyed=keyed,
+                structural=structural,
+            ),
+        )
     )
 
 
@@ -387,6 +413,7 @@ def _merge(a: Atom, b: Atom) -> Atom:
         tuple(sorted(set(a.origins) | set(b.origins), key=_origin_order))[:2],
         a.cone or b.cone,
         _join_keyed(a.keyed, b.keyed),
+        a.structural and b.structural,
     )
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
 from tflint_leaks.analysis import keras
-from tflint_leaks.analysis.graph import is_session_source
+from tflint_leaks.analysis.graph import VARIABLE_COLLECTIONS, is_session_source
 from tflint_leaks.analysis.lattice import (
     BOOL,
     NONE,
@@ -166,7 +166,9 @@ def _element(found: Atom) -> Value:
 def _sequence(value: Value, *, exact: bool = True) -> Value:
     """A container of the items of ``value``: as many (at most as many when not ``exact``)."""
     lengths = value.lengths if exact else None
-    return container(length=lengths, bound=value.bound, element=elements(value))
+    return container(
+        length=lengths, bound=value.bound, element=elements(value), structural=value.structural
+    )
 
 
 def builtin(name: str, call: Expr, evaluate: Evaluate, klass: Any) -> Computation:
@@ -236,15 +238,17 @@ def iterator(
     bound: int | None = None,
     *,
     generator: bool = False,
+    structural: bool = False,
 ) -> Value:
     """A Python iterator (a generator with ``generator``) of ``length`` items (or at most
-    ``bound``)."""
+    ``bound``); over a model's variables or layers, ``structural``."""
     return atom(
         Kind.ITERATOR,
         element=element if element is not None else UNKNOWN,
         length=length,
         bound=None if length is not None else bound,
         flag=generator,
+        structural=structural,
     )
 
 
@@ -261,7 +265,7 @@ def _iterating(name: str, call: Expr, evaluate: Evaluate) -> Computation:
             return iterator()
         inner = yield from evaluate(positional[0])
         pair = container(length=frozenset({2}), items=(NUMBER, elements(inner)))
-        return iterator(pair, length=inner.lengths, bound=inner.bound)
+        return iterator(pair, inner.lengths, inner.bound, structural=inner.structural)
     if name == "zip":
         if call.open or not positional:
             return iterator()
@@ -271,18 +275,21 @@ def _iterating(name: str, call: Expr, evaluate: Evaluate) -> Computation:
         most = [b for v in inners if (b := v.bound) is not None]
         items = tuple(elements(v) for v in inners)
         row = container(length=frozenset({len(items)}), items=items)
-        return iterator(row, length=exact, bound=min(most) if most else None)
+        shortest = min(most) if most else None
+        # As many rows as the shortest: no more than a model has variables, if one is its.
+        return iterator(row, exact, shortest, structural=any(v.structural for v in inners))
     if name in {"map", "filter"}:
         if call.open or len(positional) < 2:
             return iterator()
         inner = yield from evaluate(positional[1])
         kept = inner.lengths if name == "map" else None
-        return iterator(UNKNOWN if name == "map" else elements(inner), kept, inner.bound)
+        element = UNKNOWN if name == "map" else elements(inner)
+        return iterator(element, kept, inner.bound, structural=inner.structural)
     if name == "reversed":
         if not positional:
             return iterator()
         inner = yield from evaluate(positional[0])
-        return iterator(elements(inner), inner.lengths, inner.bound)
+        return iterator(elements(inner), inner.lengths, inner.bound, structural=inner.structural)
     return iterator()
 
 
@@ -358,6 +365,8 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
         return (yield from _splitter(keras.SPLITTERS[name], call, evaluate))
     if name in CONTAINER_TYPES:
         return container()
+    if is_tensorflow(name) and name.rpartition(".")[2] in VARIABLE_COLLECTIONS:
+        return container(element=TENSOR, structural=True)
     if dataset_loader(name):
         return array(call.func.text if call.func.op is Op.REF else name, dataset=True)
     if is_numpy(name):
@@ -552,4 +561,6 @@ def attribute(found: Atom, name: str) -> Value:
         return container(element=NUMBER) if name == "shape" else UNKNOWN
     if kind in {Kind.TENSOR, Kind.DATASET} and name == "shape":
         return container(element=NUMBER)
+    if kind is Kind.MODEL and name in keras.MODEL_STRUCTURE:
+        return container(element=UNKNOWN, structural=True)
     return UNKNOWN

@@ -324,12 +324,18 @@ class FileContext:
         """How many times a loop of the current scope runs at most, when that is known: the
         items of what it iterates (``range(1, FOLDS + 1)``, a literal list, ``zip`` and
         ``enumerate`` of those, a K-fold split, ``dict.items()``...), or a counter that
-        ``break``s it after a known number."""
+        ``break``s it after a known number. A loop over a model's or graph's own variables,
+        weights or layers (``for var in tf.trainable_variables()``) counts as one: it runs as
+        many times as the model has them, a number the model fixes, not the data or the time
+        the program runs; what repeats it is what encloses it."""
         if loop in self._trips:
             return self._trips[loop]
         counts: list[int | None] = []
         if isinstance(loop, cst.For | cst.CompFor):
-            counts.append(self.items(loop.iter))
+            iterated = self.value(from_cst(loop.iter))
+            # Once per variable or layer of a model: as many as the model has, whatever the
+            # data; counted as one run of what encloses it.
+            counts.append(1 if iterated.structural else iterated.bound)
         if not isinstance(loop, cst.CompFor):
             counts.append(break_bound(loop, self.scope_facts(), self.int_value))
         count = self._trips[loop] = min((c for c in counts if c is not None), default=None)

@@ -217,6 +217,20 @@ class GraphGrowsInLoop(Rule):
                 sync_op = tf.compat.v1.assign(target, source)
             sess.run(sync_op)
         """),
+        # PGGAN's stage change (Kyushik/Generative-Model): one assign per variable, once per
+        # stage of eight; the loop over the graph's variables runs as often as it has them.
+        Valid("""
+        import tensorflow as tf
+
+        sess = tf.compat.v1.Session()
+        for stage in range(1, 9):
+            variables = tf.compat.v1.trainable_variables()
+            new_vars = [v for v in variables if f"stage{stage}/" in v.name]
+            old_vars = [v for v in variables if f"stage{stage - 1}/" in v.name]
+            for var, old in zip(new_vars, old_vars):
+                sess.run(var.assign(old))
+            train_stage(sess, stage)
+        """),
     )
     INVALID = (
         Invalid(
@@ -331,6 +345,27 @@ class GraphGrowsInLoop(Rule):
             7,
             43,
             "`tf.compat.v1.train.Saver(...)` every iteration adds nodes to the default graph "
+            "of a loop that runs it (`sess.run`): the graph grows for as long as the loop runs; "
+            "build it once before the loop (`graph.finalize()` catches this)",
+        ),
+        # A soft target update built anew for every variable at every training step.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            sess = tf.compat.v1.Session()
+            online = tf.compat.v1.trainable_variables("online")
+            target = tf.compat.v1.trainable_variables("target")
+            for step in range(100000):
+                sess.run(train_op)
+                for var, source in zip(target, online):
+                    sess.run(var.assign(0.99 * var + 0.01 * source))
+            """,
+            9,
+            18,
+            9,
+            56,
+            "`var.assign(...)` every iteration (100000 in all) adds nodes to the default graph "
             "of a loop that runs it (`sess.run`): the graph grows for as long as the loop runs; "
             "build it once before the loop (`graph.finalize()` catches this)",
         ),
