@@ -80,3 +80,24 @@ def test_the_cache_keeps_each_files_own_index(tmp_path: Path) -> None:
     (root / "pkg" / "__init__.py").write_text("tf = None\n")
     assert _found(root, cache) == []  # train.py unchanged: its cached index was its own
     assert _found(root, cache, jobs=2) == []
+
+
+def test_a_re_exported_framework_name_is_the_frameworks_for_later_questions(
+    tmp_path: Path,
+) -> None:
+    """FastAPI's `APIRouter` passed on by a project module (baby_cry_analyzer's `services`)
+    still makes a route: the alias is read by the questions asked while checking, not only by
+    the index's own facts."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "services.py").write_text("from fastapi import APIRouter\n")
+    (tmp_path / "app.py").write_text(
+        "import tensorflow as tf\n"
+        "from pkg.services import APIRouter\n\n"
+        "router = APIRouter()\n"
+        'model = tf.keras.models.load_model("m.keras")\n\n\n'
+        '@router.post("/predict")\n'
+        "def predict(x):\n"
+        "    return model.predict(x)\n"
+    )
+    assert _found(tmp_path) == [("TFL402", 10, 12)]

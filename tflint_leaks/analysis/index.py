@@ -647,12 +647,7 @@ def index_source(
         classes=builder.classes,
         tf_function_names=builder.tf_function_names,
         traced=tuple(sorted(builder.traced | _traced_callees(builder, tree))),
-        uses_tensorflow=any(marker in source for marker in _TENSORFLOW_MARKERS)
-        or any(
-            marker in target
-            for target in (aliases or {}).values()
-            for marker in _TENSORFLOW_MARKERS
-        ),
+        uses_tensorflow=any(marker in source for marker in _TENSORFLOW_MARKERS),
         units=units,
         body=body,
         graph_mode=_switches(builder, body, GRAPH_MODE_SWITCHES)
@@ -674,6 +669,15 @@ def index_source(
         ),
         digest=text_digest(source),
     )
+
+
+def with_imports(module: ModuleIndex, aliases: dict[str, str]) -> ModuleIndex:
+    """``module`` with the imported names ``aliases`` gives read as those names (library names
+    passed on by project re-exports), for the facts computed from imports when asked."""
+    uses = module.uses_tensorflow or any(
+        marker in target for target in aliases.values() for marker in _TENSORFLOW_MARKERS
+    )
+    return replace(module, imports={**module.imports, **aliases}, uses_tensorflow=uses)
 
 
 def _imports(node: ast.Import | ast.ImportFrom, packages: frozenset[str]) -> bool:

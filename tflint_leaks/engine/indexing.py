@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tflint_leaks.analysis.index import ModuleIndex, index_source, text_digest
+from tflint_leaks.analysis.index import ModuleIndex, index_source, text_digest, with_imports
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.notebook import (
@@ -88,9 +88,13 @@ def with_library_aliases(
     for path in sorted(parsed):
         known = parsed[path]
         aliases = project.library_aliases(known.index)
+        if not aliases:
+            continue
+        index = known.index
         if any(_namespace(target) for target in aliases.values()):
             index = index_source(known.text, Path(path), aliases=aliases)
-            changed[path] = replace(known, index=index)
+        # The questions asked later read the imports too, whatever the index's own facts do.
+        changed[path] = replace(known, index=with_imports(index, aliases))
     if not changed:
         return parsed, project
     modules = [changed[m.path].index if m.path in changed else m for m in project.modules()]
@@ -105,8 +109,9 @@ def _namespace(target: str) -> bool:
     """An alias worth indexing a file again for: a TensorFlow or Keras namespace (``tensorflow``,
     ``tensorflow.compat.v1``, ``tensorflow.keras.backend``), whose members the index's own facts
     are about. A deeper name (``tensorflow.python.saved_model...KerasModeKeys``, tf-keras's
-    re-exported ``dtensor``) changes none of them, and indexing a file again costs as much as
-    indexing it (tf-keras: 13 large files, 0.25 s): such an alias is left as imported."""
+    re-exported ``dtensor``, FastAPI's ``APIRouter`` through a project module) changes none of
+    them, and indexing a file again costs as much as indexing it (tf-keras: 13 large files,
+    0.25 s): such an alias only replaces the import the later questions read."""
     parts = target.split(".")
     return parts[0] in _FRAMEWORKS and len(parts) <= 3
 
