@@ -146,6 +146,9 @@ class Effects:
             if function.body.runs_once(site.span):
                 continue  # ``if self.model is None: self.model = load()``: the first call's
             found = yield from self.site_effects(site, where, nested=True)
+            if function.body.in_own_graph(site.span):
+                # Built into a graph the function makes itself, not into the caller's default.
+                found = [e for e in found if e.kind is not EffectKind.GRAPH_OP]
             effects.extend(e for e in found if len(e.chain) < MAX_CHAIN)
         return _canonical(effects)
 

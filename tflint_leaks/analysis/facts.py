@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.dtypes import dotted_ast
 from tflint_leaks.analysis.entry_points import REGISTERING_CALLS
-from tflint_leaks.analysis.graph import EAGER_MODE_SWITCHES, GRAPH_MODE_SWITCHES, builds_graph
+from tflint_leaks.analysis.graph import (
+    AS_DEFAULT,
+    EAGER_MODE_SWITCHES,
+    GRAPH,
+    GRAPH_MODE_SWITCHES,
+    builds_graph,
+)
 from tflint_leaks.analysis.names import (
     GRADIENT_TAPE,
     TF_FUNCTION,
@@ -113,6 +119,14 @@ class Body:
     #: load()``, ``global model`` ... ``if model is None:``, ``if key not in CACHE:``), and
     #: what follows ``if model is not None: return model`` at the top level.
     once: tuple[Span, ...] = ()
+    #: The blocks of ``with graph.as_default():`` for a graph the body makes itself
+    #: (``self.graph = tf.Graph()``, ``tf.Graph().as_default()``): the ops built there go into
+    #: that graph, not into the default graph of whoever calls the body.
+    own_graph: tuple[Span, ...] = ()
+
+    def in_own_graph(self, span: Span) -> bool:
+        """The code at ``span`` builds into a graph of the body's own (:attr:`own_graph`)."""
+        return any(block.contains(span) for block in self.own_graph)
 
     def runs_once(self, span: Span) -> bool:
         """The code at ``span`` runs on the body's first call only (:attr:`once`)."""
@@ -173,6 +187,7 @@ _COLLECTED = frozenset(
         ast.For,
         ast.AsyncFor,
         ast.While,
+        ast.With,
         ast.withitem,
         ast.Return,
         ast.Global,
@@ -202,6 +217,8 @@ def collect_body(
     defaults: list[Assign] = []
     loops: list[Loop] = []
     guards: list[tuple[tuple[str, ...], ast.If]] = []
+    withs: list[ast.With] = []
+    graphs: set[str] = set()  # the names the body binds to a new graph
     params: set[str] = set()
     if arguments is not None:
         params.update(_parameters(arguments, defaults, annotations))
@@ -213,12 +230,11 @@ def collect_body(
             span = span_of(node)
             for target in node.targets:
                 assigns.extend(_targets(target, value, span))
+            graphs.update(_graph_names(node, resolve))
+        elif isinstance(node, ast.With):
+            withs.append(node)
         elif isinstance(node, ast.AnnAssign):
-            name = from_ast(node.target)
-            if name.op is Op.REF:
-                annotations.append(Assign(name.text, from_ast(node.annotation)))
-                if node.value is not None:
-                    assigns.append(Assign(name.text, from_ast(node.value), span_of(node)))
+            _annotated(node, annotations, assigns, span_of)
         elif isinstance(node, ast.AugAssign):
             # ``n += 1`` is ``n = n + 1`` (a list's ``+=`` extends it: still a list).
             operator = BINARY_OPERATORS[type(node.op)]
@@ -261,7 +277,45 @@ def collect_body(
         _rebound(top),
         tuple(sorted(loops, key=lambda loop: loop.header)),
         _once(guards, list(top), local, span_of),
+        tuple(_block(w.body, span_of) for w in withs if _own_graph(w, graphs, resolve)),
     )
+
+
+def _annotated(
+    node: ast.AnnAssign, annotations: list[Assign], assigns: list[Assign], span_of: SpanOf
+) -> None:
+    """``name: annotation = value``: its annotation, and its assignment when it has a value."""
+    name = from_ast(node.target)
+    if name.op is Op.REF:
+        annotations.append(Assign(name.text, from_ast(node.annotation)))
+        if node.value is not None:
+            assigns.append(Assign(name.text, from_ast(node.value), span_of(node)))
+
+
+def _graph_names(node: ast.Assign, resolve: Resolve) -> list[str]:
+    """The names ``node`` binds to a new graph (``self.graph = tf.Graph()``)."""
+    if isinstance(node.value, ast.Call) and resolve(node.value.func) == GRAPH:
+        return [name for target in node.targets if (name := dotted_ast(target)) is not None]
+    return []
+
+
+def _own_graph(node: ast.With, graphs: set[str], resolve: Resolve) -> bool:
+    """``with tf.Graph().as_default():``, or ``with g.as_default():`` for a name the body binds
+    to a new graph (``graphs``)."""
+    for entry in node.items:
+        call = entry.context_expr
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == AS_DEFAULT
+        ):
+            continue
+        receiver = call.func.value
+        if isinstance(receiver, ast.Call) and resolve(receiver.func) == GRAPH:
+            return True
+        if dotted_ast(receiver) in graphs:
+            return True
+    return False
 
 
 def _parameters(

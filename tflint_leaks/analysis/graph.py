@@ -74,6 +74,9 @@ GRAPH_METHODS = frozenset(
 
 #: Classes whose constructor adds nodes to the graph.
 _GRAPH_CLASSES = frozenset({"tensorflow.Variable", "tensorflow.train.Saver"})
+#: A new graph (``tf.Graph()``), and the method that makes a graph the default in a block.
+GRAPH = "tensorflow.Graph"
+AS_DEFAULT = "as_default"
 
 #: TensorFlow modules whose functions add no nodes to the default graph.
 _NO_OP_MODULES = (

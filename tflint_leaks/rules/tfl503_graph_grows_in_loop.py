@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.graph import AS_DEFAULT, GRAPH
 from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.nodes import dotted
 from tflint_leaks.diagnostics import RelatedRole
@@ -13,7 +14,6 @@ from tflint_leaks.rules._calls import every_iteration, relate_loop, report_throu
 from tflint_leaks.rules._models import method_call
 
 _K_FUNCTION = "keras.backend.function"
-_GRAPH = "tensorflow.Graph"
 #: Calls that drop the default graph, so nothing built before them accumulates.
 _RESETS = frozenset(
     {
@@ -22,7 +22,6 @@ _RESETS = frozenset(
         *keras.CLEAR_SESSION,
     }
 )
-_AS_DEFAULT = frozenset({"as_default"})
 
 
 class GraphGrowsInLoop(Rule):
@@ -231,6 +230,28 @@ class GraphGrowsInLoop(Rule):
                 sess.run(var.assign(old))
             train_stage(sess, stage)
         """),
+        # tensorflow-DeepFM: each model builds into a graph of its own, so a model per fold
+        # adds nothing to the default graph.
+        Valid("""
+        import tensorflow as tf
+
+
+        class DeepFM:
+            def __init__(self, size):
+                self.graph = tf.Graph()
+                with self.graph.as_default():
+                    self.x = tf.compat.v1.placeholder(tf.float32, [None, size])
+                    self.y = tf.compat.v1.layers.dense(self.x, 1)
+                    self.sess = tf.compat.v1.Session(graph=self.graph)
+
+            def fit(self, x):
+                return self.sess.run(self.y, {self.x: x})
+
+
+        for fold in folds:
+            model = DeepFM(fold.size)
+            model.fit(fold.x)
+        """),
     )
     INVALID = (
         Invalid(
@@ -369,6 +390,35 @@ class GraphGrowsInLoop(Rule):
             "of a loop that runs it (`sess.run`): the graph grows for as long as the loop runs; "
             "build it once before the loop (`graph.finalize()` catches this)",
         ),
+        # The same model building into the default graph, once per fold.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            class DeepFM:
+                def __init__(self, size):
+                    self.x = tf.compat.v1.placeholder(tf.float32, [None, size])
+                    self.y = tf.compat.v1.layers.dense(self.x, 1)
+                    self.sess = tf.compat.v1.Session()
+
+                def fit(self, x):
+                    return self.sess.run(self.y, {self.x: x})
+
+
+            for fold in folds:
+                model = DeepFM(fold.size)
+                model.fit(fold.x)
+            """,
+            6,
+            18,
+            6,
+            68,
+            "`tf.compat.v1.placeholder(...)` through `__init__` every iteration adds nodes to "
+            "the default graph of a loop that runs it (`self.sess.run`): the graph grows for as "
+            "long as the loop runs; build it once before the loop (`graph.finalize()` catches "
+            "this)",
+        ),
     )
 
     def setup(self) -> None:
@@ -488,15 +538,13 @@ def _new_graph(context: FileContext, item: cst.WithItem) -> bool:
     """``with tf.Graph().as_default():`` or ``with graph.as_default():`` for a graph made in
     the loop."""
     call = item.item
-    receiver = method_call(call, _AS_DEFAULT) if isinstance(call, cst.Call) else None
+    receiver = method_call(call, frozenset({AS_DEFAULT})) if isinstance(call, cst.Call) else None
     if isinstance(receiver, cst.Call):
-        return context.resolve(receiver.func) == _GRAPH
+        return context.resolve(receiver.func) == GRAPH
     name = dotted(receiver) if receiver is not None else None
     loops = set(context.loops)
     return name is not None and any(
-        a.loops & loops
-        and isinstance(a.value, cst.Call)
-        and context.resolve(a.value.func) == _GRAPH
+        a.loops & loops and isinstance(a.value, cst.Call) and context.resolve(a.value.func) == GRAPH
         for a in context.scope_facts().assignments.get(name, ())
     )
 
