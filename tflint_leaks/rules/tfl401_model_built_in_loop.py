@@ -366,6 +366,21 @@ class ModelBuiltInLoop(Rule):
         def test_model():
             run_model(CONFIG)
         """),
+        # One agent (and its Keras brain) per predator, kept together on purpose
+        # (dqn-multi-agent-rl); an agent made and dropped each episode is flagged.
+        Valid("""
+        from tensorflow import keras
+
+        class Agent:
+            def __init__(self, size):
+                self.brain = keras.Sequential([keras.layers.Dense(size)])
+                self.brain.compile("adam", "mse")
+
+        agents = []
+        for index in range(agents_number):
+            agents.append(Agent(64))
+            agents[-1].brain.evaluate(x, y)
+        """),
     )
     INVALID = (
         Invalid(
@@ -741,6 +756,8 @@ class ModelBuiltInLoop(Rule):
         if not self._applies():
             return
         builds = effects_through_calls(context, node, EffectKind.BUILD_MODEL)
+        if builds and self._kept(node):
+            return  # ``agents.append(Agent(...))``: an ensemble kept on purpose
         if builds:
             effect = builds[0]
             report = self._check(node, f"`{effect.chain[0].callee}` builds a Keras model")
@@ -766,6 +783,21 @@ class ModelBuiltInLoop(Rule):
         if kept_in_loop(context, name):
             return
         self._check(value, f"`{_callee(value)}` builds a new Keras model")
+
+    def _kept(self, node: cst.Call) -> bool:
+        """The object ``node`` makes (whose models it builds) is kept where it outlives the
+        iteration: stored directly (``agents.append(Agent(...))``), or through the name it is
+        assigned to (``agent = Agent(...)``, then ``agents.append(agent)``)."""
+        context = self.context
+        ancestors = context.ancestors
+        parent = ancestors[-2] if len(ancestors) > 1 else None
+        if isinstance(parent, cst.Arg) and len(ancestors) > 2:
+            holder = ancestors[-3]
+            return isinstance(holder, cst.Call) and method_call(holder, STORE_METHODS) is not None
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            name = dotted(parent.targets[0].target)
+            return name is not None and kept_in_loop(context, name)
+        return False
 
     def _applies(self) -> bool:
         context = self.context
