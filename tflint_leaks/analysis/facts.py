@@ -23,6 +23,7 @@ from tflint_leaks.analysis.graph import (
     GRAPH,
     GRAPH_MODE_SWITCHES,
     builds_graph,
+    v1,
 )
 from tflint_leaks.analysis.names import (
     GRADIENT_TAPE,
@@ -116,7 +117,8 @@ class Body:
     loops: tuple[Loop, ...] = ()
     #: Code that runs on the first call only: the block of an ``if`` guarding state that
     #: outlives the call and that the block sets (``if self.model is None: self.model =
-    #: load()``, ``global model`` ... ``if model is None:``, ``if key not in CACHE:``), and
+    #: load()``, ``global model`` ... ``if model is None:``, ``if key not in CACHE:``, ``if
+    #: len(tf.get_collection("k")) == 0:`` with the block adding to collection ``"k"``), and
     #: what follows ``if model is not None: return model`` at the top level.
     once: tuple[Span, ...] = ()
     #: The blocks of ``with graph.as_default():`` for a graph the body makes itself
@@ -218,7 +220,7 @@ def collect_body(
     loops: list[Loop] = []
     guards: list[tuple[tuple[str, ...], ast.If]] = []
     withs: list[ast.With] = []
-    graphs: set[str] = set()  # the names the body binds to a new graph
+    made: dict[str, str] = {}  # names bound to a new graph or to a graph collection
     params: set[str] = set()
     if arguments is not None:
         params.update(_parameters(arguments, defaults, annotations))
@@ -230,7 +232,7 @@ def collect_body(
             span = span_of(node)
             for target in node.targets:
                 assigns.extend(_targets(target, value, span))
-            graphs.update(_graph_names(node, resolve))
+            made.update(_graph_names(node, resolve))
         elif isinstance(node, ast.With):
             withs.append(node)
         elif isinstance(node, ast.AnnAssign):
@@ -276,8 +278,8 @@ def collect_body(
         tuple(defaults),
         _rebound(top),
         tuple(sorted(loops, key=lambda loop: loop.header)),
-        _once(guards, list(top), local, span_of),
-        tuple(_block(w.body, span_of) for w in withs if _own_graph(w, graphs, resolve)),
+        _once(guards, list(top), local, span_of, made, resolve),
+        tuple(_block(w.body, span_of) for w in withs if _own_graph(w, made, resolve)),
     )
 
 
@@ -292,14 +294,37 @@ def _annotated(
             assigns.append(Assign(name.text, from_ast(node.value), span_of(node)))
 
 
-def _graph_names(node: ast.Assign, resolve: Resolve) -> list[str]:
-    """The names ``node`` binds to a new graph (``self.graph = tf.Graph()``)."""
-    if isinstance(node.value, ast.Call) and resolve(node.value.func) == GRAPH:
-        return [name for target in node.targets if (name := dotted_ast(target)) is not None]
-    return []
+def _graph_names(node: ast.Assign, resolve: Resolve) -> dict[str, str]:
+    """The names ``node`` binds to a new graph (``self.graph = tf.Graph()``: :data:`GRAPH`)
+    or to a collection of the default graph (``coll = tf.get_collection("is_training")``:
+    the collection's state name, :func:`_collection`)."""
+    value = node.value
+    if not isinstance(value, ast.Call):
+        return {}
+    callee = resolve(value.func)
+    made = GRAPH if callee == GRAPH else _collection(value, callee, COLLECTION_READS)
+    if made is None:
+        return {}
+    return {name: made for target in node.targets if (name := dotted_ast(target)) is not None}
 
 
-def _own_graph(node: ast.With, graphs: set[str], resolve: Resolve) -> bool:
+#: What reads and what adds to a collection of the default graph, by canonical name.
+COLLECTION_READS = frozenset({"tensorflow.get_collection", "tensorflow.get_collection_ref"})
+COLLECTION_WRITES = frozenset({"tensorflow.add_to_collection", "tensorflow.add_to_collections"})
+
+
+def _collection(call: ast.Call, callee: str | None, names: frozenset[str]) -> str | None:
+    """``graph collection "k"`` for a call of one of ``names`` on the literal key ``k``: state
+    of the default graph, which outlives every call."""
+    if callee is None or v1(callee) not in names or not call.args:
+        return None
+    key = call.args[0]
+    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+        return f"graph collection {key.value!r}"
+    return None
+
+
+def _own_graph(node: ast.With, graphs: dict[str, str], resolve: Resolve) -> bool:
     """``with tf.Graph().as_default():``, or ``with g.as_default():`` for a name the body binds
     to a new graph (``graphs``)."""
     for entry in node.items:
@@ -313,7 +338,7 @@ def _own_graph(node: ast.With, graphs: set[str], resolve: Resolve) -> bool:
         receiver = call.func.value
         if isinstance(receiver, ast.Call) and resolve(receiver.func) == GRAPH:
             return True
-        if dotted_ast(receiver) in graphs:
+        if graphs.get(dotted_ast(receiver) or "") == GRAPH:
             return True
     return False
 
@@ -348,18 +373,33 @@ def _once(
     top: list[ast.stmt],
     local: set[str],
     span_of: SpanOf,
+    made: dict[str, str],
+    resolve: Resolve,
 ) -> tuple[Span, ...]:
     """The blocks of :attr:`Body.once`: those of ``guards`` (each ``if`` with the state its
     test tests the absence of) that set state outliving the call, and the rest of ``top``
-    after an early return on the state's presence. ``local``: the body's own names."""
+    after an early return on the state's presence. ``local``: the body's own names;
+    ``made``: the locals that stand for a graph collection (:func:`_graph_names`), which
+    outlives the call and which the block sets by adding to it."""
 
     def outlives(state: str) -> bool:
         return "." in state or state not in local  # an attribute, a global, a closure's
 
+    def sets(block: list[ast.stmt], state: str) -> bool:
+        collection = made.get(state, "")
+        if collection.startswith("graph collection"):
+            return any(
+                isinstance(node, ast.Call)
+                and _collection(node, resolve(node.func), COLLECTION_WRITES) == collection
+                for statement in block
+                for node in ast.walk(statement)
+            )
+        return outlives(state) and _sets(block, state)
+
     once = [
         _block(node.body, span_of)
         for state, node in guards
-        if any(outlives(s) and _sets(node.body, s) for s in state)
+        if any(sets(node.body, s) for s in state)
     ]
     for position, statement in enumerate(top[:-1]):
         if (
@@ -369,7 +409,7 @@ def _once(
         ):
             rest = top[position + 1 :]
             state = _present_state(from_ast(statement.test))
-            if any(outlives(s) and _sets(rest, s) for s in state):
+            if any(sets(rest, s) for s in state):
                 once.append(_block(rest, span_of))
                 break
     return tuple(once)
@@ -377,8 +417,8 @@ def _once(
 
 def first_run_state(test: Expr) -> tuple[str, ...]:
     """The state whose absence ``test`` tests, so that its block runs until the block sets
-    it: ``X`` of ``X is None``, ``X == None``, ``not X``, ``k not in X``, and ``X.a`` of ``not
-    hasattr(X, "a")``, through ``and`` and ``or``; () for any other test."""
+    it: ``X`` of ``X is None``, ``X == None``, ``not X``, ``len(X) == 0``, ``k not in X``, and
+    ``X.a`` of ``not hasattr(X, "a")``, through ``and`` and ``or``; () for any other test."""
     if test.op is Op.OTHER and test.text in {"and", "or"}:
         return tuple(found for part in test.parts for found in first_run_state(part))
     if test.op is Op.OTHER and test.text == "compare":
@@ -388,6 +428,8 @@ def first_run_state(test: Expr) -> tuple[str, ...]:
                 found.append(left.text)
             elif operator == "not in" and right.op is Op.REF:
                 found.append(right.text)
+            elif _empty(left, operator, right):  # ``len(X) == 0``: ``not X``
+                found.append(left.positional[0].text)
         return tuple(found)
     if test.op is Op.UNARY and test.text == "not":
         operand = test.parts[0]
@@ -424,7 +466,20 @@ def _present_state(test: Expr) -> tuple[str, ...]:
     return ()
 
 
+def _empty(left: Expr, operator: str, right: Expr) -> bool:
+    """``len(X) == 0`` or ``len(X) < 1``: ``X`` is empty."""
+    return (
+        left.op is Op.CALL
+        and left.func == _LEN
+        and len(left.positional) == 1
+        and left.positional[0].op is Op.REF
+        and right.op is Op.LITERAL
+        and (operator, right.number) in {("==", 0), ("<", 1), ("<=", 0)}
+    )
+
+
 _NONE = Expr(Op.LITERAL, "none")
+_LEN = Expr(Op.REF, "len")
 _HASATTR = Expr(Op.REF, "hasattr")
 
 

@@ -252,6 +252,25 @@ class GraphGrowsInLoop(Rule):
             model = DeepFM(fold.size)
             model.fit(fold.x)
         """),
+        # tflearn's training-mode switch: made on the first call only, guarded by the graph
+        # collection the block adds it to.
+        Valid("""
+        import tensorflow as tf
+
+
+        def training_mode():
+            collection = tf.compat.v1.get_collection("is_training")
+            if len(collection) == 0:
+                flag = tf.compat.v1.Variable(False, trainable=False)
+                tf.compat.v1.add_to_collection("is_training", flag)
+                tf.compat.v1.add_to_collection("ops", tf.compat.v1.assign(flag, True))
+            return tf.compat.v1.get_collection("ops")[0]
+
+
+        sess = tf.compat.v1.Session()
+        for batch in batches:
+            sess.run(training_mode())
+        """),
     )
     INVALID = (
         Invalid(
@@ -418,6 +437,33 @@ class GraphGrowsInLoop(Rule):
             "the default graph of a loop that runs it (`self.sess.run`): the graph grows for as "
             "long as the loop runs; build it once before the loop (`graph.finalize()` catches "
             "this)",
+        ),
+        # The same guard on a collection the block never adds to: it builds every call.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            def training_mode():
+                collection = tf.compat.v1.get_collection("is_training")
+                if len(collection) == 0:
+                    flag = tf.compat.v1.Variable(False, trainable=False)
+                    tf.compat.v1.add_to_collection("training", flag)
+                    tf.compat.v1.add_to_collection("ops", tf.compat.v1.assign(flag, True))
+                return tf.compat.v1.get_collection("ops")[0]
+
+
+            sess = tf.compat.v1.Session()
+            for batch in batches:
+                sess.run(training_mode())
+            """,
+            7,
+            16,
+            7,
+            61,
+            "`tf.compat.v1.Variable(...)` through `training_mode` every iteration adds nodes to "
+            "the default graph of a loop that runs it (`sess.run`): the graph grows for as long "
+            "as the loop runs; build it once before the loop (`graph.finalize()` catches this)",
         ),
     )
 
