@@ -141,6 +141,7 @@ class Effects:
         effects = [
             Effect(EffectKind.CREATE_TF_FUNCTION, path, span, qualname)
             for span in function.creates_tf_function
+            if not function.body.runs_once(span)  # behind a first-call guard
         ]
         for site in function.body.calls:
             if function.body.runs_once(site.span):

@@ -524,7 +524,14 @@ def _set_in(block: list[ast.stmt]) -> set[str]:
 
 
 def _block(block: list[ast.stmt], span_of: SpanOf) -> Span:
-    first, last = span_of(block[0]), span_of(block[-1])
+    """From the first statement to the end of the last; a decorated definition from the start
+    of its first decorator's line (its ``@`` comes first on that line)."""
+    head = block[0]
+    decorators = getattr(head, "decorator_list", None)
+    last = span_of(block[-1])
+    if decorators:
+        return Span(span_of(decorators[0]).line, 1, last.end_line, last.end_column)
+    first = span_of(head)
     return Span(first.line, first.column, last.end_line, last.end_column)
 
 

@@ -204,6 +204,33 @@ class FunctionRecreated(Rule):
                     tf.saved_model.save(self.model, "export", signatures=concrete)
             """
         ),
+        # A graph trace written once (retinanet's executor): the early return on the state the
+        # rest sets makes the `tf.function` on the first call only.
+        Valid("""
+        import tensorflow as tf
+
+
+        class Executor:
+            def __init__(self, model):
+                self.model = model
+                self.trace_written = False
+
+            def add_graph_trace(self):
+                if self.trace_written:
+                    return
+
+                @tf.function
+                def forward(image):
+                    return self.model(image, training=False)
+
+                tf.summary.graph(forward.get_concrete_function(tf.TensorSpec([1, 8])).graph)
+                self.trace_written = True
+
+            def train(self, trials):
+                for trial in range(trials):
+                    self.add_graph_trace()
+                    self.fit_one()
+        """),
     )
     INVALID = (
         Invalid(
