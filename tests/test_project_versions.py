@@ -110,6 +110,14 @@ KERAS_FIT = (
 Finding = tuple[str, int, int, str]
 
 
+#: A Keras agent predicting per frame, with room (``{}``) for a line that says its world.
+AGENT = (
+    "import tensorflow as tf\n{}\nfrom keras.models import load_model\n\n"
+    'model = load_model("m.h5")\n'
+    "for frame in frames:\n    q = model.predict(frame)\n"
+)
+
+
 def _project(root: Path, files: dict[str, str]) -> Path:
     """A project (a repository: the pin search stops at its root) with ``files``."""
     (root / ".git").mkdir(exist_ok=True)
@@ -162,11 +170,7 @@ def test_the_same_script_unpinned_is_tf1_code_by_what_it_calls(tmp_path: Path) -
 def test_a_keras_script_that_calls_what_only_tensorflow_1_has_runs_in_graph_mode(
     tmp_path: Path, setup: str
 ) -> None:
-    script = (
-        "import tensorflow as tf\nfrom keras import backend as K\n"
-        'from keras.models import load_model\n\n{}\nmodel = load_model("m.h5")\n'
-        "for frame in frames:\n    q = model.predict(frame)\n"
-    )
+    script = AGENT.replace("{}", "from keras import backend as K\n\n{}", 1)
     _project(tmp_path, {"agent.py": script.format(setup)})
     assert _findings(tmp_path / "agent.py") == []
     compat = setup.replace("tf.", "tf.compat.v1.").replace(
@@ -190,15 +194,10 @@ def test_a_script_that_imports_what_only_tensorflow_1_has_runs_in_graph_mode(
     """An unconditional import of ``tf.contrib`` fails on TensorFlow 2: the script runs on
     TensorFlow 1 (faceswap-GAN's legacy notebooks); the same import inside a ``try`` that falls
     back pins nothing."""
-    script = (
-        "import tensorflow as tf\n{}\nfrom keras.models import load_model\n\n"
-        'model = load_model("m.h5")\n'
-        "for frame in frames:\n    q = model.predict(frame)\n"
-    )
-    _project(tmp_path, {"agent.py": script.format(imported)})
+    _project(tmp_path, {"agent.py": AGENT.format(imported)})
     assert _findings(tmp_path / "agent.py") == []
     guarded = f"try:\n    {imported}\nexcept ImportError:\n    pass"
-    (tmp_path / "agent.py").write_text(script.format(guarded), encoding="utf-8")
+    (tmp_path / "agent.py").write_text(AGENT.format(guarded), encoding="utf-8")
     assert [(code, line) for code, line, *_ in _findings(tmp_path / "agent.py")] == [("TFL402", 10)]
 
 

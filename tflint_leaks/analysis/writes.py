@@ -183,37 +183,14 @@ class Writes:
         rebuilds = bool(function.creates_tf_function) or any(
             effect.kind is EffectKind.CREATE_TF_FUNCTION for effect in summary
         )
-        if loop is not None:
-            return Write(
-                module.path,
-                span,
-                qualname,
-                setup,
-                traced,
-                rebuilds,
-                loop.header,
-                module.path,
-                accumulates=accumulates,
-            )
         repeated: tuple[Span, str, tuple[Hop, ...]] | None = None
-        if not setup and not traced:
+        if loop is not None:
+            repeated = (loop.header, module.path, ())
+        elif not setup and not traced:
             repeated = yield from self._repeating_caller(module, qualname)
-        if repeated is None:
-            return Write(
-                module.path, span, qualname, setup, traced, rebuilds, accumulates=accumulates
-            )
-        header, path, chain = repeated
+        header, path, chain = repeated if repeated is not None else (None, "", ())
         return Write(
-            module.path,
-            span,
-            qualname,
-            setup,
-            traced,
-            rebuilds,
-            header,
-            path,
-            chain,
-            accumulates,
+            module.path, span, qualname, setup, traced, rebuilds, header, path, chain, accumulates
         )
 
     def _setup(self, module: ModuleIndex, qualname: str) -> Generator[Query, Any, bool]:
