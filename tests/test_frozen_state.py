@@ -165,6 +165,11 @@ def test_a_method_only_a_tf_function_calls_runs_only_while_it_traces(tmp_path: P
     assert index_source(eager, tmp_path / "learner.py").traced == ()
     also = LEARNER.replace("        kl = self.learn(x)", "        kl = self.forward_fn(x)")
     assert index_source(also, tmp_path / "learner.py").traced == ()
+    # Handed to tf.py_function, it runs eagerly on every call of the tf.function.
+    callback = LEARNER.replace(
+        "return self.forward_fn(x)", "return tf.py_function(self.forward_fn, [x], tf.float32)"
+    )
+    assert index_source(callback, tmp_path / "learner.py").traced == ()
 
 
 def test_a_read_in_a_method_a_tf_function_calls_is_frozen_too(

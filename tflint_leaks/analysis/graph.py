@@ -74,6 +74,11 @@ GRAPH_METHODS = frozenset(
 
 #: Classes whose constructor adds nodes to the graph.
 _GRAPH_CLASSES = frozenset({"tensorflow.Variable", "tensorflow.train.Saver"})
+#: What runs a Python function eagerly on every call, even from inside a ``tf.function``.
+EAGER_CALLBACKS = frozenset(
+    {"tensorflow.numpy_function", "tensorflow.py_function", "tensorflow.compat.v1.py_func"}
+)
+
 #: A new graph (``tf.Graph()``), and the method that makes a graph the default in a block.
 GRAPH = "tensorflow.Graph"
 AS_DEFAULT = "as_default"

@@ -19,11 +19,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tflint_leaks.analysis import keras
-from tflint_leaks.analysis.dtypes import DtypeUse, parameter_dtypes, resolve_ast
+from tflint_leaks.analysis.dtypes import DtypeUse, dotted_ast, parameter_dtypes, resolve_ast
 from tflint_leaks.analysis.entry_points import MEMOIZERS, SCRIPT_PACKAGES
 from tflint_leaks.analysis.eras import CodePin, code_pins
 from tflint_leaks.analysis.facts import Body, Span, collect_body
 from tflint_leaks.analysis.graph import (
+    EAGER_CALLBACKS,
     EAGER_MODE_SWITCHES,
     GRAPH_MODE_SWITCHES,
     is_graph_code,
@@ -510,7 +511,7 @@ def _uses_tf1_only(builder: IndexBuilder, tree: ast.Module) -> bool:
     return False
 
 
-def _traced_callees(builder: IndexBuilder, tree: ast.Module) -> set[str]:
+def _traced_callees(builder: IndexBuilder, tree: ast.Module, source: str) -> set[str]:
     """The module's functions and methods that run only while a ``tf.function`` traces: each
     one that the module names somewhere (``self.forward_fn(...)`` in a method of its class, a
     function by its name), and only inside ``tf.function``s or functions that are themselves
@@ -527,6 +528,8 @@ def _traced_callees(builder: IndexBuilder, tree: ast.Module) -> set[str]:
         if owner:
             methods.setdefault(name, []).append(qualname)
     users: dict[str, set[str]] = {}
+    if any(name.rpartition(".")[2] in source for name in EAGER_CALLBACKS):
+        _note_callbacks(tree, builder, users)
     for statement in tree.body:
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
             _note_users(statement, statement.name, "", functions, methods, users)
@@ -551,6 +554,22 @@ def _traced_callees(builder: IndexBuilder, tree: ast.Module) -> set[str]:
 
 #: The user of a name in code that runs eagerly (module-level code, a class body).
 _EAGER = "<eager>"
+
+
+def _note_callbacks(tree: ast.Module, builder: IndexBuilder, users: dict[str, set[str]]) -> None:
+    """A function handed to ``tf.py_function`` or ``tf.numpy_function`` (its first argument,
+    ``helper`` or ``self.helper``) runs eagerly on every call, even from a ``tf.function``."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and builder.resolve(node.func) in EAGER_CALLBACKS):
+            continue
+        handed = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "func")]
+        for callback in handed:
+            name = dotted_ast(callback) or ""
+            for qualname in builder.functions:
+                if qualname == name or (
+                    name.startswith("self.") and qualname.endswith(f".{name[5:]}")
+                ):
+                    users.setdefault(qualname, set()).add(_EAGER)
 
 
 def _note_users(
@@ -646,7 +665,7 @@ def index_source(
         functions=builder.functions,
         classes=builder.classes,
         tf_function_names=builder.tf_function_names,
-        traced=tuple(sorted(builder.traced | _traced_callees(builder, tree))),
+        traced=tuple(sorted(builder.traced | _traced_callees(builder, tree, source))),
         uses_tensorflow=any(marker in source for marker in _TENSORFLOW_MARKERS),
         units=units,
         body=body,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tflint_leaks.analysis.graph import EAGER_CALLBACKS
 from tflint_leaks.analysis.names import CONTAINER_BUILTINS, CONTAINER_TYPES
 from tflint_leaks.analysis.nodes import dotted, own_nodes
 from tflint_leaks.rulekit.context import FileContext, Frame, FrameKind
@@ -94,9 +95,6 @@ def outliving_container(context: FileContext, receiver: cst.BaseExpression) -> s
 
 
 #: Functions whose Python callback runs eagerly on every call, outside the trace.
-_EAGER_CALLBACKS = frozenset(
-    {"tensorflow.numpy_function", "tensorflow.py_function", "tensorflow.compat.v1.py_func"}
-)
 
 
 def eager_callback(context: FileContext, traced: int) -> bool:
@@ -123,4 +121,4 @@ def _is_callback_call(context: FileContext, node: cst.CSTNode, callback: cst.CST
         and isinstance(callback, cst.Name)
         and first.value == callback.value
     )
-    return same and context.resolve(node.func) in _EAGER_CALLBACKS
+    return same and context.resolve(node.func) in EAGER_CALLBACKS
