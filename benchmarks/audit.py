@@ -44,10 +44,10 @@ from typing import Any
 
 import pinned
 import tomllib
+import whole
 
 HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parent
-LIBRARIES = HERE / "libraries.toml"
 BREADTH = (HERE / "breadth" / "labels-a.toml", HERE / "breadth" / "labels-b.toml")
 DEFAULT_CACHE = HERE / ".cache" / "whole"
 RESULTS = HERE / "results"
@@ -81,27 +81,16 @@ class Repo:
     category: str  # the list's own kind ("RL framework", "GANs and VAEs"...)
 
 
-def load_repos(path: Path, kind: str) -> list[Repo]:
-    """The ``[[repo]]`` tables of ``path`` (name, commit and kind are required)."""
-    try:
-        with path.open("rb") as handle:
-            tables = tomllib.load(handle).get("repo", [])
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise AuditError(f"{path}: {error}") from None
-    repos = []
-    for index, table in enumerate(tables):
-        if not isinstance(table, dict) or not all(
-            isinstance(table.get(key), str) for key in ("name", "commit", "kind")
-        ):
-            raise AuditError(f"{path}: [[repo]] #{index + 1} needs name, commit and kind")
-        repos.append(Repo(table["name"], table["commit"], kind, table["kind"]))
-    return repos
-
-
 def population_repos() -> list[Repo]:
-    repos = load_repos(LIBRARIES, "library")
-    for path in BREADTH:
-        repos.extend(load_repos(path, "script/app"))
+    """The repositories of ``libraries.toml`` and of the breadth labels, read as ``whole.py``
+    reads its lists (name, commit and kind required, a full commit, none listed twice)."""
+    repos: list[Repo] = []
+    for path, kind in ((whole.LIBRARIES, "library"), *((path, "script/app") for path in BREADTH)):
+        try:
+            targets = whole.load_targets(path, kind)
+        except whole.ListError as error:
+            raise AuditError(str(error)) from None
+        repos.extend(Repo(t.name, t.commit, kind, t.kind) for t in targets)
     names = [repo.name for repo in repos]
     duplicates = sorted(name for name, count in Counter(names).items() if count > 1)
     if duplicates:
