@@ -320,8 +320,12 @@ def _collection(call: ast.Call, callee: str | None, names: frozenset[str]) -> st
         return None
     key = call.args[0]
     if isinstance(key, ast.Constant) and isinstance(key.value, str):
-        return f"graph collection {key.value!r}"
+        return f"{_COLLECTION} {key.value!r}"
     return None
+
+
+#: How :func:`_graph_names` names a collection of the default graph, as state.
+_COLLECTION = "graph collection"
 
 
 def _own_graph(node: ast.With, graphs: dict[str, str], resolve: Resolve) -> bool:
@@ -387,7 +391,7 @@ def _once(
 
     def sets(block: list[ast.stmt], state: str) -> bool:
         collection = made.get(state, "")
-        if collection.startswith("graph collection"):
+        if collection.startswith(_COLLECTION):
             return any(
                 isinstance(node, ast.Call)
                 and _collection(node, resolve(node.func), COLLECTION_WRITES) == collection

@@ -529,7 +529,7 @@ def _traced_callees(builder: IndexBuilder, tree: ast.Module, source: str) -> set
             methods.setdefault(name, []).append(qualname)
     users: dict[str, set[str]] = {}
     if any(name.rpartition(".")[2] in source for name in EAGER_CALLBACKS):
-        _note_callbacks(tree, builder, users)
+        _note_callbacks(tree, builder, methods, users)
     for statement in tree.body:
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
             _note_users(statement, statement.name, "", functions, methods, users)
@@ -556,20 +556,27 @@ def _traced_callees(builder: IndexBuilder, tree: ast.Module, source: str) -> set
 _EAGER = "<eager>"
 
 
-def _note_callbacks(tree: ast.Module, builder: IndexBuilder, users: dict[str, set[str]]) -> None:
+def _note_callbacks(
+    tree: ast.Module,
+    builder: IndexBuilder,
+    methods: dict[str, list[str]],
+    users: dict[str, set[str]],
+) -> None:
     """A function handed to ``tf.py_function`` or ``tf.numpy_function`` (its first argument,
-    ``helper`` or ``self.helper``) runs eagerly on every call, even from a ``tf.function``."""
+    ``helper``, or ``self.helper``: a method of that name) runs eagerly on every call, even
+    from a ``tf.function``."""
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and builder.resolve(node.func) in EAGER_CALLBACKS):
             continue
         handed = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "func")]
         for callback in handed:
             name = dotted_ast(callback) or ""
-            for qualname in builder.functions:
-                if qualname == name or (
-                    name.startswith("self.") and qualname.endswith(f".{name[5:]}")
-                ):
-                    users.setdefault(qualname, set()).add(_EAGER)
+            if name.startswith("self."):
+                handed_functions = methods.get(name[5:], [])
+            else:
+                handed_functions = [name] if name in builder.functions else []
+            for qualname in handed_functions:
+                users.setdefault(qualname, set()).add(_EAGER)
 
 
 def _note_users(

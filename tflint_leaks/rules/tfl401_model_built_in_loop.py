@@ -789,10 +789,9 @@ class ModelBuiltInLoop(Rule):
         iteration: stored directly (``agents.append(Agent(...))``), or through the name it is
         assigned to (``agent = Agent(...)``, then ``agents.append(agent)``)."""
         context = self.context
-        ancestors = context.ancestors
-        parent = ancestors[-2] if len(ancestors) > 1 else None
-        if isinstance(parent, cst.Arg) and len(ancestors) > 2:
-            holder = ancestors[-3]
+        parent = context.parent
+        if isinstance(parent, cst.Arg):
+            holder = context.ancestors[-3]  # the call the argument is given to
             return isinstance(holder, cst.Call) and method_call(holder, STORE_METHODS) is not None
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             name = dotted(parent.targets[0].target)
