@@ -209,3 +209,33 @@ def test_a_builtin_range_or_zip_in_a_loop_does_not_need_the_dataset_rule(tmp_pat
     code = next(code for code in RULES if code.code == "TFL404")
     needs = combine([code.triggers], module, ProjectIndex([module]))
     assert blanked_source(source, module, needs) is None
+
+
+AGENT = """\
+import tensorflow as tf
+
+
+class Agent:
+    def __init__(self, size):
+        self.policy = tf.keras.Sequential([tf.keras.layers.Dense(size)])
+"""
+EPISODES = """\
+from agent import Agent
+
+for episode in range(300):
+    agent = Agent(64)
+"""
+
+
+@pytest.mark.parametrize("select", [("TFL401",), ("ALL",)])
+def test_a_loop_constructing_a_class_whose_init_builds_a_model_is_kept(
+    tmp_path: Path, select: tuple[str, ...]
+) -> None:
+    """Failed before: the loop names only `Agent`, a class whose `__init__` builds a model;
+    the prefilter judged the class by its `tf.function`s and model bases alone and left the
+    loop out, so the finding came only when another rule's trigger (`predict`) was there."""
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "episodes.py").write_text(EPISODES)
+    result = lint_paths([tmp_path], Settings(select=select), jobs=1)
+    found = [(Path(d.file).name, d.code, d.start.line, d.start.column) for d in result.diagnostics]
+    assert found == [("episodes.py", "TFL401", 4, 13)]

@@ -308,13 +308,17 @@ class Prefilter:
 
     def _named(self, source: ModuleIndex, name: str) -> list[FunctionRef]:
         """The functions and methods of ``source`` called ``name`` (or defining a local
-        ``tf.function`` called so)."""
+        ``tf.function`` called so), and the ``__init__`` of its class so called (``Agent()``
+        runs it)."""
         table = self._names.get(source.path)
         if table is None:
             table = self._names[source.path] = {}
             for qualname, function in source.functions.items():
                 found = FunctionRef(source.path, qualname)
-                table.setdefault(qualname.rpartition(".")[2], []).append(found)
+                owner, _, short = qualname.rpartition(".")
+                table.setdefault(short, []).append(found)
+                if short == "__init__" and owner in source.classes:
+                    table.setdefault(owner, []).append(found)
                 for local in function.local_tf_functions:
                     table.setdefault(local, []).append(found)
         return table.get(name, [])
