@@ -128,7 +128,10 @@ class Effects:
     # -- summaries -----------------------------------------------------------------------------
 
     def _summary(self, query: Query) -> Generator[Query, Any, tuple[Effect, ...]]:
-        _, path, qualname = query
+        """``("summary", path, qualname)``, or ``("summary", path, qualname, given)``: what
+        the function does for a call passing ``given`` (:meth:`Inference.given_for`), without
+        the blocks those values rule out."""
+        path, qualname = query[1:3]
         module = self.inference.module(path)
         function_facts = module.functions[qualname]
         if qualname in module.traced or function_facts.tf_function:
@@ -136,14 +139,21 @@ class Effects:
         if function_facts.memoized:
             return ()  # ``@st.cache_resource``: the body runs once per distinct arguments
         where = self.inference.where_of(module, qualname)
+        dead: tuple[Span, ...] = ()
+        if len(query) > 3:
+            where = where._replace(given=query[3])
+            dead = yield ("dead", path, qualname, where.given)
         function = where.function
         assert function is not None
         effects = [
             Effect(EffectKind.CREATE_TF_FUNCTION, path, span, qualname)
             for span in function.creates_tf_function
             if not function.body.runs_once(span)  # behind a first-call guard
+            and not any(block.contains(span) for block in dead)
         ]
         for site in function.body.calls:
+            if any(block.contains(site.span) for block in dead):
+                continue  # a branch this call never takes
             if function.body.runs_once(site.span):
                 continue  # ``if self.model is None: self.model = load()``: the first call's
             found = yield from self.site_effects(site, where, nested=True)
@@ -234,7 +244,9 @@ class Effects:
         if factory:
             effects.append(Effect(EffectKind.BUILD_MODEL, path, site.span, ref.qualname))
         hop = Hop(path, site.span, ref.qualname)
-        summary = yield ("summary", ref.path, ref.qualname)
+        given = yield from inference.given_for(ref, site.call, where)
+        query = ("summary", ref.path, ref.qualname)
+        summary = yield (*query, given) if given else query
         for effect in summary:
             if effect.kind is EffectKind.BUILD_MODEL and factory:
                 continue  # the model is returned: the caller's assignment is the effect

@@ -92,6 +92,18 @@ class Loop:
 
 
 @dataclass(frozen=True)
+class Branch:
+    """An ``if`` statement whose test reads a parameter of the body (``if backend ==
+    "tensorflow":``): which of its blocks runs can depend on what a call passes."""
+
+    test: Expr
+    #: The block that runs when the test holds, and the ``else`` block (an ``elif`` is an
+    #: ``if`` of its own, inside it).
+    then: Span
+    orelse: Span | None
+
+
+@dataclass(frozen=True)
 class Site:
     """A call the body makes, where."""
 
@@ -125,6 +137,10 @@ class Body:
     #: (``self.graph = tf.Graph()``, ``tf.Graph().as_default()``): the ops built there go into
     #: that graph, not into the default graph of whoever calls the body.
     own_graph: tuple[Span, ...] = ()
+    #: The ``if`` statements whose test reads a parameter (:class:`Branch`), and the
+    #: parameters they read, sorted.
+    branches: tuple[Branch, ...] = ()
+    switches: tuple[str, ...] = ()
 
     def in_own_graph(self, span: Span) -> bool:
         """The code at ``span`` builds into a graph of the body's own (:attr:`own_graph`)."""
@@ -222,6 +238,7 @@ def collect_body(
     withs: list[ast.With] = []
     made: dict[str, str] = {}  # names bound to a new graph or to a graph collection
     params: set[str] = set()
+    branches: list[Branch] = []
     if arguments is not None:
         params.update(_parameters(arguments, defaults, annotations))
     for node in nodes:
@@ -265,9 +282,7 @@ def collect_body(
         elif isinstance(node, ast.Call) and _kept(node, resolve, graph_code):
             calls.append(Site(from_ast(node), span_of(node)))
         elif isinstance(node, ast.If):
-            state = first_run_state(from_ast(node.test))
-            if state:
-                guards.append((state, node))
+            _if_statement(node, params, guards, branches, span_of)
     local = (params | {a.target for a in assigns}) - set(declared)
     return Body(
         tuple(assigns),
@@ -280,6 +295,8 @@ def collect_body(
         tuple(sorted(loops, key=lambda loop: loop.header)),
         _once(guards, list(top), local, span_of, made, resolve),
         tuple(_block(w.body, span_of) for w in withs if _own_graph(w, made, resolve)),
+        tuple(branches),
+        tuple(sorted({name for b in branches for name in tested(b.test)} & params)),
     )
 
 
@@ -417,6 +434,38 @@ def _once(
                 once.append(_block(rest, span_of))
                 break
     return tuple(once)
+
+
+def _if_statement(
+    node: ast.If,
+    params: set[str],
+    guards: list[tuple[tuple[str, ...], ast.If]],
+    branches: list[Branch],
+    span_of: SpanOf,
+) -> None:
+    """An ``if``: a first-call guard (:func:`first_run_state`), a branch on a parameter."""
+    test = from_ast(node.test)
+    state = first_run_state(test)
+    if state:
+        guards.append((state, node))
+    if tested(test) & params:
+        orelse = _block(node.orelse, span_of) if node.orelse else None
+        branches.append(Branch(test, _block(node.body, span_of), orelse))
+
+
+def tested(test: Expr) -> set[str]:
+    """The plain names a test compares or takes the truth of (``backend`` of ``backend ==
+    "tf" or not backend``)."""
+    if test.op is Op.REF and "." not in test.text:
+        return {test.text}
+    if (test.op is Op.UNARY and test.text == "not") or (
+        test.op is Op.OTHER and test.text in {"and", "or", "compare"}
+    ):
+        found: set[str] = set()
+        for part in test.parts:
+            found |= tested(part)
+        return found
+    return set()
 
 
 def first_run_state(test: Expr) -> tuple[str, ...]:

@@ -28,8 +28,8 @@ import enum
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any, NamedTuple
 
-from tflint_leaks.analysis import keras, library
-from tflint_leaks.analysis.facts import Assign, Body
+from tflint_leaks.analysis import branches, keras, library
+from tflint_leaks.analysis.facts import Assign, Body, Branch, Span
 from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex
 from tflint_leaks.analysis.lattice import (
     BOOL,
@@ -49,11 +49,13 @@ from tflint_leaks.analysis.lattice import (
     atom,
     container,
     join,
+    map_atoms,
     number,
+    strings,
 )
 from tflint_leaks.analysis.names import canonical, resolve_dotted
 from tflint_leaks.analysis.project import ProjectIndex
-from tflint_leaks.analysis.symbolic import Expr, Op, string_text
+from tflint_leaks.analysis.symbolic import Expr, Op, ref, string_text
 
 Query = tuple[Any, ...]
 Computation = Generator[Query, Any, Value]
@@ -82,16 +84,28 @@ _ANNOTATIONS = {
 }  # fmt: skip
 
 
+#: What one call passes for the parameters its callee tests (:mod:`.branches`), sorted by name:
+#: the function evaluated for that call takes only the branches those values allow.
+Given = tuple[tuple[str, Value], ...]
+
+
+#: The bases that make a class an enum, and those that make its members strings.
+_ENUM_BASES = frozenset({"Enum", "IntEnum", "Flag", "IntFlag"})
+_STRING_BASES = frozenset({"str", "builtins.str", "enum.StrEnum", "StrEnum"})
+
+
 class Where(NamedTuple):
     """Where an expression is evaluated: a module's own code, a class body, or a function (a
     method of ``klass``). Names in ``shadowed`` are bound in a nested scope (unknown); names
-    in ``bound`` by an enclosing comprehension."""
+    in ``bound`` by an enclosing comprehension; parameters in ``given`` by the one call the
+    function is evaluated for (:data:`Given`)."""
 
     module: ModuleIndex
     function: FunctionFacts | None = None
     klass: ClassFacts | None = None
     shadowed: frozenset[str] = frozenset()
     bound: tuple[tuple[str, Value], ...] = ()
+    given: Given = ()
 
     @property
     def body(self) -> Body:
@@ -156,6 +170,7 @@ class Inference:
             "param": (self._param, BOTTOM),
             "returns": (self._returns, BOTTOM),
             "callers": (self._callers, ()),
+            "dead": (self._dead, ()),
         }
 
     # -- what the equations read -------------------------------------------------------------
@@ -261,6 +276,9 @@ class Inference:
         if op is Op.LITERAL:
             if expr.text == "number" and expr.number >= 0:
                 return number({expr.number})
+            text = string_text(expr)
+            if text is not None:
+                return strings((text,))
             return _LITERALS.get(expr.text, UNKNOWN)
         if op is Op.ATTR:
             base = yield from self.evaluate(expr.parts[0], where)
@@ -306,8 +324,12 @@ class Inference:
         module = where.module
         if function is not None and name not in function.body.globals:
             if name in self.assigned(where):
-                local: Value = yield ("local", module.path, function.qualname, name)
+                query = ("local", module.path, function.qualname, name)
+                local: Value = yield (*query, where.given) if where.given else query
                 return local
+            for parameter_name, given in where.given:
+                if parameter_name == name:
+                    return given.stale()
             if name in function.params:
                 parameter: Value = yield ("param", module.path, function.qualname, name)
                 return parameter.stale()
@@ -528,14 +550,21 @@ class Inference:
     # -- the equations -------------------------------------------------------------------------
 
     def _local(self, query: Query) -> Computation:
-        _, path, qualname, name = query
+        path, qualname, name = query[1:4]
         where = self.where_of(self.module(path), qualname)
-        values = yield from self.evaluate_all(_values(self.assigned(where)[name]), where)
+        assigns = self.assigned(where)[name]
+        if len(query) > 4:  # evaluated for one call: the blocks it rules out do not run
+            where = where._replace(given=query[4])
+            dead: tuple[Span, ...] = yield ("dead", path, qualname, where.given)
+            assigns = [a for a in assigns if a.span is None or not _within(a.span, dead)]
+        values = yield from self.evaluate_all(_values(assigns), where)
         function = where.function
         if function is not None and name in function.params and name not in where.body.rebound:
             # A parameter the body also rebinds (``if isinstance(texts, str): texts =
             # [texts]``) may still hold what it was given, unless its top level rebinds it.
-            given: Value = yield ("param", path, qualname, name)
+            given = dict(where.given).get(name)
+            if given is None:
+                given = yield ("param", path, qualname, name)
             values.append(given.stale())
         stored = yield from self.evaluate_all(self._stores(where).get(name, ()), where)
         return _filled(join(values), stored)
@@ -731,6 +760,100 @@ class Inference:
                 values.append(UNKNOWN)
         return join(values)
 
+    def _dead(self, query: Query) -> Generator[Query, Any, tuple[Span, ...]]:
+        """The blocks of a function that do not run for a call passing ``given``: those of
+        the ``if`` statements whose test the values given decide the other way."""
+        _, path, qualname, given = query
+        where = self.where_of(self.module(path), qualname)._replace(given=given)
+        function = where.function
+        assert function is not None
+
+        dead: list[Span] = []
+        for branch in function.body.branches:
+
+            def operand(expr: Expr, branch: Branch = branch) -> Computation:
+                return self._switch_operand(expr, where, branch)
+
+            holds = yield from branches.decide(branch.test, operand)
+            if holds is False:
+                dead.append(branch.then)
+            elif holds is True and branch.orelse is not None:
+                dead.append(branch.orelse)
+        return tuple(dead)
+
+    def _switch_operand(self, expr: Expr, where: Where, branch: Branch) -> Computation:
+        """An operand of a branch's test, for :meth:`_dead`: a parameter given by the call
+        (through ``p = p.lower()``, or rebound only after the test), or a constant of the
+        module (a literal, a global, a ``str`` enum's member); anything else the function
+        binds itself is not known."""
+        function = where.function
+        assert function is not None
+        given = dict(where.given)
+        if expr.op is Op.REF and expr.text in given:
+            value = given[expr.text]
+            for assign in self.assigned(where).get(expr.text, ()):
+                if assign.span is not None and _after(assign.span, branch, where.body):
+                    continue  # ``if model is None: model = build()``
+                method = assign.value.method
+                if (
+                    assign.value.op is not Op.CALL
+                    or assign.value.parts[1:]
+                    or method is None
+                    or method[0] != expr
+                ):
+                    return UNKNOWN  # rebound to something else before the test
+                value = _string_method(value, method[1])
+            return value
+        local = set(function.params) | set(self.assigned(where)) | {"self", "cls"}
+        if branches.heads(expr) & local:
+            return UNKNOWN
+        return (yield from self.constant(expr, Where(where.module)))
+
+    def constant(self, expr: Expr, where: Where) -> Computation:
+        """``expr``'s value as a call's argument or a test's operand: a member of an enum that
+        does not derive from ``str`` is not its value (``Color.RED != "red"``)."""
+        if (expr.op is Op.REF and "." in expr.text) or expr.op is Op.ATTR:
+            owner = ref(expr.text.rpartition(".")[0]) if expr.op is Op.REF else expr.parts[0]
+            classes = yield from self.evaluate(owner, where)
+            if any(self._plain_enum(each) for each in classes.atoms):
+                return UNKNOWN
+        return (yield from self.evaluate(expr, where))
+
+    def _plain_enum(self, found: Atom) -> bool:
+        if found.kind is not Kind.CLASS or not isinstance(found.ref, ClassRef):
+            return False
+        definition = self.klass(found.ref)
+        if definition is None:
+            return False
+        bases = {base for _, klass in self.project.mro(*definition) for base in klass.bases}
+        enum_base = any(base.rpartition(".")[2] in _ENUM_BASES for base in bases)
+        return enum_base and not bases & _STRING_BASES
+
+    def given_for(self, ref: FunctionRef, call: Expr, where: Where) -> Generator[Query, Any, Given]:
+        """What ``call`` (made in ``where``) passes for the parameters ``ref`` tests, when
+        that rules out some of its blocks; () otherwise."""
+        module = self.module(ref.path)
+        function = module.functions[ref.qualname]
+        found: list[tuple[str, Value]] = []
+        for name in function.body.switches:
+            if name not in function.params:
+                continue
+            argument = call.argument(function.params.index(name), name)
+            place = where
+            if argument is None:
+                default = next((a.value for a in function.body.defaults if a.target == name), None)
+                if default is None or call.open:
+                    continue
+                argument, place = default, Where(module)
+            value = yield from self.constant(argument, place)
+            if branches.decisive(value):
+                found.append((name, value))
+        if not found:
+            return ()
+        given = tuple(found)
+        dead: tuple[Span, ...] = yield ("dead", ref.path, ref.qualname, given)
+        return given if dead else ()
+
     def _callers(self, query: Query) -> Generator[Query, Any, tuple[SiteId, ...]]:
         _, path, qualname = query
         wanted = FunctionRef(path, qualname)
@@ -820,6 +943,25 @@ class Inference:
                 _hand(value, receiver, variables, receivers, escaped)
         self._handed = (receivers, frozenset(escaped))
         return self._handed
+
+
+def _string_method(value: Value, name: str) -> Value:
+    """``value.name()`` for a value that is not project code (``backend.lower()``)."""
+    return map_atoms(value, lambda each: library.method(each, name))
+
+
+def _after(span: Span, branch: Branch, body: Body) -> bool:
+    """The assignment at ``span`` runs only after ``branch``'s test (no loop brings it back
+    before the test)."""
+    if (span.line, span.column) < (branch.then.line, branch.then.column):
+        return False
+    return not any(
+        loop.body.contains(span) and loop.body.contains(branch.then) for loop in body.loops
+    )
+
+
+def _within(span: Span, blocks: tuple[Span, ...]) -> bool:
+    return any(block.contains(span) for block in blocks)
 
 
 def _values(assigns: Iterable[Assign]) -> Iterator[Expr]:

@@ -33,7 +33,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
-#: Integers kept exactly; a set of more is "some integer" (``None``).
+#: Integers (and a string's texts) kept exactly; a set of more is "some integer" (``None``).
 MAX_INTEGERS = 16
 #: Atoms kept in one value; a value of more is :data:`TOP`.
 MAX_ATOMS = 8
@@ -155,6 +155,8 @@ class Atom(NamedTuple):
     #: (``tf.trainable_variables()``, ``model.layers``): as many as it has, a number the model
     #: fixes, not the data or the time a program runs.
     structural: bool = False
+    #: STR: the strings it may be (None: not known, an f-string or a computed one).
+    texts: frozenset[str] | None = None
 
     @property
     def most(self) -> int | None:
@@ -370,6 +372,19 @@ def _join_ints(a: Ints, b: Ints) -> Ints:
     return integers(a | b)
 
 
+def _join_texts(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+    if a is None or b is None:
+        return None
+    found = a | b
+    return found if len(found) <= MAX_INTEGERS else None
+
+
+def strings(texts: Iterable[str]) -> Value:
+    """A string that is one of ``texts``."""
+    found = frozenset(texts)
+    return atom(Kind.STR, texts=found if len(found) <= MAX_INTEGERS else None)
+
+
 def _join_optional(a: Value | None, b: Value | None) -> Value | None:
     if a is None:
         return b
@@ -414,6 +429,7 @@ def _merge(a: Atom, b: Atom) -> Atom:
         a.cone or b.cone,
         _join_keyed(a.keyed, b.keyed),
         a.structural and b.structural,
+        _join_texts(a.texts, b.texts),
     )
 
 

@@ -40,6 +40,7 @@ from tflint_leaks.analysis.lattice import (
     join,
     map_atoms,
     number,
+    strings,
 )
 from tflint_leaks.analysis.names import (
     CONTAINER_TYPES,
@@ -523,8 +524,22 @@ def method(found: Atom, name: str) -> Value:
     if kind is Kind.TENSOR:
         return atom(Kind.ARRAY) if name == "numpy" else TENSOR
     if kind is Kind.STR:
-        return container(element=STR) if name in {"split", "splitlines"} else STR
+        if name in {"split", "splitlines"}:
+            return container(element=STR)
+        change = _SAME_STRING.get(name)
+        if change is not None and found.texts is not None:
+            return strings(change(text) for text in found.texts)
+        return STR
     return UNKNOWN
+
+
+#: The methods of ``str`` that give a string computed from the receiver alone.
+_SAME_STRING: dict[str, Callable[[str], str]] = {
+    "lower": str.lower,
+    "upper": str.upper,
+    "casefold": str.casefold,
+    "strip": str.strip,
+}
 
 
 def _container_method(found: Atom, name: str) -> Value:

@@ -381,6 +381,56 @@ class ModelBuiltInLoop(Rule):
             agents.append(Agent(64))
             agents[-1].brain.evaluate(x, y)
         """),
+        # A call decides the callee's branches: a detector made with ``backend="pytorch"``
+        # never takes the branch that builds the Keras kernel (alibi-detect's notebooks), and
+        # a helper handed a model never takes its ``if model is None:`` branch.
+        Valid("""
+        import enum
+        import tensorflow as tf
+
+        class Framework(str, enum.Enum):
+            PYTORCH = "pytorch"
+            TENSORFLOW = "tensorflow"
+
+        class KernelTF:
+            def __init__(self):
+                self.kernel = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+
+        class KernelTorch:
+            def __init__(self):
+                self.kernel = None
+
+        class Detector:
+            def __init__(self, backend="tensorflow"):
+                backend = backend.lower()
+                if backend == Framework.TENSORFLOW:
+                    kernel = KernelTF
+                else:
+                    kernel = KernelTorch
+                self.kernel = kernel()
+
+            def predict(self, x):
+                return x
+
+        for run in range(300):
+            detector = Detector(backend="PyTorch")
+            detector.predict(x)
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        def build():
+            return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+        def evaluate(x, model=None):
+            if model is None:
+                model = build()
+            return model.evaluate(x, y)
+
+        shared = build()
+        for fold in range(100):
+            evaluate(fold, shared)
+        """),
     )
     INVALID = (
         Invalid(
@@ -740,6 +790,69 @@ class ModelBuiltInLoop(Rule):
             "`tf.keras.Sequential` builds a new Keras model every iteration (49 in all) and the "
             "loop never calls `clear_session()`; Keras' global state grows with each model "
             "(`del` and `gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            import enum
+            import tensorflow as tf
+
+            class Framework(str, enum.Enum):
+                PYTORCH = "pytorch"
+                TENSORFLOW = "tensorflow"
+
+            class KernelTF:
+                def __init__(self):
+                    self.kernel = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+
+            class KernelTorch:
+                def __init__(self):
+                    self.kernel = None
+
+            class Detector:
+                def __init__(self, backend="tensorflow"):
+                    if backend == Framework.TENSORFLOW:
+                        kernel = KernelTF
+                    else:
+                        kernel = KernelTorch
+                    self.kernel = kernel()
+
+                def predict(self, x):
+                    return x
+
+            for run in range(300):
+                detector = Detector()
+                detector.predict(x)
+            """,
+            28,
+            16,
+            28,
+            26,
+            "`Detector.__init__` builds a Keras model every iteration (300 in all) and the loop "
+            "never calls `clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def build():
+                return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+            def evaluate(x, model=None):
+                if model is None:
+                    model = build()
+                return model.evaluate(x, y)
+
+            for fold in range(100):
+                evaluate(fold)
+            """,
+            12,
+            5,
+            12,
+            19,
+            "`evaluate` builds a Keras model every iteration (100 in all) and the loop never "
+            "calls `clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
         ),
     )
 

@@ -1,0 +1,242 @@
+"""A call decides the branches of its callee that test what it passes: the three-valued tests
+of :mod:`tflint_leaks.analysis.branches`, and what a call does without the blocks it rules out
+(a backend chosen by a string or a ``str`` enum member, a ``None`` default not taken), across
+files, with ``--jobs 1`` and ``2``."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tflint_leaks.analysis import branches
+from tflint_leaks.analysis.lattice import NONE, STR, UNKNOWN, Kind, Value, atom, container, strings
+from tflint_leaks.analysis.symbolic import Expr, from_ast
+from tflint_leaks.config import Settings
+from tflint_leaks.engine.runner import lint_paths
+
+NAMES: dict[str, Value] = {
+    "backend": strings(["pytorch"]),
+    "either": strings(["keops", "pytorch"]),
+    "model": atom(Kind.MODEL),
+    "nothing": NONE,
+    "text": STR,
+    "anything": UNKNOWN,
+    "empty": strings([""]),
+}
+
+
+def _evaluate(expr: Expr) -> Generator[tuple[Any, ...], Any, Value]:
+    if expr.op.name == "REF" and expr.text in NAMES:
+        return NAMES[expr.text]
+    if expr.op.name == "LITERAL":
+        if expr.text == "none":
+            return NONE
+        if expr.keywords:
+            return strings(expr.keywords)
+    if expr.op.name == "DISPLAY":
+        items = []
+        for part in expr.parts:
+            items.append((yield from _evaluate(part)))
+        return container(items=tuple(items))
+    return UNKNOWN
+    yield  # a generator, as the solver's evaluations are
+
+
+def _decide(test: str) -> bool | None:
+    computation = branches.decide(from_ast(ast.parse(test, mode="eval").body), _evaluate)
+    try:
+        next(computation)
+    except StopIteration as stop:
+        result: bool | None = stop.value
+        return result
+    raise AssertionError("the test evaluation asked the solver")
+
+
+@pytest.mark.parametrize(
+    ("test", "holds"),
+    [
+        ("backend == 'pytorch'", True),
+        ("backend == 'tensorflow'", False),
+        ("backend != 'tensorflow'", True),
+        ("'tensorflow' == backend", False),
+        ("either == 'pytorch'", None),  # one of two strings
+        ("either == 'tensorflow'", False),
+        ("either in ('keops', 'pytorch')", True),
+        ("either in ['tensorflow', 'keops']", None),
+        ("backend not in ('tensorflow', 'jax')", True),
+        ("model is None", False),
+        ("model is not None", True),
+        ("nothing is None", True),
+        ("text is None", False),
+        ("text == 'pytorch'", None),  # a string whose text is not known
+        ("model == 'pytorch'", None),  # ``__eq__`` of an object: not known
+        ("backend is 'pytorch'", None),  # identity of strings: not decided
+        ("anything == 'pytorch'", None),
+        ("not model", None),
+        ("not nothing", True),
+        ("empty", False),
+        ("backend", True),
+        ("backend == 'pytorch' and model is None", False),
+        ("backend == 'tensorflow' or model is not None", True),
+        ("backend == 'pytorch' and anything == 1", None),
+        ("backend < 'z'", None),
+        ("'a' < backend < 'z'", None),
+    ],
+)
+def test_a_test_is_decided_only_when_every_value_agrees(test: str, holds: bool | None) -> None:
+    assert _decide(test) is holds
+
+
+DETECTORS = """\
+import enum
+import tensorflow as tf
+
+
+class Framework({bases}):
+    PYTORCH = "pytorch"
+    TENSORFLOW = "tensorflow"
+
+
+class KernelTF:
+    def __init__(self):
+        self.kernel = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+
+
+class KernelTorch:
+    def __init__(self):
+        self.kernel = None
+
+
+class Detector:
+    def __init__(self, x, backend="tensorflow"):
+        backend = backend.lower()
+        if backend == Framework.TENSORFLOW:
+            kernel = KernelTF
+        elif backend == Framework.PYTORCH:
+            kernel = KernelTorch
+        else:
+            raise ValueError(backend)
+        self.kernel = kernel()
+
+    def predict(self, x):
+        return x
+"""
+
+NOTEBOOK = """\
+import tensorflow as tf
+from lib.detectors import Detector
+
+
+def experiment(backend, runs):
+    for run in range(runs):
+        detector = Detector(run, backend=backend)
+        detector.predict(run)
+
+
+for backend in ["pytorch", "PyTorch"]:
+    experiment(backend, 300)
+
+for run in range(300):
+    Detector(run, backend="pytorch").predict(run)
+
+for run in range(300):
+    Detector(run).predict(run)
+
+for run in range(300):
+    Detector(run, "tensorflow").predict(run)
+"""
+#: What the notebook's loops report when nothing rules the TensorFlow branch out: line 7
+#: (``experiment``'s own loop), lines 15, 18 and 21; ``experiment(...)`` at line 12 is quiet
+#: however the branch goes, its loop being the one reported.
+EVERY = [7, 15, 18, 21]
+
+
+def _lines(root: Path, jobs: int) -> list[int]:
+    result = lint_paths([root], Settings(select=("TFL401",)), jobs=jobs)
+    assert not result.errors
+    assert {d.code for d in result.diagnostics} <= {"TFL401"}
+    return sorted(d.start.line for d in result.diagnostics)
+
+
+def _project(root: Path, bases: str) -> Path:
+    (root / "lib").mkdir()
+    (root / "lib" / "__init__.py").write_text("")
+    (root / "lib" / "detectors.py").write_text(DETECTORS.format(bases=bases))
+    (root / "run.py").write_text(NOTEBOOK)
+    return root
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_backend_chosen_by_a_string_rules_the_other_branch_out(tmp_path: Path, jobs: int) -> None:
+    """``backend="pytorch"`` (or a loop over such strings, lowered by the callee) never
+    builds the Keras kernel; the default and ``"tensorflow"`` do."""
+    assert _lines(_project(tmp_path, "str, enum.Enum"), jobs) == [18, 21]
+
+
+def test_a_plain_enum_member_is_not_its_value(tmp_path: Path) -> None:
+    """``Framework.TENSORFLOW`` of an enum that does not derive from ``str`` never equals
+    ``"tensorflow"``: the test is not decided (nothing is ruled out)."""
+    assert _lines(_project(tmp_path, "enum.Enum"), 1) == EVERY
+
+
+def test_a_class_constant_compares_as_its_string(tmp_path: Path) -> None:
+    assert _lines(_project(tmp_path, "object"), 1) == [18, 21]
+
+
+def test_a_parameter_rebound_before_the_test_is_not_what_the_call_passed(
+    tmp_path: Path,
+) -> None:
+    root = _project(tmp_path, "str, enum.Enum")
+    detectors = root / "lib" / "detectors.py"
+    detectors.write_text(
+        detectors.read_text().replace("backend = backend.lower()", "backend = choose(backend)")
+    )
+    assert _lines(root, 1) == EVERY
+
+
+NONE_DEFAULT = """\
+import tensorflow as tf
+
+
+def build():
+    return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+def evaluate(x, model=None):
+    if model is None:
+        model = build()
+    return model.evaluate(x, x)
+
+
+shared = build()
+for fold in range(100):
+    evaluate(fold, shared)
+
+for fold in range(100):
+    evaluate(fold)
+
+for fold in range(100):
+    evaluate(fold, model=None)
+"""
+
+
+def test_a_none_default_not_taken_when_a_model_is_passed(tmp_path: Path) -> None:
+    (tmp_path / "evaluate.py").write_text(textwrap.dedent(NONE_DEFAULT))
+    assert _lines(tmp_path, 1) == [19, 22]
+
+
+def test_a_test_inside_the_loop_that_rebinds_it_is_not_decided(tmp_path: Path) -> None:
+    """``model`` is rebound inside the loop around the test: from the second iteration on it
+    is no longer what the call passed."""
+    source = NONE_DEFAULT.replace(
+        "    if model is None:\n        model = build()\n    return model.evaluate(x, x)\n",
+        "    for step in range(3):\n        if model is None:\n            model = build()\n"
+        "        model = None\n    return 0\n",
+    )
+    (tmp_path / "evaluate.py").write_text(source)
+    assert _lines(tmp_path, 1) == [18, 21, 24]
