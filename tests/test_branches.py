@@ -240,3 +240,33 @@ def test_a_test_inside_the_loop_that_rebinds_it_is_not_decided(tmp_path: Path) -
     )
     (tmp_path / "evaluate.py").write_text(source)
     assert _lines(tmp_path, 1) == [18, 21, 24]
+
+
+SPREAD = """\
+import tensorflow as tf
+from lib.detectors import Detector
+
+
+def experiment(backend, options, runs=300):
+    for run in range(runs):
+        settings = dict(p_val=0.05, backend=backend)
+        Detector(run, **settings).predict(run)  # line 8: what ``backend`` is
+        Detector(run, **{"backend": "pytorch"}).predict(run)  # quiet
+        Detector(run, **{"p_val": 0.05}).predict(run)  # line 10: the default backend
+        Detector(run, **options).predict(run)  # line 11: an empty dict, the default
+
+
+for backend in ["pytorch", "keops"]:
+    experiment(backend, {})
+experiment("tensorflow", {})
+"""
+
+
+def test_arguments_passed_through_a_known_dict(tmp_path: Path) -> None:
+    """``**settings`` with ``settings = dict(..., backend=backend)`` passes ``backend``; a
+    dict display without the key (or an empty one) leaves the default."""
+    root = _project(tmp_path, "str, enum.Enum")
+    (root / "run.py").write_text(SPREAD)
+    assert _lines(root, 1) == [8, 10, 11]
+    (root / "run.py").write_text(SPREAD.replace('experiment("tensorflow", {})\n', ""))
+    assert _lines(root, 1) == [10, 11]

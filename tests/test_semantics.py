@@ -162,6 +162,25 @@ def test_a_parameter_takes_the_values_of_every_call_site(tmp_path: Path) -> None
     assert value_of(tmp_path, source, "range(trials)", "search").bound == 100
 
 
+def test_an_annotated_parameter_takes_what_its_call_sites_pass(tmp_path: Path) -> None:
+    """``backend: str`` and ``runs: int`` are the strings and integers the call sites pass
+    when those are of the declared type; the annotation alone when they are not known."""
+    source = """
+    def experiment(backend: str, runs: int, data: str):
+        return backend
+
+    for backend in ["keops", "pytorch"]:
+        experiment(backend, 2, load())
+    experiment("PyTorch".lower(), runs=3, data=load())
+    """
+    backend = value_of(tmp_path, source, "backend", "experiment")
+    assert backend.kind is Kind.STR
+    assert backend.atoms[0].texts == frozenset({"keops", "pytorch"})
+    assert value_of(tmp_path, source, "runs", "experiment").ints == frozenset({2, 3})
+    data = value_of(tmp_path, source, "data", "experiment")
+    assert data.kind is Kind.STR and data.atoms[0].texts is None
+
+
 def test_a_parameter_left_out_takes_its_default(tmp_path: Path) -> None:
     source = """
     def search(trials=30):

@@ -112,7 +112,27 @@ def _both(code: str) -> tuple[Expr, Expr]:
         ("f(a, *rest, b)", Expr(Op.CALL, "*", (Expr(Op.REF, "f"), Expr(Op.REF, "a")))),
         (
             "f(a, **options)",
-            Expr(Op.CALL, "*", (Expr(Op.REF, "f"), Expr(Op.REF, "a"))),
+            Expr(
+                Op.CALL,
+                "**",
+                (Expr(Op.REF, "f"), Expr(Op.REF, "a"), Expr(Op.REF, "options")),
+                ("**",),
+            ),
+        ),
+        # The first ``**mapping`` is kept (what it passes can be read from a known dict); a
+        # second one, or a ``*args``, makes what the call passes unknown.
+        (
+            "f(**a, **b)",
+            Expr(Op.CALL, "*", (Expr(Op.REF, "f"), Expr(Op.REF, "a")), ("**",)),
+        ),
+        (
+            "f(*args, key=1, **a)",
+            Expr(
+                Op.CALL,
+                "*",
+                (Expr(Op.REF, "f"), Expr(Op.LITERAL, "number", number=1), Expr(Op.REF, "a")),
+                ("key", "**"),
+            ),
         ),
         # A display with a ``*`` element has no known length; only what comes before is kept.
         ("(a, *b)", Expr(Op.DISPLAY, "tuple", (Expr(Op.REF, "a"),), number=-1)),

@@ -55,7 +55,7 @@ from tflint_leaks.analysis.lattice import (
 )
 from tflint_leaks.analysis.names import canonical, resolve_dotted
 from tflint_leaks.analysis.project import ProjectIndex
-from tflint_leaks.analysis.symbolic import Expr, Op, ref, string_text
+from tflint_leaks.analysis.symbolic import SPREAD, Expr, Op, ref, string_text
 
 Query = tuple[Any, ...]
 Computation = Generator[Query, Any, Value]
@@ -736,10 +736,19 @@ class Inference:
         function = where.function
         assert function is not None
         annotation = next((a.value for a in function.body.annotations if a.target == name), None)
-        if annotation is not None:
-            found = self._annotation(annotation, where)
-            if found.kind is not Kind.UNKNOWN:
-                return found
+        declared = self._annotation(annotation, where) if annotation is not None else UNKNOWN
+        if declared.kind not in {Kind.UNKNOWN, Kind.STR, Kind.NUMBER}:
+            return declared
+        given = yield from self._given_values(module, where, name)
+        # ``backend: str``: the strings (or integers) the call sites pass, when they agree.
+        return given if declared.kind in {Kind.UNKNOWN, given.kind} else declared
+
+    def _given_values(self, module: ModuleIndex, where: Where, name: str) -> Computation:
+        """What a parameter is given: at every call site (or its default), anything when the
+        function is called from where the project cannot see."""
+        function = where.function
+        assert function is not None
+        path, qualname = module.path, function.qualname
         default = next((a.value for a in function.body.defaults if a.target == name), None)
         position = function.params.index(name)
         values: list[Value] = []
@@ -839,13 +848,21 @@ class Inference:
             if name not in function.params:
                 continue
             argument = call.argument(function.params.index(name), name)
-            place = where
-            if argument is None:
-                default = next((a.value for a in function.body.defaults if a.target == name), None)
-                if default is None or call.open:
-                    continue
-                argument, place = default, Where(module)
-            value = yield from self.constant(argument, place)
+            if argument is not None:
+                value = yield from self.constant(argument, where)
+            else:
+                passed = yield from self._spread(call, name, where)
+                if passed is None:
+                    continue  # ``*args`` or ``**kwargs`` may pass it
+                if passed is not BOTTOM:
+                    value = passed
+                else:
+                    default = next(
+                        (a.value for a in function.body.defaults if a.target == name), None
+                    )
+                    if default is None:
+                        continue
+                    value = yield from self.constant(default, Where(module))
             if branches.decisive(value):
                 found.append((name, value))
         if not found:
@@ -853,6 +870,28 @@ class Inference:
         given = tuple(found)
         dead: tuple[Span, ...] = yield ("dead", ref.path, ref.qualname, given)
         return given if dead else ()
+
+    def _spread(self, call: Expr, name: str, where: Where) -> Generator[Query, Any, Value | None]:
+        """What ``call`` passes for ``name`` beyond its own arguments: BOTTOM when it passes
+        nothing more (no ``*args``, and a ``**mapping`` with known keys, none of them
+        ``name``), the key's value when every dict it may be has it, None when not known."""
+        if not call.open:
+            return BOTTOM
+        spread = call.keyword(SPREAD)
+        if spread is None or call.starred:
+            return None  # a ``*args``, or a second ``**mapping``
+        mapping = yield from self.evaluate(spread, where)
+        if mapping.top or not mapping.atoms:
+            return None
+        keyed = [each.keyed for each in mapping.atoms]
+        if any(known is None for known in keyed):
+            return None
+        values = [dict(known).get(name) for known in keyed if known is not None]
+        if all(value is None for value in values):
+            return BOTTOM
+        if any(value is None for value in values):
+            return None
+        return join(value for value in values if value is not None)
 
     def _callers(self, query: Query) -> Generator[Query, Any, tuple[SiteId, ...]]:
         _, path, qualname = query

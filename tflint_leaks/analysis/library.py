@@ -201,7 +201,18 @@ def builtin(name: str, call: Expr, evaluate: Evaluate, klass: Any) -> Computatio
             return UNKNOWN
         return elements((yield from evaluate(positional[0])))
     if name == "dict":
-        return container(mapped=UNKNOWN)
+        names = call.keywords
+        if positional or call.open or not names:
+            return container(mapped=UNKNOWN)
+        # ``dict(p_val=0.05, backend=backend)``: a dict with those string keys.
+        values = yield from evaluate_all(evaluate, call.parts[len(call.parts) - len(names) :])
+        keyed = tuple(sorted(zip(names, values, strict=True)))
+        return container(
+            length=frozenset({len(names)}),
+            element=strings(names),
+            mapped=join(values),
+            keyed=keyed,
+        )
     if name in {"min", "max"}:
         values = yield from evaluate_all(evaluate, positional)
         if len(values) == 1:

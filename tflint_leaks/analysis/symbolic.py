@@ -81,6 +81,11 @@ class Expr(NamedTuple):
     @property
     def open(self) -> bool:
         """A call whose ``*args`` or ``**kwargs`` may fill any other parameter."""
+        return self.text in {"*", SPREAD}
+
+    @property
+    def starred(self) -> bool:
+        """A call with a ``*args`` (its positions from there on are not known)."""
         return self.text == "*"
 
     def keyword(self, name: str) -> Expr | None:
@@ -90,7 +95,8 @@ class Expr(NamedTuple):
         return self.parts[len(self.parts) - len(self.keywords) + self.keywords.index(name)]
 
     def argument(self, position: int, name: str) -> Expr | None:
-        """The argument a call passes for the parameter at ``position`` called ``name``."""
+        """The argument a call passes for the parameter at ``position`` called ``name`` (by
+        keyword or by position; not through a ``**mapping``, :data:`SPREAD`)."""
         found = self.keyword(name)
         if found is None and 0 <= position < len(self.positional):
             found = self.positional[position]
@@ -111,6 +117,9 @@ class Expr(NamedTuple):
 
 
 UNKNOWN = Expr(Op.OTHER)
+#: The keyword a call's first ``**mapping`` argument is kept under (a call's other
+#: keywords are identifiers, never this).
+SPREAD = "**"
 #: Displays keep this many elements (and their length); comprehensions and long literal tables
 #: need no more to be known.
 MAX_DISPLAYED = 8
@@ -175,12 +184,12 @@ def display(kind: str, elements: list[Expr], length: int) -> Expr:
     return Expr(Op.DISPLAY, kind, tuple(elements[:limit]), number=length)
 
 
-def call(
-    func: Expr, positional: list[Expr], keywords: list[tuple[str, Expr]], hidden: bool
-) -> Expr:
+def call(func: Expr, positional: list[Expr], keywords: list[tuple[str, Expr]], hidden: str) -> Expr:
+    """A call; ``hidden`` is ``"*"`` when it has a ``*args``, else :data:`SPREAD` when it has
+    a ``**mapping``, else ``""``."""
     return Expr(
         Op.CALL,
-        "*" if hidden else "",
+        hidden,
         (func, *positional, *(value for _, value in keywords)),
         tuple(name for name, _ in keywords),
     )
@@ -285,16 +294,20 @@ def from_ast(node: ast.expr, depth: int = 0) -> Expr:
 
 def _call(node: ast.Call, inner: int) -> Expr:
     positional: list[Expr] = []
-    hidden = False
+    hidden = ""
     for argument in node.args:
         if isinstance(argument, ast.Starred):
-            hidden = True
+            hidden = "*"
             break
         positional.append(from_ast(argument, inner))
     keywords: list[tuple[str, Expr]] = []
     for keyword in node.keywords:
         if keyword.arg is None:
-            hidden = True
+            if any(name == SPREAD for name, _ in keywords):
+                hidden = "*"  # a second mapping: the first is not all it passes
+            else:
+                hidden = hidden or SPREAD
+                keywords.append((SPREAD, from_ast(keyword.value, inner)))
         else:
             keywords.append((keyword.arg, from_ast(keyword.value, inner)))
     return call(from_ast(node.func, inner), positional, keywords, hidden)

@@ -10,6 +10,7 @@ from tflint_leaks.analysis.nodes import descendants
 from tflint_leaks.analysis.symbolic import (
     MAX_DEPTH,
     MAX_DISPLAYED,
+    SPREAD,
     UNKNOWN,
     Expr,
     Op,
@@ -101,12 +102,18 @@ def from_cst(node: cst.BaseExpression, depth: int = 0) -> Expr:
 def _call(node: cst.Call, inner: int) -> Expr:
     positional: list[Expr] = []
     keywords: list[tuple[str, Expr]] = []
-    hidden = False
+    hidden = ""
     for argument in node.args:
         if argument.keyword is not None:
             keywords.append((argument.keyword.value, from_cst(argument.value, inner)))
+        elif argument.star == "*":
+            hidden = "*"
         elif argument.star:
-            hidden = True
+            if any(name == SPREAD for name, _ in keywords):
+                hidden = "*"  # a second mapping: the first is not all it passes
+            else:
+                hidden = hidden or SPREAD
+                keywords.append((SPREAD, from_cst(argument.value, inner)))
         elif not hidden:
             positional.append(from_cst(argument.value, inner))
     return call(from_cst(node.func, inner), positional, keywords, hidden)
