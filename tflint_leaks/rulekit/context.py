@@ -170,7 +170,8 @@ class FileContext:
         #: several times about one call).
         self._answers: dict[tuple[str, int | str, int], object] = {}
         self._guards: dict[cst.If, bool] = {}
-        self._periods: dict[cst.If, int] = {}
+        #: Each guard's period, and the loop whose counter it tests (``if j == 0:``), if any.
+        self._periods: dict[cst.If, tuple[int, LoopNode | None]] = {}
         self._body_nodes: dict[ScopeNode, list[cst.CSTNode]] = {}
         self._globals: dict[ScopeNode, frozenset[str]] = {}
 
@@ -393,10 +394,53 @@ class FileContext:
             if isinstance(node, cst.If) and child is node.body:
                 found = self._periods.get(node)
                 if found is None:
-                    found = self._periods[node] = self._guard_period(node.test)
-                period *= found
+                    found = self._periods[node] = self._guard(node.test)
+                every, counted = found
+                if counted is None or counted in chosen:
+                    period *= every
             child = node
         return period
+
+    def _guard(self, test: cst.BaseExpression) -> tuple[int, LoopNode | None]:
+        """A guard's period: one run in ``N`` (:meth:`_guard_period`), or one run per run of
+        the enclosing loop whose counter it compares with a constant (``if j == 0:`` inside
+        ``for j in range(2000)``: once in 2000), a test joined by ``and`` by its rarest part."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return max(self._guard(test.left), self._guard(test.right), key=lambda g: g[0])
+        counted = self._counter_test(test)
+        if counted is not None:
+            count = self.trip_count(counted)
+            if count is not None and count > 0:
+                return count, counted
+        return self._guard_period(test), None
+
+    def _counter_test(self, test: cst.BaseExpression) -> LoopNode | None:
+        """The enclosing ``for`` loop whose target ``test`` compares for equality with a
+        constant (one integer): true on one iteration of that loop at most."""
+        if not (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)
+        ):
+            return None
+        sides = (test.left, test.comparisons[0].comparator)
+        for counter, constant in (sides, sides[::-1]):
+            if not isinstance(counter, cst.Name):
+                continue
+            loop = next(
+                (
+                    loop
+                    for loop in reversed(self.loops)
+                    if isinstance(loop, cst.For)
+                    and isinstance(loop.target, cst.Name)
+                    and loop.target.value == counter.value
+                ),
+                None,
+            )
+            ints = self.type_of(constant).ints
+            if loop is not None and ints is not None and len(ints) == 1:
+                return loop
+        return None
 
     def _guard_period(self, test: cst.BaseExpression) -> int:
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):

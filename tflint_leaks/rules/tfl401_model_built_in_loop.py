@@ -431,6 +431,17 @@ class ModelBuiltInLoop(Rule):
         for fold in range(100):
             evaluate(fold, shared)
         """),
+        # ``if epoch == 0:`` inside ``for epoch in ...`` runs once per run of that loop: a
+        # model per scale, 8 in all (SinGAN's per-scale set-up).
+        Valid("""
+        import tensorflow as tf
+
+        for scale in range(8):
+            for epoch in range(2000):
+                if epoch == 0:
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(scale + 1)])
+                model.train_on_batch(x, y)
+        """),
     )
     INVALID = (
         Invalid(
@@ -853,6 +864,24 @@ class ModelBuiltInLoop(Rule):
             "`evaluate` builds a Keras model every iteration (100 in all) and the loop never "
             "calls `clear_session()`; Keras' global state grows with each model (`del` and "
             "`gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            for scale in range(50):
+                for epoch in range(2000):
+                    if epoch == 0:
+                        model = tf.keras.Sequential([tf.keras.layers.Dense(scale + 1)])
+                    model.train_on_batch(x, y)
+            """,
+            6,
+            21,
+            6,
+            76,
+            "`tf.keras.Sequential` builds a new Keras model every 2000th iteration (50 in all) "
+            "and the loop never calls `clear_session()`; Keras' global state grows with each "
+            "model (`del` and `gc.collect()` do not release it)",
         ),
     )
 
