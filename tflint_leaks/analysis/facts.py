@@ -11,7 +11,7 @@ every function, what a call does every time it runs, and where a piece of state 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from tflint_leaks.analysis import keras
@@ -211,6 +211,7 @@ _COLLECTED = frozenset(
         ast.Global,
         ast.Call,
         ast.If,
+        ast.BoolOp,
     }
 )
 
@@ -239,6 +240,7 @@ def collect_body(
     made: dict[str, str] = {}  # names bound to a new graph or to a graph collection
     params: set[str] = set()
     branches: list[Branch] = []
+    alternatives: list[tuple[str, list[ast.expr]]] = []
     if arguments is not None:
         params.update(_parameters(arguments, defaults, annotations))
     for node in nodes:
@@ -281,8 +283,8 @@ def collect_body(
             declared.extend(node.names)
         elif isinstance(node, ast.Call) and _kept(node, resolve, graph_code):
             calls.append(Site(from_ast(node), span_of(node)))
-        elif isinstance(node, ast.If):
-            _if_statement(node, params, guards, branches, span_of)
+        elif isinstance(node, ast.If | ast.BoolOp):
+            _condition(node, params, (guards, branches, alternatives), span_of)
     local = (params | {a.target for a in assigns}) - set(declared)
     return Body(
         tuple(assigns),
@@ -293,7 +295,7 @@ def collect_body(
         tuple(defaults),
         _rebound(top),
         tuple(sorted(loops, key=lambda loop: loop.header)),
-        _once(guards, list(top), local, span_of, made, resolve),
+        _once(guards, alternatives, list(top), local, span_of, made, resolve),
         tuple(_block(w.body, span_of) for w in withs if _own_graph(w, made, resolve)),
         tuple(branches),
         tuple(sorted({name for b in branches for name in tested(b.test)} & params)),
@@ -391,6 +393,7 @@ def _parameters(
 
 def _once(
     guards: list[tuple[tuple[str, ...], ast.If]],
+    alternatives: list[tuple[str, list[ast.expr]]],
     top: list[ast.stmt],
     local: set[str],
     span_of: SpanOf,
@@ -398,15 +401,17 @@ def _once(
     resolve: Resolve,
 ) -> tuple[Span, ...]:
     """The blocks of :attr:`Body.once`: those of ``guards`` (each ``if`` with the state its
-    test tests the absence of) that set state outliving the call, and the rest of ``top``
-    after an early return on the state's presence. ``local``: the body's own names;
+    test tests the absence of) that set state outliving the call, the operands after such a
+    state in an ``or`` (``self.model or self.setup_model()``, :func:`_condition`) that set
+    it, and the rest of ``top`` after an early return on the state's presence. ``local``: the
+    body's own names;
     ``made``: the locals that stand for a graph collection (:func:`_graph_names`), which
     outlives the call and which the block sets by adding to it."""
 
     def outlives(state: str) -> bool:
         return "." in state or state not in local  # an attribute, a global, a closure's
 
-    def sets(block: list[ast.stmt], state: str) -> bool:
+    def sets(block: Sequence[ast.AST], state: str) -> bool:
         collection = made.get(state, "")
         if collection.startswith(_COLLECTION):
             return any(
@@ -422,6 +427,7 @@ def _once(
         for state, node in guards
         if any(sets(node.body, s) for s in state)
     ]
+    once.extend(_block(rest, span_of) for state, rest in alternatives if sets(rest, state))
     for position, statement in enumerate(top[:-1]):
         if (
             isinstance(statement, ast.If)
@@ -436,14 +442,24 @@ def _once(
     return tuple(once)
 
 
-def _if_statement(
-    node: ast.If,
-    params: set[str],
-    guards: list[tuple[tuple[str, ...], ast.If]],
-    branches: list[Branch],
-    span_of: SpanOf,
+#: Where :func:`_condition` records what it finds: first-call guards, branches on a parameter,
+#: and ``state or make()`` alternatives.
+_Conditions = tuple[
+    list[tuple[tuple[str, ...], ast.If]], list[Branch], list[tuple[str, list[ast.expr]]]
+]
+
+
+def _condition(
+    node: ast.If | ast.BoolOp, params: set[str], found: _Conditions, span_of: SpanOf
 ) -> None:
-    """An ``if``: a first-call guard (:func:`first_run_state`), a branch on a parameter."""
+    """An ``if``: a first-call guard (:func:`first_run_state`), a branch on a parameter. A
+    ``state or make()``: ``make()`` runs only while ``state`` is not set (falsy)."""
+    guards, branches, alternatives = found
+    if isinstance(node, ast.BoolOp):
+        first = from_ast(node.values[0])
+        if isinstance(node.op, ast.Or) and first.op is Op.REF:
+            alternatives.append((first.text, node.values[1:]))
+        return
     test = from_ast(node.test)
     state = first_run_state(test)
     if state:
@@ -536,7 +552,7 @@ _LEN = Expr(Op.REF, "len")
 _HASATTR = Expr(Op.REF, "hasattr")
 
 
-def _sets(block: list[ast.stmt], state: str) -> bool:
+def _sets(block: Sequence[ast.AST], state: str) -> bool:
     """The block sets ``state``: it assigns or stores into it, or calls a method of the object
     that holds it (``if key not in self.graphs: self.construct_graph(key)``)."""
     if state in _set_in(block):
@@ -553,7 +569,7 @@ def _sets(block: list[ast.stmt], state: str) -> bool:
     )
 
 
-def _set_in(block: list[ast.stmt]) -> set[str]:
+def _set_in(block: Sequence[ast.AST]) -> set[str]:
     """What a block assigns or stores into: names, ``self.x``, the containers of ``X[k] =
     ...`` and of ``X.a = ...``; ``X.*`` for every ``X.a`` it assigns (what ``not hasattr(X,
     "a")`` tests)."""
@@ -576,7 +592,7 @@ def _set_in(block: list[ast.stmt]) -> set[str]:
     return found
 
 
-def _block(block: list[ast.stmt], span_of: SpanOf) -> Span:
+def _block(block: Sequence[ast.stmt] | Sequence[ast.expr], span_of: SpanOf) -> Span:
     """From the first statement to the end of the last; a decorated definition from the start
     of its first decorator's line (its ``@`` comes first on that line)."""
     head = block[0]

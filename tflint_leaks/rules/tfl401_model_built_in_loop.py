@@ -442,6 +442,27 @@ class ModelBuiltInLoop(Rule):
                     model = tf.keras.Sequential([tf.keras.layers.Dense(scale + 1)])
                 model.train_on_batch(x, y)
         """),
+        # ``self.model or self.setup()``: ``setup`` sets ``self.model``, so it runs on the
+        # first call only (tflearn's seq2seq example).
+        Valid("""
+        import tensorflow as tf
+
+        class Translator:
+            def __init__(self):
+                self.model = None
+
+            def setup(self):
+                self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                return self.model
+
+            def predict(self, x):
+                model = self.model or self.setup()
+                return model(x)
+
+        translator = Translator()
+        for x in batches:
+            translator.predict(x)
+        """),
     )
     INVALID = (
         Invalid(
@@ -882,6 +903,25 @@ class ModelBuiltInLoop(Rule):
             "`tf.keras.Sequential` builds a new Keras model every 2000th iteration (50 in all) "
             "and the loop never calls `clear_session()`; Keras' global state grows with each "
             "model (`del` and `gc.collect()` do not release it)",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def predict(x, model=None):
+                model = model or tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                return model(x)
+
+            for x in range(100):
+                predict(x)
+            """,
+            8,
+            5,
+            8,
+            15,
+            "`predict` builds a Keras model every iteration (100 in all) and the loop never "
+            "calls `clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
         ),
     )
 
