@@ -74,6 +74,37 @@ def test_flask_route_loading_a_model_is_flagged_and_a_module_level_model_is_not(
     ]
 
 
+STREAMLIT_LOADS_EACH_RERUN = """
+import streamlit as st
+import tensorflow as tf
+
+model = tf.keras.models.load_model("model.keras")
+image = st.file_uploader("image")
+if image is not None:
+    st.write(model.predict(image))
+"""
+
+
+def test_a_script_loading_its_model_each_rerun_also_predicts_each_rerun(tmp_path: Path) -> None:
+    """Failed before: a model loaded in the entry point's own body exempted its ``predict``
+    (as a model built in a loop does); a rerun still builds a predict pipeline each time."""
+    assert _lint(tmp_path, STREAMLIT_LOADS_EACH_RERUN) == [
+        (
+            "TFL401",
+            4,
+            "`tf.keras.models.load_model` builds a new Keras model every rerun and the "
+            "Streamlit script never calls `clear_session()`; Keras' global state grows with "
+            "each model (`del` and `gc.collect()` do not release it)",
+        ),
+        (
+            "TFL402",
+            7,
+            "`model.predict` every rerun builds a new `tf.data` pipeline each call; use "
+            "`model(x, training=False)` or `predict_on_batch`",
+        ),
+    ]
+
+
 def test_a_model_loaded_on_first_request_only_is_quiet(tmp_path: Path) -> None:
     source = """
     import tensorflow as tf

@@ -51,7 +51,9 @@ class PredictInLoop(Rule):
     A framework's repetition counts as a loop of unknown size: `predict` in a web route runs
     "every request", in a Keras callback's `on_train_batch_end` "every batch" (`self.model` is
     the model being trained), in an Optuna objective "every trial (100 in all)" when the study
-    says `n_trials=100`; not in `on_train_end`, which runs once. A periodic guard runs its body
+    says `n_trials=100`; not in `on_train_end`, which runs once. A script or route that loads
+    its model each time (a Streamlit rerun) is flagged for the load (TFL401) and for the
+    `predict` too: each request still builds its pipeline. A periodic guard runs its body
     one time in `N`: `if step % 1000 == 0:` in a loop of 20,000 steps is "every 1000th
     iteration (20 in all)", and one whose count falls to `max-loop-iterations` or fewer is not
     flagged. A guard whose `N` is not known counts as every iteration.
@@ -661,7 +663,12 @@ class PredictInLoop(Rule):
         if receiver is not None and found is not None and found.kind is Kind.MODEL:
             assert isinstance(node.func, cst.Attribute)
             method = node.func.attr.value
-            if context.defines(found, method) or built_in_loop(context, receiver):
+            if context.defines(found, method):
+                return
+            if context.loops and built_in_loop(context, receiver):
+                # A model built each iteration predicts with it once or a few times: that
+                # model is the finding (TFL401). A framework's entry point that loads its model
+                # each time (a Streamlit rerun) still predicts per request.
                 return
             name = dotted(receiver) or "model"
             report = self.report(node, _message(context, name, method, every_iteration(context)))
