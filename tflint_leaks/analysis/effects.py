@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tflint_leaks.analysis import keras
-from tflint_leaks.analysis.facts import Site, Span
+from tflint_leaks.analysis.facts import Site, Span, within
 from tflint_leaks.analysis.graph import (
     GRAPH_METHODS,
     RUN_IN_SESSION_METHODS,
@@ -149,10 +149,10 @@ class Effects:
             Effect(EffectKind.CREATE_TF_FUNCTION, path, span, qualname)
             for span in function.creates_tf_function
             if not function.body.runs_once(span)  # behind a first-call guard
-            and not any(block.contains(span) for block in dead)
+            and not within(span, dead)
         ]
         for site in function.body.calls:
-            if any(block.contains(site.span) for block in dead):
+            if within(site.span, dead):
                 continue  # a branch this call never takes
             if function.body.runs_once(site.span):
                 continue  # ``if self.model is None: self.model = load()``: the first call's

@@ -144,16 +144,25 @@ class Body:
 
     def in_own_graph(self, span: Span) -> bool:
         """The code at ``span`` builds into a graph of the body's own (:attr:`own_graph`)."""
-        return any(block.contains(span) for block in self.own_graph)
+        return within(span, self.own_graph)
+
+    def default(self, name: str) -> Expr | None:
+        """The default value of the parameter ``name`` (None: it has none)."""
+        return next((a.value for a in self.defaults if a.target == name), None)
 
     def runs_once(self, span: Span) -> bool:
         """The code at ``span`` runs on the body's first call only (:attr:`once`)."""
-        return any(block.contains(span) for block in self.once)
+        return within(span, self.once)
 
     def loop_around(self, span: Span) -> Loop | None:
         """The innermost loop of the body whose every iteration runs the code at ``span``."""
         around = [loop for loop in self.loops if loop.body.contains(span)]
         return max(around, key=lambda loop: loop.header) if around else None
+
+
+def within(span: Span, blocks: Iterable[Span]) -> bool:
+    """The code at ``span`` lies in one of ``blocks``."""
+    return any(block.contains(span) for block in blocks)
 
 
 Resolve = Callable[[ast.expr], str | None]

@@ -29,7 +29,7 @@ from collections.abc import Generator, Iterable, Iterator
 from typing import Any, NamedTuple
 
 from tflint_leaks.analysis import branches, keras, library
-from tflint_leaks.analysis.facts import Assign, Body, Branch, Span
+from tflint_leaks.analysis.facts import Assign, Body, Branch, Span, within
 from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex
 from tflint_leaks.analysis.lattice import (
     BOOL,
@@ -556,7 +556,7 @@ class Inference:
         if len(query) > 4:  # evaluated for one call: the blocks it rules out do not run
             where = where._replace(given=query[4])
             dead: tuple[Span, ...] = yield ("dead", path, qualname, where.given)
-            assigns = [a for a in assigns if a.span is None or not _within(a.span, dead)]
+            assigns = [a for a in assigns if a.span is None or not within(a.span, dead)]
         values = yield from self.evaluate_all(_values(assigns), where)
         function = where.function
         if function is not None and name in function.params and name not in where.body.rebound:
@@ -749,7 +749,7 @@ class Inference:
         function = where.function
         assert function is not None
         path, qualname = module.path, function.qualname
-        default = next((a.value for a in function.body.defaults if a.target == name), None)
+        default = function.body.default(name)
         position = function.params.index(name)
         values: list[Value] = []
         if self.is_open(function):
@@ -857,9 +857,7 @@ class Inference:
                 if passed is not BOTTOM:
                     value = passed
                 else:
-                    default = next(
-                        (a.value for a in function.body.defaults if a.target == name), None
-                    )
+                    default = function.body.default(name)
                     if default is None:
                         continue
                     value = yield from self.constant(default, Where(module))
@@ -999,10 +997,6 @@ def _after(span: Span, branch: Branch, body: Body) -> bool:
     )
 
 
-def _within(span: Span, blocks: tuple[Span, ...]) -> bool:
-    return any(block.contains(span) for block in blocks)
-
-
 def _values(assigns: Iterable[Assign]) -> Iterator[Expr]:
     return (assign.value for assign in assigns)
 
@@ -1067,8 +1061,7 @@ def _handed_values(
         for position, argument in enumerate(call.positional):
             names = {p[position] for p in known or () if position < len(p)}
             yield argument, names or None
-        given = call.parts[len(call.parts) - len(call.keywords) :]
-        for keyword, value in zip(call.keywords, given, strict=True):
+        for keyword, value in zip(call.keywords, call.keyword_values, strict=True):
             yield value, {keyword} if known else None
 
 

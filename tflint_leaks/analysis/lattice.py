@@ -372,17 +372,18 @@ def _join_ints(a: Ints, b: Ints) -> Ints:
     return integers(a | b)
 
 
-def _join_texts(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
-    if a is None or b is None:
-        return None
-    found = a | b
+def _texts(found: frozenset[str]) -> frozenset[str] | None:
+    """A string's texts as an atom keeps them: None when there are too many."""
     return found if len(found) <= MAX_INTEGERS else None
+
+
+def _join_texts(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+    return None if a is None or b is None else _texts(a | b)
 
 
 def strings(texts: Iterable[str]) -> Value:
     """A string that is one of ``texts``."""
-    found = frozenset(texts)
-    return atom(Kind.STR, texts=found if len(found) <= MAX_INTEGERS else None)
+    return atom(Kind.STR, texts=_texts(frozenset(texts)))
 
 
 def _join_optional(a: Value | None, b: Value | None) -> Value | None:

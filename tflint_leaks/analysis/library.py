@@ -205,7 +205,7 @@ def builtin(name: str, call: Expr, evaluate: Evaluate, klass: Any) -> Computatio
         if positional or call.open or not names:
             return container(mapped=UNKNOWN)
         # ``dict(p_val=0.05, backend=backend)``: a dict with those string keys.
-        values = yield from evaluate_all(evaluate, call.parts[len(call.parts) - len(names) :])
+        values = yield from evaluate_all(evaluate, call.keyword_values)
         keyed = tuple(sorted(zip(names, values, strict=True)))
         return container(
             length=frozenset({len(names)}),

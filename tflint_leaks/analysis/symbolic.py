@@ -88,11 +88,16 @@ class Expr(NamedTuple):
         """A call with a ``*args`` (its positions from there on are not known)."""
         return self.text == "*"
 
+    @property
+    def keyword_values(self) -> tuple[Expr, ...]:
+        """A call's keyword arguments' values, in the order of ``keywords``."""
+        return self.parts[len(self.parts) - len(self.keywords) :]
+
     def keyword(self, name: str) -> Expr | None:
         """A call's keyword argument ``name``."""
         if name not in self.keywords:
             return None
-        return self.parts[len(self.parts) - len(self.keywords) + self.keywords.index(name)]
+        return self.keyword_values[self.keywords.index(name)]
 
     def argument(self, position: int, name: str) -> Expr | None:
         """The argument a call passes for the parameter at ``position`` called ``name`` (by

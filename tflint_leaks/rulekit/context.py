@@ -417,13 +417,9 @@ class FileContext:
     def _counter_test(self, test: cst.BaseExpression) -> LoopNode | None:
         """The enclosing ``for`` loop whose target ``test`` compares for equality with a
         constant (one integer): true on one iteration of that loop at most."""
-        if not (
-            isinstance(test, cst.Comparison)
-            and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, cst.Equal)
-        ):
+        sides = _equality(test)
+        if sides is None:
             return None
-        sides = (test.left, test.comparisons[0].comparator)
         for counter, constant in (sides, sides[::-1]):
             if not isinstance(counter, cst.Name):
                 continue
@@ -443,18 +439,14 @@ class FileContext:
         return None
 
     def _guard_period(self, test: cst.BaseExpression) -> int:
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            return max(self._guard_period(test.left), self._guard_period(test.right))
+        """The ``N`` of a test that holds one time in ``N`` (``step % N == 0``, ``not step %
+        N``; 1 for any other), for :meth:`_guard`, which splits ``and``."""
         modulo: cst.BaseExpression | None = None
+        sides = _equality(test)
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             modulo = test.expression
-        elif (
-            isinstance(test, cst.Comparison)
-            and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, cst.Equal)
-        ):
-            right = test.comparisons[0].comparator
-            modulo = test.left if _is_modulo(test.left) else right
+        elif sides is not None:
+            modulo = sides[0] if _is_modulo(sides[0]) else sides[1]
         if modulo is None or not _is_modulo(modulo):
             return 1
         assert isinstance(modulo, cst.BinaryOperation)
@@ -728,6 +720,19 @@ class FileContext:
         report = Report(code, target, message)
         self.reports.append(report)
         return report
+
+
+def _equality(
+    test: cst.BaseExpression,
+) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """The two sides of ``a == b`` (one comparison)."""
+    if (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Equal)
+    ):
+        return test.left, test.comparisons[0].comparator
+    return None
 
 
 def _is_modulo(node: cst.BaseExpression) -> bool:
