@@ -94,9 +94,6 @@ def outliving_container(context: FileContext, receiver: cst.BaseExpression) -> s
     return "a global" if frame.kind is FrameKind.MODULE else "a closure variable"
 
 
-#: Functions whose Python callback runs eagerly on every call, outside the trace.
-
-
 def eager_callback(context: FileContext, traced: int) -> bool:
     """The read is in a function nested in the ``tf.function`` that ``tf.numpy_function`` or
     ``tf.py_function`` runs eagerly."""
