@@ -4,6 +4,7 @@ files; in-file signals over both; bad settings; the cache."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import textwrap
 from pathlib import Path
@@ -479,4 +480,42 @@ def test_python_3_code_or_python_2_elsewhere_says_nothing(tmp_path: Path, layout
         (tmp_path / "util.py").write_text("print = log\nprint(1)\n", encoding="utf-8")
     assert [(code, line) for code, line, *_ in _findings(tmp_path / "vae_keras.py")] == [
         ("TFL402", 5)
+    ]
+
+
+def _notebook(*cells: str) -> str:
+    return json.dumps(
+        {
+            "cells": [
+                {"cell_type": "code", "source": c, "metadata": {}, "outputs": []} for c in cells
+            ],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 4,
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("magic", "expected"),
+    [
+        # Colab's TensorFlow 1: Keras runs one cached predict function, no eager gradient
+        # registry.
+        ("%tensorflow_version 1.x", []),
+        ("%tensorflow_version 1.x  # TF1 for this course", []),
+        ("%tensorflow_version 2.x", [KERAS_PREDICT[1:], KERAS_FIT[1:]]),
+        ("%tensorflow_version", [KERAS_PREDICT[1:], KERAS_FIT[1:]]),  # no version: says nothing
+        ("%matplotlib inline", [KERAS_PREDICT[1:], KERAS_FIT[1:]]),
+    ],
+)
+def test_colab_tensorflow_version_magic_says_the_notebooks_world(
+    tmp_path: Path, magic: str, expected: list[tuple[int, int, str]]
+) -> None:
+    """A Colab notebook written for TensorFlow 1 says so with `%tensorflow_version 1.x`
+    (optkeras's example): its fits and predicts are TensorFlow 1's, whatever is unpinned."""
+    _project(tmp_path, {"search.ipynb": _notebook(magic + "\n", KERAS_3)})
+    result = lint_paths([tmp_path / "search.ipynb"], Configuration(Overrides(select=("ALL",))))
+    assert not result.errors
+    assert [(d.cell, d.start.line, d.start.column, d.message) for d in result.diagnostics] == [
+        (2, line, column, message) for line, column, message in expected
     ]

@@ -22,6 +22,10 @@ Read from the libraries' own history:
 - TensorFlow 2.1 is the last release for Python 2 (its release notes), Keras 2.3 the last
   multi-backend release; ``xrange``, ``raw_input``, ``unichr`` and ``execfile`` are builtins of
   Python 2 only.
+- Colab's line magic ``%tensorflow_version 1.x`` made the notebook import TensorFlow 1.15
+  (``2.x``: TensorFlow 2) until Colab dropped TensorFlow 1 in 2022: it says which TensorFlow
+  the notebook was written for, as a pin does (:func:`magic_pin`; the notebook reader keeps
+  the line, which IPython runs instead of Python).
 
 Only calls through the standalone ``keras`` package pin Keras; nothing here runs project code.
 """
@@ -71,6 +75,10 @@ _MENTIONS = re.compile(
 )
 _PYTHON_2_MENTIONS = re.compile(r"\b(?:{})\s*\(".format("|".join(sorted(PYTHON_2_BUILTINS))))
 
+#: Colab's selector, a whole line: ``%tensorflow_version 1.x`` (a comment may follow).
+_TENSORFLOW_MAGIC = re.compile(r"\s*%tensorflow_version\s+([12])(?:\.(?:x|\d+))*\s*(?:#.*)?")
+_MAGIC_VERSIONS = {"1": "<2", "2": ">=2,<3"}
+
 KERAS_BEFORE_2_4 = "<2.4"
 TENSORFLOW_FOR_PYTHON_2 = "<2.2"
 
@@ -79,7 +87,7 @@ TENSORFLOW_FOR_PYTHON_2 = "<2.2"
 class CodePin:
     """A call that exists only in some versions of a framework."""
 
-    #: ``"keras"`` (the standalone package) or ``"python"``.
+    #: ``"keras"`` (the standalone package), ``"tensorflow"`` or ``"python"``.
     family: str
     #: The versions that have it, as a specifier (``"<2.4"``).
     specifier: str
@@ -122,6 +130,17 @@ def code_pins(
             evidence = f"`{argument}=` (Keras 1's name, gone from Keras 2.4)"
             _keep(found, "keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, node.lineno))
     return tuple(found[key] for key in sorted(found))
+
+
+def magic_pin(text: str, line: int) -> CodePin | None:
+    """The TensorFlow a notebook's IPython line ``text`` (on ``line``) selects: Colab's
+    ``%tensorflow_version 1.x``; None for any other line."""
+    match = _TENSORFLOW_MAGIC.fullmatch(text)
+    if match is None:
+        return None
+    major = match.group(1)
+    evidence = f"`%tensorflow_version {major}.x` (Colab's TensorFlow {major} selector)"
+    return CodePin("tensorflow", _MAGIC_VERSIONS[major], evidence, line)
 
 
 def _keep(found: dict[str, CodePin], key: str, pin: CodePin) -> None:

@@ -647,10 +647,13 @@ def index_source(
     path: Path,
     tree: ast.Module | None = None,
     aliases: dict[str, str] | None = None,
+    said: tuple[CodePin, ...] = (),
 ) -> ModuleIndex:
     """Index one module. Raises ``SyntaxError``/``ValueError``/``RecursionError`` when the
     source does not parse (the caller reports that). ``aliases``: imported names that stand
-    for a library's (:meth:`~.project.ProjectIndex.library_aliases`), read as that name."""
+    for a library's (:meth:`~.project.ProjectIndex.library_aliases`), read as that name;
+    ``said``: the versions the file says outside its Python (a notebook's
+    ``%tensorflow_version 1.x``, :func:`~.eras.magic_pin`)."""
     module, is_package, root = module_name_for(path)
     if tree is None:
         tree = ast.parse(source, filename=str(path))
@@ -684,7 +687,8 @@ def index_source(
             source,
             builder.imports,
             frozenset([*builder.functions, *builder.classes, *(a.target for a in body.assigns)]),
-        ),
+        )
+        + said,
         script_import=next(
             (
                 builder.span(node)

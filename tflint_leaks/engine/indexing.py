@@ -6,6 +6,7 @@ import ast
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from tflint_leaks.analysis.eras import CodePin, magic_pin
 from tflint_leaks.analysis.index import ModuleIndex, index_source, text_digest, with_imports
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.diagnostics import Diagnostic
@@ -72,8 +73,23 @@ def index_file(path: Path, text: str | None = None) -> ParsedFile | Diagnostic:
         return SYNTAX_ERROR.at(shown, message, len(before), len(before[-1]) + 1)
     except (RecursionError, MemoryError):
         return SYNTAX_ERROR.at(shown, "too deeply nested to parse")
-    index = index_source(text, path, tree)
+    index = index_source(text, path, tree, said=said_in(cells))
     return ParsedFile(shown, text, index, cells, module_statements(tree))
+
+
+def said_in(notebook: Notebook | None) -> tuple[CodePin, ...]:
+    """The versions a notebook's IPython lines select (:func:`~tflint_leaks.analysis.eras.
+    magic_pin`), each on its line of the joined text."""
+    if notebook is None:
+        return ()
+    found = []
+    for cell in notebook.cells:
+        lines = split_lines(cell.source)
+        for number in cell.replaced_lines():
+            pin = magic_pin(lines[number - 1], cell.joined_line(number))
+            if pin is not None:
+                found.append(pin)
+    return tuple(found)
 
 
 def with_library_aliases(
@@ -92,7 +108,9 @@ def with_library_aliases(
             continue
         index = known.index
         if any(_namespace(target) for target in aliases.values()):
-            index = index_source(known.text, Path(path), aliases=aliases)
+            index = index_source(
+                known.text, Path(path), aliases=aliases, said=said_in(known.notebook)
+            )
         # The questions asked later read the imports too, whatever the index's own facts do.
         changed[path] = replace(known, index=with_imports(index, aliases))
     if not changed:
