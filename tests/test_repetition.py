@@ -376,6 +376,40 @@ def test_an_optimize_on_an_object_of_unknown_origin_is_not_optunas(tmp_path: Pat
     assert "every trial (50 in all)" in findings[0][2]
 
 
+def test_a_registration_in_module_code_hands_over_the_definition_made_before_it(
+    tmp_path: Path,
+) -> None:
+    """A notebook redefines ``objective`` for each study: the study that runs a definition is
+    the next ``optimize`` after it in the module's own code. The one that builds a model
+    without clearing the session is flagged once, with its study's count; the redefinition
+    no study runs (a later one replaces it first) is quiet."""
+    source = """
+    import optuna
+    import tensorflow as tf
+
+    def objective(trial):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(trial.suggest_int("u", 1, 9))])
+        return model.evaluate(x, y)
+
+    study = optuna.create_study()
+    study.optimize(objective, n_trials=100)
+
+    def objective(trial):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(trial.suggest_int("u", 1, 9))])
+        return model.evaluate(x, y)
+
+    def objective(trial):
+        tf.keras.backend.clear_session()
+        model = tf.keras.Sequential([tf.keras.layers.Dense(trial.suggest_int("u", 1, 9))])
+        return model.evaluate(x, y)
+
+    study.optimize(objective, n_trials=30)
+    """
+    findings = _lint(tmp_path, source)
+    assert [(code, line) for code, line, _ in findings] == [("TFL401", 5)]
+    assert "every trial (100 in all)" in findings[0][2]
+
+
 def test_developing_md_lists_every_framework_and_unit() -> None:
     """The table in DEVELOPING.md says what the code's table holds (each framework with its
     units), so the docs cannot drift from ENTRY_POINTS."""

@@ -44,6 +44,9 @@ class EntryPoint:
     path: str | None = None
     #: DECORATOR: the index of the decorator among the function's.
     decorator: int | None = None
+    #: ARGUMENT: the registering call is in its module's own code, not in a function: it
+    #: hands over the definition of the name made last before it.
+    module_code: bool = False
 
     @property
     def framework(self) -> str:
@@ -69,10 +72,14 @@ def _matches(name: str, patterns: tuple[str, ...]) -> bool:
 # -- the function the walker is in ---------------------------------------------------------------
 
 
-def entry_point(program: Program, module: ModuleIndex, qualname: str) -> EntryPoint | None:
+def entry_point(
+    program: Program, module: ModuleIndex, qualname: str, line: int | None = None
+) -> EntryPoint | None:
     """The framework that calls the project function ``qualname`` of ``module`` many times,
     if one does: by its decorators, its class's bases, its module (a Django view), or a call
-    anywhere in the project that hands it to a framework."""
+    anywhere in the project that hands it to a framework. ``line``: which definition, when the
+    module defines the name more than once (a notebook's ``objective`` of each study): a call
+    in the module's own code hands over the one made last before it."""
     function = module.functions.get(qualname)
     if function is None:
         return None
@@ -97,7 +104,18 @@ def entry_point(program: Program, module: ModuleIndex, qualname: str) -> EntryPo
         and (Path(module.path).name == "views.py" or Path(module.path).parent.name == "views")
     ):
         return EntryPoint(next(r for r in ENTRY_POINTS if r.form is Form.VIEWS))
-    return registrations(program).get(FunctionRef(module.path, qualname))
+    handed = registrations(program).get(FunctionRef(module.path, qualname), ())
+    return next((entry for entry in handed if _hands(entry, module, qualname, line)), None)
+
+
+def _hands(entry: EntryPoint, module: ModuleIndex, qualname: str, line: int | None) -> bool:
+    """Whether the registration ``entry`` hands over the definition of ``qualname`` on
+    ``line`` (any definition: None)."""
+    if line is None or not entry.module_code or entry.path != module.path or entry.place is None:
+        return True
+    before = [u.start for u in module.units.functions if u.qualname == qualname]
+    before = [start for start in before if start < entry.place.line]
+    return not before or max(before) == line
 
 
 def script_entry(program: Program, module: ModuleIndex) -> EntryPoint | None:
@@ -174,21 +192,22 @@ def canonical_name(text: str, module: ModuleIndex, project: ProjectIndex) -> str
 # -- functions handed to a framework -------------------------------------------------------------
 
 
-_REGISTRATIONS: weakref.WeakKeyDictionary[Program, dict[FunctionRef, EntryPoint]] = (
+_REGISTRATIONS: weakref.WeakKeyDictionary[Program, dict[FunctionRef, tuple[EntryPoint, ...]]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def registrations(program: Program) -> dict[FunctionRef, EntryPoint]:
+def registrations(program: Program) -> dict[FunctionRef, tuple[EntryPoint, ...]]:
     """Every project function that some call of the project hands to a framework (an
-    ARGUMENT row), with the first such call; computed once per program."""
+    ARGUMENT row), with those calls in the order of their places; computed once per
+    program."""
     found = _REGISTRATIONS.get(program)
     if found is None:
         found = _REGISTRATIONS[program] = _registrations(program)
     return found
 
 
-def _registrations(program: Program) -> dict[FunctionRef, EntryPoint]:
+def _registrations(program: Program) -> dict[FunctionRef, tuple[EntryPoint, ...]]:
     inference = program.inference
     table = inference.calls_named()
     rows: dict[str, list[Row]] = {}
@@ -196,7 +215,7 @@ def _registrations(program: Program) -> dict[FunctionRef, EntryPoint]:
         if row.form is Form.ARGUMENT:
             for pattern in row.names:
                 rows.setdefault(pattern.rpartition(".")[2], []).append(row)
-    found: dict[FunctionRef, EntryPoint] = {}
+    found: dict[FunctionRef, list[EntryPoint]] = {}
     looped: dict[str, frozenset[tuple[int, int]]] = {}
     for last, candidates in sorted(rows.items()):
         for site in table.get(last, ()):
@@ -209,15 +228,21 @@ def _registrations(program: Program) -> dict[FunctionRef, EntryPoint]:
                     continue
                 span = where.body.calls[site[2]].span
                 for function in _handed(program, call, row, where):
-                    if function in found:
-                        continue
                     in_loop = _in_loop(where.module.path, span, looped)
                     if row.once and not (in_loop or _repeats(row, call, where, function)):
                         continue
                     # Registered again by a loop: the count per registration is not the total.
                     count = None if in_loop else _count(program, call, row, where)
-                    found[function] = EntryPoint(row, count, span, where.module.path)
-    return found
+                    entry = EntryPoint(
+                        row, count, span, where.module.path, module_code=where.function is None
+                    )
+                    found.setdefault(function, []).append(entry)
+    return {function: tuple(sorted(entries, key=_place_of)) for function, entries in found.items()}
+
+
+def _place_of(entry: EntryPoint) -> tuple[str, int, int]:
+    place = entry.place
+    return (entry.path or "", place.line if place else 0, place.column if place else 0)
 
 
 def _callee(func: Expr, module: ModuleIndex, project: ProjectIndex) -> str | None:

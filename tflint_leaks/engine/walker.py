@@ -18,6 +18,7 @@ import libcst as cst
 from tflint_leaks.analysis.loops import LOOP_NODE_TYPES, LoopParts, loop_parts, walk_loop
 from tflint_leaks.analysis.nodes import children, header_parts
 from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.analysis.units import FileUnits
 from tflint_leaks.diagnostics import Diagnostic, Location
 from tflint_leaks.engine.indexing import ParsedFile
 from tflint_leaks.engine.positions import node_positions
@@ -26,7 +27,7 @@ from tflint_leaks.registry import BY_CODE, INTERNAL_ERROR, SYNTAX_ERROR, Code
 from tflint_leaks.rulekit.context import FileContext, Frame, FrameKind
 from tflint_leaks.rulekit.options import RuleOptions
 from tflint_leaks.rulekit.rule import Rule
-from tflint_leaks.source import invalid_syntax
+from tflint_leaks.source import invalid_syntax, split_lines
 
 Hook = Callable[[cst.CSTNode], None]
 
@@ -59,9 +60,19 @@ def _hook_names(rule_class: type[Rule]) -> tuple[HookName, ...]:
 
 
 class Walker:
-    def __init__(self, context: FileContext, rules: Iterable[Rule]) -> None:
+    def __init__(
+        self,
+        context: FileContext,
+        rules: Iterable[Rule],
+        redefined: dict[str, list[int]] | None = None,
+    ) -> None:
         self.context = context
         self.failures: list[RuleFailure] = []
+        #: The first lines of the module's top-level functions defined more than once, by name,
+        #: in order (those the libcst pass kept): which definition each ``def`` is.
+        self._redefined = redefined or {}
+        self._definitions: dict[str, int] = {}
+        self._top: set[int] = set()
         self._visit: dict[type[cst.CSTNode], list[tuple[Rule, Hook]]] = {}
         self._leave: dict[type[cst.CSTNode], list[tuple[Rule, Hook]]] = {}
         self._failed: set[str] = set()
@@ -94,6 +105,7 @@ class Walker:
     # -- traversal -----------------------------------------------------------------------------
 
     def walk_module(self, module: cst.Module) -> None:
+        self._top = {id(statement) for statement in module.body}
         self.context.frames.append(Frame(FrameKind.MODULE, module))
         self.walk(module)
         self.context.frames.pop()
@@ -146,10 +158,16 @@ class Walker:
         qualname = node.name.value
         if outer.kind is FrameKind.CLASS and outer.class_name is not None:
             qualname = f"{outer.class_name}.{qualname}"
+        line = None
         if outer.kind in {FrameKind.MODULE, FrameKind.CLASS} and len(context.frames) <= 2:
             facts = context.module_index.functions.get(qualname)
             traced = traced or qualname in context.module_index.traced
-        context.frames.append(Frame(FrameKind.FUNCTION, node, facts, traced))
+            lines = self._redefined.get(qualname)
+            if lines and id(node) in self._top:
+                seen = self._definitions.get(qualname, 0)
+                self._definitions[qualname] = seen + 1
+                line = lines[seen] if seen < len(lines) else None
+        context.frames.append(Frame(FrameKind.FUNCTION, node, facts, traced, line=line))
         self.walk(node.body)
         context.frames.pop()
 
@@ -193,7 +211,11 @@ def lint_module(
     except RecursionError:
         return [SYNTAX_ERROR.at(parsed.path, "too deeply nested to parse")], []
     context = FileContext(parsed.path, parsed.index, project, options)
-    walker = Walker(context, [code.load()(context, code.code) for code in rules])
+    walker = Walker(
+        context,
+        [code.load()(context, code.code) for code in rules],
+        _redefined(parsed.index.units, text),
+    )
     tracebacks: list[str] = []
     diagnostics: list[Diagnostic] = []
     try:
@@ -216,3 +238,19 @@ def lint_module(
                 seen.add(key)
                 diagnostics.append(found)
     return diagnostics, tracebacks
+
+
+def _redefined(units: FileUnits, text: str) -> dict[str, list[int]]:
+    """The first lines of the top-level functions ``text`` keeps (the others are blanked out)
+    whose name the module defines more than once, by name, in order."""
+    counts: dict[str, int] = {}
+    for unit in units.functions:
+        counts[unit.qualname] = counts.get(unit.qualname, 0) + 1
+    if all(count == 1 for count in counts.values()):
+        return {}
+    lines = split_lines(text)
+    found: dict[str, list[int]] = {}
+    for unit in units.functions:
+        if counts[unit.qualname] > 1 and lines[unit.start - 1].strip():
+            found.setdefault(unit.qualname, []).append(unit.start)
+    return found

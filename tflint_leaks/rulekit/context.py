@@ -71,6 +71,9 @@ class Frame:
     class_name: str | None = None
     #: Python loops of this scope enclosing the current node, outermost first.
     loops: list[LoopNode] = field(default_factory=list)
+    #: The first line of a top-level function whose name its module defines more than once
+    #: (which of the definitions this is); None otherwise.
+    line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -473,7 +476,7 @@ class FileContext:
             key = ("entry", id(frame.node), 0)
             if key not in self._answers:
                 self._answers[key] = find_entry_point(
-                    self.program, self.module_index, frame.facts.qualname
+                    self.program, self.module_index, frame.facts.qualname, frame.line
                 )
         found = self._answers[key]
         if found is None or self.guarded:
