@@ -47,7 +47,7 @@ def literals(value: Value) -> Literals | None:
             found.add(None)
         elif each.kind is Kind.STR and each.texts is not None:
             found |= each.texts
-        elif each.kind is Kind.UNKNOWN:
+        elif each.kind is Kind.UNKNOWN and not each.flag:
             return None
         else:
             found.add(SOMETHING)

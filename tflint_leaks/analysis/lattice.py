@@ -141,7 +141,8 @@ class Atom(NamedTuple):
     #: CONTAINER that is a dict: what its values may be.
     mapped: Value | None = None
     #: MODEL and INSTANCE: made by the expression itself (new every time the code runs); TAPE:
-    #: ``persistent=True``; SPLITTER: iterated directly (the old ``cross_validation`` API).
+    #: ``persistent=True``; SPLITTER: iterated directly (the old ``cross_validation`` API);
+    #: UNKNOWN: an object a library class made (:data:`LIBRARY_OBJECT`), not ``None``.
     flag: bool = False
     #: ARRAY: where it may come from (at most two, sorted).
     origins: tuple[ArrayOrigin, ...] = ()
@@ -312,6 +313,9 @@ def atom(kind: Kind, **parts: object) -> Value:
 
 
 UNKNOWN = atom(Kind.UNKNOWN)
+#: An object a library class made (``tf.train.Saver()``): of no kind the lattice knows, but
+#: certainly not ``None``.
+LIBRARY_OBJECT = atom(Kind.UNKNOWN, flag=True)
 NUMBER = atom(Kind.NUMBER)
 BOOL = atom(Kind.BOOL)
 STR = atom(Kind.STR)

@@ -23,6 +23,7 @@ from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.graph import VARIABLE_COLLECTIONS, is_session_source
 from tflint_leaks.analysis.lattice import (
     BOOL,
+    LIBRARY_OBJECT,
     NONE,
     NUMBER,
     STR,
@@ -46,6 +47,7 @@ from tflint_leaks.analysis.names import (
     CONTAINER_TYPES,
     GRADIENT_TAPE,
     TF_FUNCTION,
+    is_keras,
     is_numpy,
     is_tensorflow,
 )
@@ -396,6 +398,8 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
         return UNKNOWN if name.startswith(_TF_NOT_TENSORS) else TENSOR
     if name == "tensorflow.Variable":
         return TENSOR
+    if (is_tensorflow(name) or is_keras(name)) and last[:1].isupper():
+        return LIBRARY_OBJECT  # ``tf.train.Saver()``: their classes' names are CapWords
     return UNKNOWN
 
 

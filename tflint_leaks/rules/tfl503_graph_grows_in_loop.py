@@ -116,6 +116,25 @@ class GraphGrowsInLoop(Rule):
     """
 
     VALID = (
+        # The helper makes its own Saver only when it is not given one; the loop gives it the
+        # Saver made once before (openai/maddpg's `U.save_state(..., saver=saver)`).
+        Valid("""
+        import tensorflow as tf
+
+
+        def save_state(fname, saver=None):
+            if saver is None:
+                saver = tf.compat.v1.train.Saver()
+            saver.save(tf.compat.v1.get_default_session(), fname)
+
+
+        sess = tf.compat.v1.Session()
+        saver = tf.compat.v1.train.Saver()
+        for episode in range(100000):
+            sess.run(train_op)
+            if episode % 1000 == 0:
+                save_state("ckpt", saver=saver)
+        """),
         Valid("""
         import tensorflow as tf
 
@@ -387,6 +406,33 @@ class GraphGrowsInLoop(Rule):
             "`tf.compat.v1.train.Saver(...)` every iteration adds nodes to the default graph "
             "of a loop that runs it (`sess.run`): the graph grows for as long as the loop runs; "
             "build it once before the loop (`graph.finalize()` catches this)",
+        ),
+        # The same helper left to make its own Saver: one more every 1000th episode.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            def save_state(fname, saver=None):
+                if saver is None:
+                    saver = tf.compat.v1.train.Saver()
+                saver.save(tf.compat.v1.get_default_session(), fname)
+
+
+            sess = tf.compat.v1.Session()
+            for episode in range(100000):
+                sess.run(train_op)
+                if episode % 1000 == 0:
+                    save_state("ckpt")
+            """,
+            6,
+            17,
+            6,
+            43,
+            "`tf.compat.v1.train.Saver(...)` through `save_state` every 1000th iteration (100 "
+            "in all) adds nodes to the default graph of a loop that runs it (`sess.run`): the "
+            "graph grows for as long as the loop runs; build it once before the loop "
+            "(`graph.finalize()` catches this)",
         ),
         # A soft target update built anew for every variable at every training step.
         Invalid(
