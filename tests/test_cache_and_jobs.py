@@ -95,6 +95,64 @@ def test_changing_an_imported_module_rechecks_its_importers(tmp_path: Path) -> N
     assert len(lint_paths([tmp_path], EVERY_RULE, cache_dir=cache).diagnostics) == 1
 
 
+#: A trading script that picks its agent module by a command-line option (Albert-Z-Guo's
+#: Deep-Reinforcement-Stock-Trading): ``importlib.import_module(f"agents.{name}")``.
+PICKS_ITS_AGENT = textwrap.dedent(
+    """\
+    import argparse
+    import importlib
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model_name", default="dqn")
+    inputs = parser.parse_args()
+    agent = importlib.import_module(f"agents.{inputs.model_name}").Agent()
+    for day in days:
+        actions = agent.model.predict(day)
+    """
+)
+AGENT = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+
+    class Agent:
+        def __init__(self):
+            self.model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+    """
+)
+PREDICT_PER_DAY = (
+    "train.py",
+    "TFL402",
+    9,
+    15,
+    "`agent.model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+    "`agent.model(x, training=False)` or `predict_on_batch`",
+)
+
+
+def test_a_module_imported_by_a_computed_name_is_followed_and_rechecks_its_importer(
+    tmp_path: Path,
+) -> None:
+    """The script is linted though it imports nothing of the project by a statement (the agent
+    module is what says it uses TensorFlow), with the default option's agent; changing that
+    module rechecks the script."""
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "__init__.py").write_text("")
+    (tmp_path / "agents" / "dqn.py").write_text(AGENT)
+    (tmp_path / "train.py").write_text(PICKS_ITS_AGENT)
+    cache = tmp_path / ".cache"
+
+    def findings() -> list[tuple[str, str, int, int, str]]:
+        result = lint_paths([tmp_path], EVERY_RULE, cache_dir=cache)
+        return [(Path(f).name, *rest) for f, *rest in _key(result)]
+
+    assert findings() == [PREDICT_PER_DAY]
+    (tmp_path / "agents" / "dqn.py").write_text(AGENT.replace("tf.keras.Sequential", "make"))
+    assert findings() == []
+    (tmp_path / "agents" / "dqn.py").write_text(AGENT)
+    assert findings() == [PREDICT_PER_DAY]
+
+
 def test_noqa_added_to_a_cached_file_applies(tmp_path: Path) -> None:
     (tmp_path / "steps.py").write_text(STEPS)
     (tmp_path / "train.py").write_text(TRAIN)

@@ -300,3 +300,118 @@ def test_a_models_own_variables_and_layers_are_structure(
     is counted as one run of what encloses it. Joined with data, it is data."""
     source = "import tensorflow as tf\nmodel = tf.keras.Sequential([])\nbatches = load()\n"
     assert value_of(tmp_path, source, expression).structural is structural
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "texts"),
+    [
+        ('name = "DQN"', 'f"agents.{name}"', {"agents.DQN"}),
+        ('name = "DQN"', '"agents." + name', {"agents.DQN"}),
+        ("n = 3", 'f"run{n}_"', {"run3_"}),
+        ('name = "a" if x else "b"', 'f"m.{name}"', {"m.a", "m.b"}),
+        ('name = "DQN"', 'f"{name!r}"', None),  # a conversion: not known
+        ('name = "DQN"', 'f"{name:>8}"', None),  # a format spec: not known
+        ("", 'f"agents.{name}"', None),  # a piece not known
+    ],
+)
+def test_strings_joined_by_meaning(
+    tmp_path: Path, source: str, expression: str, texts: set[str] | None
+) -> None:
+    found = value_of(tmp_path, source, expression)
+    assert found.kind is Kind.STR
+    assert found.atoms[0].texts == (frozenset(texts) if texts is not None else None)
+
+
+ARGPARSE = """
+import argparse
+parser = argparse.ArgumentParser()
+parser.add_argument("--model_name", default="DQN")
+parser.add_argument("--num-episodes", type=int, default=1000)
+parser.add_argument("--algo", default="dqn", choices=["dqn", "ddqn"])
+parser.add_argument("--render", action="store_true")
+parser.add_argument("--seed", type=int)
+parser.add_argument("--out", dest="output", default="runs")
+parser.add_argument("--env", required=True)
+parser.add_argument("data")
+args = parser.parse_args()
+"""
+
+
+@pytest.mark.parametrize(
+    ("attribute", "kind", "known"),
+    [
+        ("model_name", Kind.STR, frozenset({"DQN"})),
+        ("num_episodes", Kind.NUMBER, frozenset({1000})),
+        ("algo", Kind.STR, frozenset({"dqn", "ddqn"})),
+        ("render", Kind.BOOL, None),
+        ("seed", Kind.NONE, None),
+        ("output", Kind.STR, frozenset({"runs"})),
+        ("env", Kind.UNKNOWN, None),  # required: what the user passes
+        ("data", Kind.UNKNOWN, None),  # positional: what the user passes
+        ("missing", Kind.UNKNOWN, None),
+    ],
+)
+def test_command_line_options_are_their_defaults(
+    tmp_path: Path, attribute: str, kind: Kind, known: frozenset[object] | None
+) -> None:
+    """A program is linted as it runs with its defaults (and an option's ``choices``)."""
+    found = value_of(tmp_path, ARGPARSE, f"args.{attribute}")
+    assert found.kind is kind
+    atom = found.atoms[0]
+    assert (atom.texts if kind is Kind.STR else atom.ints) == known
+
+
+def test_a_module_imported_by_a_computed_name(tmp_path: Path) -> None:
+    """``importlib.import_module(f"agents.{name}")`` is the project module the name names (read
+    from the index, never imported); a name that names none, or is not known, is unknown."""
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "__init__.py").write_text("")
+    agent = tmp_path / "agents" / "dqn.py"
+    agent.write_text("class Agent:\n    pass\n")
+    main = tmp_path / "main.py"
+    text = textwrap.dedent(
+        """\
+        import importlib
+        name = "dqn"
+        found = importlib.import_module(f"agents.{name}")
+        agent = found.Agent()
+        absent = importlib.import_module("agents.ppo")
+        unknown = importlib.import_module(f"agents.{other}")
+        """
+    )
+    main.write_text(text)
+    modules = [
+        index_source(text, main),
+        index_source("", tmp_path / "agents" / "__init__.py"),
+        index_source(agent.read_text(), agent),
+    ]
+    program = Program(ProjectIndex(modules))
+    where = program.inference.where_of(modules[0], "")
+    value = program.value(from_ast(ast.parse("agent", mode="eval").body), where)
+    assert value.kind is Kind.INSTANCE and value.atoms[0].ref.path == str(agent)
+    for name in ("absent", "unknown"):
+        found = program.value(from_ast(ast.parse(name, mode="eval").body), where)
+        assert found.kind is Kind.UNKNOWN
+    assert modules[0].imported_by_name == (("agents.", False), ("agents.ppo", True))
+
+
+@pytest.mark.parametrize(
+    ("imports", "flags"),
+    [
+        ("import tensorflow as tf", "tf.app.flags"),
+        ("import tensorflow as tf", "tf.compat.v1.flags"),
+        ("from absl import flags", "flags"),
+    ],
+)
+def test_flags_are_their_defaults(tmp_path: Path, imports: str, flags: str) -> None:
+    source = f"""
+{imports}
+FLAGS = {flags}.FLAGS
+{flags}.DEFINE_integer("num_classes", 10, "How many classes")
+{flags}.DEFINE_string("model", default="cnn", help="Which model")
+"""
+    classes = value_of(tmp_path, source, "FLAGS.num_classes")
+    assert classes.kind is Kind.NUMBER and classes.atoms[0].ints == frozenset({10})
+    model = value_of(tmp_path, source, "FLAGS.model")
+    assert model.kind is Kind.STR and model.atoms[0].texts == frozenset({"cnn"})
+    assert value_of(tmp_path, source, "FLAGS.other").kind is Kind.UNKNOWN

@@ -31,12 +31,13 @@ from tflint_leaks.analysis.graph import (
     is_tf1_only,
 )
 from tflint_leaks.analysis.names import (
+    IMPORT_MODULE,
     TF_FUNCTION,
     is_keras,
     is_tensorflow,
     resolve_dotted,
 )
-from tflint_leaks.analysis.symbolic import Expr, Op, from_ast
+from tflint_leaks.analysis.symbolic import Expr, Op, from_ast, string_text
 from tflint_leaks.analysis.units import FileUnits, ImportNode, child_nodes, collect_units
 from tflint_leaks.source import split_lines
 
@@ -147,6 +148,10 @@ class ModuleIndex:
     #: The module-level import of a framework that reruns the module as a script
     #: (``import streamlit as st``; :mod:`.repetition`).
     script_import: Span | None = None
+    #: The modules ``importlib.import_module`` may import here, by the constant start of the
+    #: name it is given: ``("agents.", False)`` for ``f"agents.{name}"``, ``("agents.dqn",
+    #: True)`` for the whole name.
+    imported_by_name: tuple[tuple[str, bool], ...] = ()
     digest: str = field(default="", compare=False)
 
 
@@ -613,6 +618,34 @@ def _imported_modules(tree: ast.Module) -> Iterator[str]:
             yield from (f"{statement.module}.{alias.name}" for alias in statement.names)
 
 
+def _imported_by_name(builder: IndexBuilder, body: Body) -> tuple[tuple[str, bool], ...]:
+    """The names (or their constant starts) the module's ``importlib.import_module`` calls
+    are given (:attr:`ModuleIndex.imported_by_name`)."""
+    found: set[tuple[str, bool]] = set()
+    for each in (body, *(f.body for f in builder.functions.values())):
+        for site in each.calls:
+            call = site.call
+            func = call.func
+            if func.op is not Op.REF or not call.positional:
+                continue
+            if resolve_dotted(func.text, builder.imports) != IMPORT_MODULE:
+                continue
+            name = call.positional[0]
+            whole = string_text(name)
+            if whole is not None:
+                found.add((whole, True))
+                continue
+            first = name.parts[0] if name.parts else None
+            joined = (name.op is Op.BINARY and name.text == "+") or (
+                name.op is Op.OTHER and name.text == "format"
+            )
+            if joined:
+                start = string_text(first) if first is not None else None
+                if start:
+                    found.add((start, False))
+    return tuple(sorted(found))
+
+
 def _calls_tensorflow(builder: IndexBuilder, call: Expr, names: frozenset[str]) -> bool:
     func = call.func
     if func.op is not Op.REF:
@@ -697,6 +730,7 @@ def index_source(
             ),
             None,
         ),
+        imported_by_name=_imported_by_name(builder, body),
         digest=text_digest(source),
     )
 

@@ -25,6 +25,7 @@ answers are the least solution, whichever question comes first.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any, NamedTuple
 
@@ -47,13 +48,15 @@ from tflint_leaks.analysis.lattice import (
     Value,
     arithmetic,
     atom,
+    concatenated,
     container,
     join,
     map_atoms,
     number,
     strings,
+    text_of,
 )
-from tflint_leaks.analysis.names import canonical, resolve_dotted
+from tflint_leaks.analysis.names import IMPORT_MODULE, canonical, resolve_dotted
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.symbolic import SPREAD, Expr, Op, ref, string_text
 
@@ -160,6 +163,7 @@ class Inference:
         self._stored: dict[int, dict[str, list[Expr]]] = {}
         self._attribute_values: dict[tuple[str, str, str], Placed] = {}
         self._calls_named: dict[str, list[SiteId]] | None = None
+        self._flag_table: dict[str, list[tuple[Expr, Where]]] | None = None
         self._handed: tuple[dict[str, set[str]], frozenset[str]] | None = None
 
     def equations(self) -> dict[str, tuple[Any, Value | tuple[()]]]:
@@ -301,6 +305,8 @@ class Inference:
             return library.elements((yield from self.evaluate(expr.parts[0], where)))
         if expr.text in {"if", "or", "and"}:
             return join((yield from self.evaluate_all(expr.parts, where)))
+        if expr.text == "format":
+            return concatenated((yield from self.evaluate_all(expr.parts, where)))
         if expr.text == "compare":
             return BOOL
         return UNKNOWN
@@ -354,9 +360,30 @@ class Inference:
                     found.append(attribute.stale())
             elif kind is Kind.MODULE:
                 found.append((yield from self._module_attribute(str(each.ref), name)))
+            elif kind is Kind.LIBRARY and each.ref in library.FLAG_VALUES:
+                found.append((yield from self._flag(name)))
             else:
                 found.append(library.attribute(each, name))
         return join(found)
+
+    def _flag(self, name: str) -> Computation:
+        """``FLAGS.name`` (absl's, or ``tf.app.flags``): the default of every
+        ``DEFINE_*("name", default, ...)`` of the project, joined (the program as it runs with
+        its defaults); unknown when none defines it."""
+        if self._flag_table is None:
+            table: dict[str, list[tuple[Expr, Where]]] = {}
+            for where in self.bodies():
+                for site in where.body.calls:
+                    method = site.call.method
+                    flag = string_text(site.call.positional[0]) if site.call.positional else None
+                    if method is not None and method[1].startswith("DEFINE_") and flag:
+                        table.setdefault(flag, []).append((site.call, where))
+            self._flag_table = table
+        found: list[Value] = []
+        for call, where in self._flag_table.get(name, ()):
+            default = call.argument(1, "default")
+            found.append(UNKNOWN if default is None else (yield from self.evaluate(default, where)))
+        return join(found) if found else UNKNOWN
 
     def _module_attribute(self, path: str, name: str) -> Computation:
         """``module.name``: a global of the module, or a submodule of a package."""
@@ -491,7 +518,7 @@ class Inference:
                 else:
                     found.append(Target(TargetKind.METHOD, name=name, receiver=each))
             return found
-        if kind is Kind.UNKNOWN:
+        if kind is Kind.UNKNOWN and ref != library.ARGUMENT_PARSER:
             return [_UNKNOWN_TARGET]
         return [Target(TargetKind.METHOD, name=name, receiver=each)]
 
@@ -520,6 +547,8 @@ class Inference:
                 owner = where.klass
                 klass = ClassRef(where.module.path, owner.name) if owner is not None else None
                 return (yield from library.builtin(name[9:], call, evaluate, klass))
+            if name == IMPORT_MODULE and call.positional:
+                return self._imported_by_name((yield from evaluate(call.positional[0])), where)
             return (yield from library.library(name, call, evaluate))
         receiver = target.receiver
         if kind is TargetKind.METHOD and receiver is not None:
@@ -535,6 +564,8 @@ class Inference:
                 if taken is not None and most is not None:
                     taken = min(taken, most)
                 return atom(Kind.DATASET, bound=taken if taken is not None else most)
+            if receiver.ref == library.ARGUMENT_PARSER and target.name == "parse_args":
+                return (yield from library.command_line(self._arguments(where.module)))
             return library.method(receiver, target.name)
         if kind is TargetKind.VALUE and receiver is not None:
             if receiver.kind in {Kind.TF_FUNCTION, Kind.MODEL}:
@@ -608,6 +639,31 @@ class Inference:
                 value = yield from self.attribute_of(value, name)
             return value
         return atom(Kind.LIBRARY, ref=canonical(target))
+
+    def _arguments(self, module: ModuleIndex) -> list[tuple[Expr, library.Evaluate]]:
+        """Every ``add_argument`` call of ``module`` (its own code and its functions), each
+        with the evaluation of its place: a parser's options, wherever they are added."""
+        found: list[tuple[Expr, library.Evaluate]] = []
+        for where in (Where(module), *(self.where_of(module, q) for q in module.functions)):
+            for site in where.body.calls:
+                method = site.call.method
+                if method is not None and method[1] == "add_argument":
+                    found.append((site.call, functools.partial(self.evaluate, where=where)))
+        return found
+
+    def _imported_by_name(self, name: Value, where: Where) -> Value:
+        """``importlib.import_module(name)``: the project modules ``name``'s texts name (read
+        from the index, never imported); unknown when one of them names none."""
+        texts = text_of(name)
+        if not texts:
+            return UNKNOWN
+        found: list[Value] = []
+        for text in sorted(texts):
+            module = self.project.find_module(text, where.module)
+            if module is None:
+                return UNKNOWN
+            found.append(atom(Kind.MODULE, ref=module.path))
+        return join(found)
 
     def _annotation(self, annotation: Expr, where: Where) -> Value:
         """The value an annotation names: a Keras model class, a project class, a builtin."""
@@ -1199,6 +1255,8 @@ def _pair(operator: str, a: Atom, b: Atom) -> Value:
         return container(
             length=arithmetic("*", sequence.length, times.ints), element=sequence.element
         )
+    if kinds == {Kind.STR} and operator == "+":
+        return concatenated((Value((a,)), Value((b,))))
     if Kind.STR in kinds and operator in {"+", "%", "*"}:
         return STR
     return UNKNOWN

@@ -390,6 +390,34 @@ def strings(texts: Iterable[str]) -> Value:
     return atom(Kind.STR, texts=_texts(frozenset(texts)))
 
 
+def text_of(value: Value) -> frozenset[str] | None:
+    """The texts ``str(value)`` may be: of a string or an integer known exactly (None: not
+    known)."""
+    if value.top or not value.atoms:
+        return None
+    found: set[str] = set()
+    for each in value.atoms:
+        if each.kind is Kind.STR and each.texts is not None:
+            found |= each.texts
+        elif each.kind is Kind.NUMBER and each.ints is not None:
+            found |= {str(i) for i in each.ints}
+        else:
+            return None
+    return frozenset(found)
+
+
+def concatenated(values: Iterable[Value]) -> Value:
+    """The string made of ``str()`` of each of ``values`` in order (an f-string, ``a + b``):
+    its texts when every piece's are known and there are not too many."""
+    found: frozenset[str] | None = frozenset({""})
+    for value in values:
+        texts = text_of(value)
+        if found is None or texts is None:
+            return STR
+        found = _texts(frozenset(a + b for a in found for b in texts))
+    return STR if found is None else strings(found)
+
+
 def _join_optional(a: Value | None, b: Value | None) -> Value | None:
     if a is None:
         return b

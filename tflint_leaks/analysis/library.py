@@ -51,13 +51,29 @@ from tflint_leaks.analysis.names import (
     is_numpy,
     is_tensorflow,
 )
-from tflint_leaks.analysis.symbolic import Expr, Op
+from tflint_leaks.analysis.symbolic import Expr, Op, string_text
 
 Computation = Generator[Any, Any, Value]
 Evaluate = Callable[[Expr], Computation]
 
 #: Arrays with a literal shape of fewer elements are small (256 KiB of float32).
 SMALL_ARRAY_ELEMENTS = 65_536
+
+ARGUMENT_PARSER = "argparse.ArgumentParser"
+#: absl's flag values, also under TensorFlow 1's names: ``FLAGS.num_classes`` is the default of
+#: ``flags.DEFINE_integer("num_classes", 10, ...)``.
+FLAG_VALUES = frozenset(
+    {
+        "absl.flags.FLAGS",
+        "tensorflow.app.flags.FLAGS",
+        "tensorflow.flags.FLAGS",
+        "tensorflow.compat.v1.app.flags.FLAGS",
+        "tensorflow.compat.v1.flags.FLAGS",
+    }
+)
+#: What ``ArgumentParser.parse_args()`` returns: a CONTAINER atom with this ``ref`` and one
+#: ``keyed`` value per destination (:func:`command_line`).
+NAMESPACE = "argparse.Namespace"
 
 # -- NumPy ---------------------------------------------------------------------------------------
 
@@ -398,9 +414,52 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
         return UNKNOWN if name.startswith(_TF_NOT_TENSORS) else TENSOR
     if name == "tensorflow.Variable":
         return TENSOR
+    if name == ARGUMENT_PARSER:
+        return atom(Kind.UNKNOWN, flag=True, ref=ARGUMENT_PARSER)
     if (is_tensorflow(name) or is_keras(name)) and last[:1].isupper():
         return LIBRARY_OBJECT  # ``tf.train.Saver()``: their classes' names are CapWords
     return UNKNOWN
+
+
+def command_line(arguments: Iterable[tuple[Expr, Evaluate]]) -> Computation:
+    """What ``parser.parse_args()`` gives when the program runs with the defaults of the
+    ``add_argument`` calls ``arguments`` (each with the evaluation of its place; their
+    ``choices`` too): an ``argparse.Namespace``
+    with one attribute per destination. No default is ``None`` (``False`` for
+    ``store_true``); a positional or required argument is not known."""
+    keyed: dict[str, Value] = {}
+    for call, evaluate in arguments:
+        options = [string_text(each) for each in call.positional]
+        given = call.keyword("dest")
+        dest = string_text(given) if given is not None else None
+        if dest is None:
+            named = [o for o in options if o is not None and o.startswith("-")]
+            long = [o for o in named if o.startswith("--")]
+            chosen = (long or named)[:1]
+            dest = chosen[0].lstrip("-").replace("-", "_") if chosen else None
+        if dest is None or not dest.isidentifier():
+            continue
+        keyed[dest] = yield from _default(call, options, evaluate)
+    return atom(Kind.CONTAINER, ref=NAMESPACE, keyed=tuple(sorted(keyed.items())))
+
+
+def _default(call: Expr, options: list[str | None], evaluate: Evaluate) -> Computation:
+    """The value of one ``add_argument`` in a run with the defaults."""
+    required = call.keyword("required")
+    positional = not any(o is not None and o.startswith("-") for o in options)
+    if positional or (required is not None and required.text != "false"):
+        return UNKNOWN
+    default = call.keyword("default")
+    if default is not None:
+        value = yield from evaluate(default)
+    else:
+        action = call.keyword("action")
+        flag = string_text(action) if action is not None else None
+        value = BOOL if flag in {"store_true", "store_false"} else NONE
+    choices = call.keyword("choices")
+    if choices is not None and choices.op is Op.DISPLAY:
+        value = join([value, *(yield from evaluate_all(evaluate, choices.parts))])
+    return value
 
 
 def _splitter(splitter: keras.Splitter, call: Expr, evaluate: Evaluate) -> Computation:
@@ -581,6 +640,8 @@ def _container_method(found: Atom, name: str) -> Value:
 def attribute(found: Atom, name: str) -> Value:
     """``value.name`` for a value that is not project code."""
     kind = found.kind
+    if kind is Kind.CONTAINER and found.ref == NAMESPACE and found.keyed is not None:
+        return dict(found.keyed).get(name, UNKNOWN)
     if kind is Kind.LIBRARY:
         return atom(Kind.LIBRARY, ref=f"{found.ref}.{name}")
     if kind is Kind.ARRAY:

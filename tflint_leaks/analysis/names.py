@@ -89,6 +89,10 @@ def resolve_dotted(dotted: str, imports: dict[str, str]) -> str | None:
     return canonical(f"{target}{dot}{rest}")
 
 
+#: Imports a module by its name as a string (``importlib.import_module(f"agents.{name}")``).
+IMPORT_MODULE = "importlib.import_module"
+
+
 def is_tensorflow(name: str) -> bool:
     """True for names inside the TensorFlow package (after canonicalisation)."""
     return name == "tensorflow" or name.startswith("tensorflow.")

@@ -376,14 +376,34 @@ class ProjectIndex:
         return self.world(module, frameworks).tensorflow_major == 1
 
     def uses_tensorflow(self, module: ModuleIndex) -> bool:
-        """Whether the module, or a project module it imports directly or through others,
-        mentions TensorFlow or Keras (``train.py`` importing an agent whose network module
-        builds the model)."""
+        """Whether the module, or a project module it imports directly or through others
+        (or by a computed name, :meth:`imported_by_name`), mentions TensorFlow or Keras
+        (``train.py`` importing an agent whose network module builds the model)."""
         found = self._tensorflow.get(module.path)
         if found is None:
-            found = any(current.uses_tensorflow for current in self._reachable(module))
+            found = any(
+                current.uses_tensorflow
+                or any(m.uses_tensorflow for m in self.imported_by_name(current))
+                for current in self._reachable(module)
+            )
             self._tensorflow[module.path] = found
         return found
+
+    def imported_by_name(self, module: ModuleIndex) -> list[ModuleIndex]:
+        """The project modules ``module``'s ``importlib.import_module`` calls may import: those
+        the constant start of the name names (``f"agents.{name}"``: every ``agents.*``)."""
+        if not module.imported_by_name:
+            return []
+        return [
+            found
+            for found in self.modules()
+            if found.path != module.path
+            and any(
+                dotted == name if exact else dotted.startswith(name)
+                for name, exact in module.imported_by_name
+                for dotted in _names_of(found)
+            )
+        ]
 
     def _reachable(self, module: ModuleIndex) -> Iterator[ModuleIndex]:
         """The module and every project module it imports, directly or through others."""

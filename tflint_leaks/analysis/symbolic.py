@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import re
 from typing import NamedTuple
 
 
@@ -54,7 +55,9 @@ class Op(enum.Enum):
     #: Anything else, with its operands in ``parts`` and a word in ``text``: ``if`` (a
     #: conditional expression: one of its two values), ``or``/``and`` (one of its operands),
     #: ``compare`` (a bool: ``parts`` the operands, ``keywords`` the operators between them,
-    #: :data:`COMPARE_OPERATORS`), ``lambda``, ``""``.
+    #: :data:`COMPARE_OPERATORS`), ``format`` (an f-string whose every replacement field is a
+    #: plain ``{value}``: ``parts`` its pieces in order, a string literal or the value),
+    #: ``lambda``, ``""``.
     OTHER = "other"
 
 
@@ -164,6 +167,21 @@ def string(text: str | None) -> Expr:
     return literal("str")
 
 
+def formatted(pieces: list[Expr] | None) -> Expr:
+    """An f-string of ``pieces`` (:data:`Op.OTHER` ``format``); a string of unknown text for
+    None (a replacement field with a conversion or a format spec)."""
+    return literal("str") if pieces is None else Expr(Op.OTHER, "format", tuple(pieces))
+
+
+#: Text pieces of an f-string kept: what the two parsers give alike (no escape, brace or quote).
+_PLAIN_PIECE = re.compile(r"[^\\{}'\"\x00-\x1f\x7f]*")
+
+
+def plain_piece(text: str) -> bool:
+    """An f-string's text piece that reads the same in the source and in its value."""
+    return _PLAIN_PIECE.fullmatch(text) is not None
+
+
 def string_text(expr: Expr) -> str | None:
     """The text of a string literal whose text is kept."""
     if expr.op is Op.LITERAL and expr.text == "str" and expr.keywords:
@@ -258,7 +276,7 @@ def from_ast(node: ast.expr, depth: int = 0) -> Expr:
     if isinstance(node, ast.Constant):
         return _literal(node.value)
     if isinstance(node, ast.JoinedStr):
-        return literal("str")
+        return formatted(_pieces(node, inner))
     if isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict):
         return _display(node, inner)
     if type(node) in _COMPREHENSIONS:
@@ -295,6 +313,22 @@ def from_ast(node: ast.expr, depth: int = 0) -> Expr:
     if isinstance(node, ast.IfExp):
         return Expr(Op.OTHER, "if", (from_ast(node.body, inner), from_ast(node.orelse, inner)))
     return UNKNOWN
+
+
+def _pieces(node: ast.JoinedStr, depth: int) -> list[Expr] | None:
+    pieces: list[Expr] = []
+    for value in node.values:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            if not plain_piece(value.value):
+                return None
+            pieces.append(string(value.value))
+        elif isinstance(value, ast.FormattedValue):
+            if value.conversion != -1 or value.format_spec is not None:
+                return None
+            pieces.append(from_ast(value.value, depth))
+        else:
+            return None
+    return pieces
 
 
 def _call(node: ast.Call, inner: int) -> Expr:

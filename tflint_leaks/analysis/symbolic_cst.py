@@ -17,9 +17,11 @@ from tflint_leaks.analysis.symbolic import (
     attribute,
     call,
     display,
+    formatted,
     integer,
     item,
     literal,
+    plain_piece,
     ref,
     string,
 )
@@ -59,7 +61,9 @@ def from_cst(node: cst.BaseExpression, depth: int = 0) -> Expr:
         return integer(value) if isinstance(value, int) else literal("number")
     if isinstance(node, cst.Float | cst.Imaginary):
         return literal("number")
-    if isinstance(node, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
+    if isinstance(node, cst.FormattedString):
+        return formatted(_pieces(node, inner))
+    if isinstance(node, cst.SimpleString | cst.ConcatenatedString):
         text = _string_text(node)
         return string(text) if isinstance(text, str) else literal("str")
     if type(node) in _DISPLAYS or isinstance(node, cst.Dict):
@@ -177,6 +181,33 @@ def _subscript(node: cst.Subscript, inner: int) -> Expr:
         ):
             key = from_cst(index.value, inner)
     return item(subscripted, number, key)
+
+
+def _pieces(node: cst.FormattedString, depth: int) -> list[Expr] | None:
+    """As :func:`~tflint_leaks.analysis.symbolic._pieces` (``ast`` drops empty text pieces)."""
+    pieces: list[Expr] = []
+    for part in node.parts:
+        if isinstance(part, cst.FormattedStringText):
+            if not plain_piece(part.value):
+                return None
+            if part.value:
+                pieces.append(string(part.value))
+        elif _plain_field(part):
+            assert isinstance(part, cst.FormattedStringExpression)
+            pieces.append(from_cst(part.expression, depth))
+        else:
+            return None
+    return pieces
+
+
+def _plain_field(part: cst.BaseFormattedStringContent) -> bool:
+    """A replacement field ``{value}``: no conversion, format spec or ``=``."""
+    return (
+        isinstance(part, cst.FormattedStringExpression)
+        and part.conversion is None
+        and part.format_spec is None
+        and part.equal is None
+    )
 
 
 def _string_text(node: cst.BaseExpression) -> str | bytes | None:

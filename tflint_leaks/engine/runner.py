@@ -163,7 +163,9 @@ def _lint(
         result.tracebacks.extend(tracebacks)
         if cache is not None and not _given_up(phases[-1].deaths, parsed):
             # What it imports as written: a re-export it reads a library's name through too.
-            dependencies = [(m.path, m.digest) for m in own_project.dependencies(own[parsed.path])]
+            module = own[parsed.path]
+            imported = [*own_project.dependencies(module), *own_project.imported_by_name(module)]
+            dependencies = [(m.path, m.digest) for m in imported]
             index = own[parsed.path] if parsed.notebook is None else None
             _store(cache, parsed.path, texts, kept, warnings, tracebacks, dependencies, index)
     _report_deaths(phases[-1].deaths, lambda parsed: parsed.path, result)
