@@ -270,3 +270,55 @@ def test_arguments_passed_through_a_known_dict(tmp_path: Path) -> None:
     assert _lines(root, 1) == [8, 10, 11]
     (root / "run.py").write_text(SPREAD.replace('experiment("tensorflow", {})\n', ""))
     assert _lines(root, 1) == [10, 11]
+
+
+#: A script that picks its algorithm by a command-line option.
+SCRIPT = """\
+import argparse
+import tensorflow as tf
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--algo", default="dqn")
+args = parser.parse_args()
+model = tf.keras.models.load_model("q.keras")
+
+{loop}
+    if args.algo == "ddpg":
+        action = model.predict(state)
+    else:
+        action = model.predict(state[None])
+
+if args.algo != "dqn":
+    for state in states:
+        model.predict(state)
+"""
+
+
+def test_module_code_a_run_with_the_defaults_never_reaches_is_not_linted(tmp_path: Path) -> None:
+    """With the default ``--algo dqn`` only the ``else`` block runs, and the last loop never."""
+    (tmp_path / "play.py").write_text(SCRIPT.format(loop="for state in states:"))
+    result = lint_paths([tmp_path / "play.py"], Settings(select=("TFL402",)))
+    assert [(d.code, d.start.line, d.start.column) for d in result.diagnostics] == [
+        ("TFL402", 13, 18)
+    ]
+
+
+def test_a_functions_tests_are_not_decided_for_its_own_body(tmp_path: Path) -> None:
+    """A function's parameters may come from callers the project does not see (a library's
+    users): the walker lints both blocks of its ``if``."""
+    source = """\
+import tensorflow as tf
+
+model = tf.keras.models.load_model("q.keras")
+
+
+def play(states, algo="dqn"):
+    for state in states:
+        if algo == "ddpg":
+            action = model.predict(state)
+        else:
+            action = model.predict(state[None])
+"""
+    (tmp_path / "play.py").write_text(source)
+    result = lint_paths([tmp_path / "play.py"], Settings(select=("TFL402",)))
+    assert [(d.code, d.start.line) for d in result.diagnostics] == [("TFL402", 9), ("TFL402", 11)]

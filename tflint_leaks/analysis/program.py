@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Generator
 from typing import Any
 
+from tflint_leaks.analysis.branches import decide
 from tflint_leaks.analysis.effects import Effect, Effects, TfFunctionTarget
 from tflint_leaks.analysis.facts import Site, Span
 from tflint_leaks.analysis.inference import Inference, Target, Where
@@ -39,6 +40,14 @@ class Program:
     def value(self, expr: Expr, where: Where) -> Value:
         """What ``expr`` may be, evaluated in ``where``."""
         found: Value = self._run(self.inference.evaluate(expr, where))
+        return found
+
+    def decide(self, test: Expr, where: Where) -> bool | None:
+        """Whether the ``if`` test ``test`` holds in ``where`` for every value its operands
+        may be (None: it depends; :func:`~.branches.decide`)."""
+        found: bool | None = self._run(
+            decide(test, lambda expr: self.inference.evaluate(expr, where))
+        )
         return found
 
     def targets(self, call: Expr, where: Where) -> tuple[Target, ...]:

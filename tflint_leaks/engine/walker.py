@@ -171,6 +171,17 @@ class Walker:
         self.walk(node.body)
         context.frames.pop()
 
+    def _if(self, node: cst.CSTNode) -> None:
+        """An ``if`` of the module's own code whose test is decided (:meth:`FileContext.
+        decided`): the block that never runs is not linted."""
+        assert isinstance(node, cst.If)
+        decided = self.context.decided(node.test)
+        self.walk(node.test)
+        if decided is not False:
+            self.walk(node.body)
+        if node.orelse is not None and decided is not True:
+            self.walk(node.orelse)
+
     def _class(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.ClassDef)
         self._walk_all(header_parts(node))
@@ -190,6 +201,7 @@ _HANDLERS: dict[type[cst.CSTNode], Callable[[Walker, cst.CSTNode], None]] = {
     cst.FunctionDef: Walker._function,
     cst.ClassDef: Walker._class,
     cst.Lambda: Walker._lambda,
+    cst.If: Walker._if,
 }
 
 

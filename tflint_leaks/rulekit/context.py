@@ -553,6 +553,15 @@ class FileContext:
                 shadowed.update(name for name in scope.assignments if "." not in name)
         return Where(module, shadowed=frozenset(shadowed))
 
+    def decided(self, test: cst.BaseExpression) -> bool | None:
+        """Whether an ``if`` test of the module's own code holds on every run (with its
+        globals' values and a command line's defaults: ``if args.algo == "ddpg":``); None
+        when it depends, and inside functions (their parameters come from callers the
+        project may not see)."""
+        if self.frame.kind is not FrameKind.MODULE:
+            return None
+        return self.program.decide(from_cst(test), self.where())
+
     def value(self, expr: Expr) -> Value:
         """What an expression (already converted) may be here."""
         return self.program.value(expr, self.where())
