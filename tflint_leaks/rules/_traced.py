@@ -7,7 +7,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.graph import EAGER_CALLBACKS
 from tflint_leaks.analysis.names import CONTAINER_BUILTINS, CONTAINER_TYPES
-from tflint_leaks.analysis.nodes import dotted, own_nodes
+from tflint_leaks.analysis.nodes import descendants, dotted, own_nodes
 from tflint_leaks.rulekit.context import FileContext, Frame, FrameKind
 from tflint_leaks.rulekit.facts import Kind
 
@@ -15,6 +15,51 @@ from tflint_leaks.rulekit.facts import Kind
 def first_traced(context: FileContext) -> int | None:
     """The index in ``context.frames`` of the outermost frame that runs only while tracing."""
     return next((i for i, frame in enumerate(context.frames) if frame.traced), None)
+
+
+def traced_once(context: FileContext) -> bool:
+    """The current node's ``tf.function`` is defined in a function that calls it once (not in
+    a loop) and hands it nowhere else (``return _train()``), and every loop around the node in
+    it is one that tracing unrolls (over a Python value, not a dataset or a tensor, which
+    AutoGraph turns into a graph loop): its Python code runs once per trace as it would once
+    per call, as often as written."""
+    index = first_traced(context)
+    frames = context.frames
+    if not index or frames[index - 1].kind is not FrameKind.FUNCTION:
+        return False
+    defined = frames[index].node
+    if not isinstance(defined, cst.FunctionDef):
+        return False
+    if not _called_once(frames[index - 1].node, defined.name.value):
+        return False
+    return all(_unrolled(context, loop) for frame in frames[index:] for loop in frame.loops)
+
+
+def _called_once(scope: cst.CSTNode, name: str) -> bool:
+    """``scope``'s own code mentions ``name`` once, calling it, outside any loop."""
+    nodes = list(own_nodes(scope))
+    mentions = [n for n in nodes if isinstance(n, cst.Name) and n.value == name]
+    calls = [
+        n
+        for n in nodes
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == name
+    ]
+    if len(mentions) != 1 or len(calls) != 1:
+        return False
+    loops = (n for n in nodes if isinstance(n, cst.For | cst.While))
+    return not any(calls[0] in set(descendants(loop)) for loop in loops)
+
+
+def _unrolled(context: FileContext, loop: cst.CSTNode) -> bool:
+    """A loop in a ``tf.function`` that tracing runs as Python (a comprehension, a ``for``
+    over a Python value); a ``while`` or a ``for`` over a dataset, a tensor or anything not
+    known may be a graph loop."""
+    if isinstance(loop, cst.CompFor):
+        return True
+    if not isinstance(loop, cst.For):
+        return False
+    value = context.type_of(loop.iter)
+    return not value.top and value.kind in {Kind.CONTAINER, Kind.ITERATOR}
 
 
 def defining_frame(context: FileContext, name: str) -> int | None:

@@ -7,7 +7,7 @@ from tflint_leaks.analysis.nodes import dotted
 from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import Kind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
-from tflint_leaks.rules._traced import defining_frame, first_traced
+from tflint_leaks.rules._traced import defining_frame, first_traced, traced_once
 
 #: Modules whose calls return a different value (or act) every time: frozen at trace time.
 _IMPURE_PREFIXES = ("random.", "numpy.random.", "time.", "datetime.datetime.now")
@@ -33,7 +33,10 @@ class PythonSideEffect(Rule):
     Not flagged: `tf.random.*`, `tf.print`, `variable.assign(...)`, state set under a first-call
     guard (`if self.v is None:`), `next` on a `tf.data` iterator (a graph op: the usual
     distributed training step) or on an iterator made inside the function, or on one whose
-    kind is not known, and code outside `tf.function`s. `print` is the opt-in rule TFL304.
+    kind is not known, code in a `tf.function` that the function defining it calls once
+    (`return _train()`) outside loops over a dataset or a tensor (its one trace runs the code
+    as often as one call would: a Python `range` loop is unrolled), and code outside
+    `tf.function`s. `print` is the opt-in rule TFL304.
 
     ## Example
     ```python
@@ -87,6 +90,22 @@ class PythonSideEffect(Rule):
     """
 
     VALID = (
+        # A `tf.function` its method calls once: the one trace runs the epoch loop (a Python
+        # `range`, unrolled) as a call would, so `self.epoch` counts every epoch
+        # (srihari-humbarwadi/tensorflow_fcos).
+        Valid("""
+        import tensorflow as tf
+
+        class Trainer:
+            def train(self):
+                @tf.function
+                def _train():
+                    self.epoch = 0
+                    for _ in range(self.epochs):
+                        self.step()
+                        self.epoch += 1
+                return _train()
+        """),
         Valid("""
         import tensorflow as tf
 
@@ -167,6 +186,48 @@ class PythonSideEffect(Rule):
         """),
     )
     INVALID = (
+        # Called once, but the counter is in a loop over a dataset, which AutoGraph turns into
+        # a graph loop: it runs once while tracing, not once per batch.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Trainer:
+                def train(self):
+                    @tf.function
+                    def _train():
+                        for batch in tf.data.Dataset.range(10):
+                            self.step(batch)
+                            self.iterations += 1
+                    return _train()
+            """,
+            9,
+            17,
+            9,
+            37,
+            "`self.iterations` is updated only while the `tf.function` traces, not on every "
+            "call; keep state in a `tf.Variable` and `assign` it",
+        ),
+        # The same function called twice: the second call does not trace, and counts nothing.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Trainer:
+                def train(self):
+                    @tf.function
+                    def _train():
+                        self.epoch += 1
+                    _train()
+                    return _train()
+            """,
+            7,
+            13,
+            7,
+            28,
+            "`self.epoch` is updated only while the `tf.function` traces, not on every call; "
+            "keep state in a `tf.Variable` and `assign` it",
+        ),
         Invalid(
             """
             import numpy as np
@@ -312,6 +373,8 @@ class PythonSideEffect(Rule):
         resolved = self.context.resolve(node.func)
         if resolved is None or not resolved.startswith(_IMPURE_PREFIXES):
             return
+        if traced_once(self.context):
+            return
         self.report(
             self.context.statement_around(node),
             f"`{dotted(node.func)}()` runs once while the `tf.function` traces; its result is "
@@ -356,7 +419,7 @@ class PythonSideEffect(Rule):
 
     def _assigned(self, node: cst.CSTNode, target: cst.BaseExpression) -> None:
         context = self.context
-        if not context.in_tf_function or context.guarded:
+        if not context.in_tf_function or context.guarded or traced_once(context):
             return
         name = dotted(target)
         if name is None:
