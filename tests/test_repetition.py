@@ -410,6 +410,48 @@ def test_a_registration_in_module_code_hands_over_the_definition_made_before_it(
     assert "every trial (100 in all)" in findings[0][2]
 
 
+def test_a_function_passed_to_a_wrapper_that_registers_it_is_the_one_defined_before(
+    tmp_path: Path,
+) -> None:
+    """optkeras's notebook: each study's ``objective`` goes through a wrapper that registers
+    its parameter (``self.study.optimize(func, n_trials=1)``); the wrapper's call in the
+    notebook's own code hands over the definition made last before it."""
+    source = """
+    import optuna
+    import tensorflow as tf
+
+    class Search:
+        def __init__(self):
+            self.study = optuna.create_study()
+
+        def run(self, func, n_trials):
+            for _ in range(n_trials):
+                self.study.optimize(func, n_trials=1)
+
+    search = Search()
+
+    def objective(trial):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(trial.suggest_int("u", 1, 9))])
+        return model.evaluate(x, y)
+
+    def objective(trial):
+        tf.keras.backend.clear_session()
+        model = tf.keras.Sequential([tf.keras.layers.Dense(trial.suggest_int("u", 1, 9))])
+        return model.evaluate(x, y)
+
+    search.run(objective, 50)
+
+    def objective(trial):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(trial.suggest_int("u", 1, 9))])
+        return model.evaluate(x, y)
+
+    search.run(objective, 50)
+    """
+    findings = _lint(tmp_path, source)
+    assert [(code, line) for code, line, _ in findings] == [("TFL401", 26)]
+    assert "every trial and the Optuna objective never calls" in findings[0][2]
+
+
 def test_developing_md_lists_every_framework_and_unit() -> None:
     """The table in DEVELOPING.md says what the code's table holds (each framework with its
     units), so the docs cannot drift from ENTRY_POINTS."""

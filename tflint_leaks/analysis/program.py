@@ -18,7 +18,7 @@ from typing import Any
 from tflint_leaks.analysis.branches import decide
 from tflint_leaks.analysis.effects import Effect, Effects, TfFunctionTarget
 from tflint_leaks.analysis.facts import Site, Span
-from tflint_leaks.analysis.inference import Inference, Target, Where
+from tflint_leaks.analysis.inference import Inference, SiteId, Target, Where
 from tflint_leaks.analysis.lattice import ArrayOrigin, FunctionRef, Kind, Value
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.solver import Solver
@@ -66,6 +66,18 @@ class Program:
         """What running a project function does each time."""
         found: tuple[Effect, ...] = self.solver.value(("summary", ref.path, ref.qualname))
         return found
+
+    def callers(self, ref: FunctionRef) -> tuple[SiteId, ...]:
+        """The call sites that may run a project function."""
+        found: tuple[SiteId, ...] = self.solver.value(("callers", ref.path, ref.qualname))
+        return found
+
+    def site_span(self, site: SiteId) -> Span | None:
+        """Where a call site is."""
+        path, qualname, index = site
+        where = self.inference.where_of(self.inference.module(path), qualname)
+        calls = where.body.calls
+        return calls[index].span if index < len(calls) else None
 
     def is_factory(self, ref: FunctionRef) -> bool:
         found: bool = self._run(self.effects.is_factory(ref))

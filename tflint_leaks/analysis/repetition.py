@@ -47,6 +47,9 @@ class EntryPoint:
     #: ARGUMENT: the registering call is in its module's own code, not in a function: it
     #: hands over the definition of the name made last before it.
     module_code: bool = False
+    #: ARGUMENT: the calls of module code (path, place) that pass the function to the
+    #: function that registers it, handing over the definition made last before each.
+    passed_at: tuple[tuple[str, Span], ...] = ()
 
     @property
     def framework(self) -> str:
@@ -110,12 +113,19 @@ def entry_point(
 
 def _hands(entry: EntryPoint, module: ModuleIndex, qualname: str, line: int | None) -> bool:
     """Whether the registration ``entry`` hands over the definition of ``qualname`` on
-    ``line`` (any definition: None)."""
-    if line is None or not entry.module_code or entry.path != module.path or entry.place is None:
+    ``line`` (any definition: None): the one made last before a call of module code that
+    registers it or passes it on."""
+    places = [p for path, p in entry.passed_at if path == module.path]
+    if entry.module_code and entry.path == module.path and entry.place is not None:
+        places.append(entry.place)
+    if line is None or not places:
         return True
-    before = [u.start for u in module.units.functions if u.qualname == qualname]
-    before = [start for start in before if start < entry.place.line]
-    return not before or max(before) == line
+    starts = [u.start for u in module.units.functions if u.qualname == qualname]
+    for place in places:
+        before = [start for start in starts if start < place.line]
+        if not before or max(before) == line:
+            return True
+    return False
 
 
 def script_entry(program: Program, module: ModuleIndex) -> EntryPoint | None:
@@ -227,14 +237,21 @@ def _registrations(program: Program) -> dict[FunctionRef, tuple[EntryPoint, ...]
                 if not _registers(row, call, where, program.project):
                     continue
                 span = where.body.calls[site[2]].span
-                for function in _handed(program, call, row, where):
+                argument = _handed_argument(call, row, where)
+                passed = _passed_at(program, argument, where)
+                for function in _handed(program, argument, where):
                     in_loop = _in_loop(where.module.path, span, looped)
                     if row.once and not (in_loop or _repeats(row, call, where, function)):
                         continue
                     # Registered again by a loop: the count per registration is not the total.
                     count = None if in_loop else _count(program, call, row, where)
                     entry = EntryPoint(
-                        row, count, span, where.module.path, module_code=where.function is None
+                        row,
+                        count,
+                        span,
+                        where.module.path,
+                        module_code=where.function is None,
+                        passed_at=tuple((function.path, p) for p in passed),
                     )
                     found.setdefault(function, []).append(entry)
     return {function: tuple(sorted(entries, key=_place_of)) for function, entries in found.items()}
@@ -312,18 +329,39 @@ def _bodies(module: ModuleIndex) -> list[Body]:
     return [module.body, *(f.body for f in module.functions.values())]
 
 
-def _handed(program: Program, call: Expr, row: Row, where: Where) -> list[FunctionRef]:
-    """The project functions a registering call hands over (through ``functools.partial``)."""
+def _handed_argument(call: Expr, row: Row, where: Where) -> Expr | None:
+    """What a registering call hands over (the function inside a ``functools.partial``)."""
     position, keyword = row.argument
     argument = call.keyword(keyword) if position < 0 else call.argument(position, keyword)
-    if argument is None:
-        return []
-    if argument.op is Op.CALL and argument.func.op is Op.REF:
+    if argument is not None and argument.op is Op.CALL and argument.func.op is Op.REF:
         wrapper = resolve_dotted(argument.func.text, where.module.imports)
         if wrapper == "functools.partial" and argument.positional:
             argument = argument.positional[0]
+    return argument
+
+
+def _handed(program: Program, argument: Expr | None, where: Where) -> list[FunctionRef]:
+    """The project functions a registering call hands over."""
+    if argument is None:
+        return []
     value = program.value(argument, where)
     return sorted(a.ref for a in value.atoms_of(Kind.FUNCTION) if isinstance(a.ref, FunctionRef))
+
+
+def _passed_at(program: Program, argument: Expr | None, where: Where) -> tuple[Span, ...]:
+    """Where module code passes the function a registering call hands over as its function's
+    parameter (``self.study.optimize(func)`` in a wrapper that a notebook calls with its
+    ``objective``): the places of those calls."""
+    function = where.function
+    if argument is None or argument.op is not Op.REF or function is None:
+        return ()
+    if argument.text not in function.params:
+        return ()
+    return tuple(
+        span
+        for site in program.callers(FunctionRef(where.module.path, function.qualname))
+        if not site[1] and (span := program.site_span(site)) is not None
+    )
 
 
 def _count(program: Program, call: Expr, row: Row, where: Where) -> int | None:
