@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.branches import literals
 from tflint_leaks.analysis.index import index_source
 from tflint_leaks.analysis.lattice import Kind, Value
 from tflint_leaks.analysis.program import Program
@@ -330,6 +331,7 @@ parser.add_argument("--num-episodes", type=int, default=1000)
 parser.add_argument("--algo", default="dqn", choices=["dqn", "ddqn"])
 parser.add_argument("--render", action="store_true")
 parser.add_argument("--seed", type=int)
+parser.add_argument("--mode", choices=["train", "display"])
 parser.add_argument("--out", dest="output", default="runs")
 parser.add_argument("--env", required=True)
 parser.add_argument("data")
@@ -344,7 +346,7 @@ args = parser.parse_args()
         ("num_episodes", Kind.NUMBER, frozenset({1000})),
         ("algo", Kind.STR, frozenset({"dqn", "ddqn"})),
         ("render", Kind.BOOL, None),
-        ("seed", Kind.NONE, None),
+        ("seed", Kind.UNKNOWN, None),  # no default: an option to give
         ("output", Kind.STR, frozenset({"runs"})),
         ("env", Kind.UNKNOWN, None),  # required: what the user passes
         ("data", Kind.UNKNOWN, None),  # positional: what the user passes
@@ -359,6 +361,11 @@ def test_command_line_options_are_their_defaults(
     assert found.kind is kind
     atom = found.atoms[0]
     assert (atom.texts if kind is Kind.STR else atom.ints) == known
+
+
+def test_an_option_with_choices_and_no_default_is_none_or_one_of_them(tmp_path: Path) -> None:
+    found = value_of(tmp_path, ARGPARSE, "args.mode")
+    assert literals(found) == {None, "train", "display"}
 
 
 def test_a_module_imported_by_a_computed_name(tmp_path: Path) -> None:

@@ -425,8 +425,9 @@ def command_line(arguments: Iterable[tuple[Expr, Evaluate]]) -> Computation:
     """What ``parser.parse_args()`` gives when the program runs with the defaults of the
     ``add_argument`` calls ``arguments`` (each with the evaluation of its place; their
     ``choices`` too): an ``argparse.Namespace``
-    with one attribute per destination. No default is ``None`` (``False`` for
-    ``store_true``); a positional or required argument is not known."""
+    with one attribute per destination. An option with no default is one the user gives: not
+    known (``None`` or one of its ``choices`` with choices; a ``store_true`` flag a bool), as
+    a positional or required argument is."""
     keyed: dict[str, Value] = {}
     for call, evaluate in arguments:
         options = [string_text(each) for each in call.positional]
@@ -450,15 +451,20 @@ def _default(call: Expr, options: list[str | None], evaluate: Evaluate) -> Compu
     if positional or (required is not None and required.text != "false"):
         return UNKNOWN
     default = call.keyword("default")
+    choices = call.keyword("choices")
+    action = call.keyword("action")
     if default is not None:
         value = yield from evaluate(default)
+    elif action is not None and string_text(action) in {"store_true", "store_false"}:
+        value = BOOL
+    elif choices is not None:
+        value = NONE  # not given: ``None``; given: one of the choices
     else:
-        action = call.keyword("action")
-        flag = string_text(action) if action is not None else None
-        value = BOOL if flag in {"store_true", "store_false"} else NONE
-    choices = call.keyword("choices")
+        return UNKNOWN  # an option with no default is one to give (``--mode train``)
     if choices is not None and choices.op is Op.DISPLAY:
         value = join([value, *(yield from evaluate_all(evaluate, choices.parts))])
+    elif choices is not None:
+        return UNKNOWN
     return value
 
 
