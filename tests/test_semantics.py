@@ -422,3 +422,44 @@ FLAGS = {flags}.FLAGS
     model = value_of(tmp_path, source, "FLAGS.model")
     assert model.kind is Kind.STR and model.atoms[0].texts == frozenset({"cnn"})
     assert value_of(tmp_path, source, "FLAGS.other").kind is Kind.UNKNOWN
+
+
+STORED = """
+import tensorflow as tf
+
+class Net:
+    def __init__(self, scales):
+        self.variables = tf.compat.v1.trainable_variables()
+        self.by_scale = {}
+        self.steps = []
+        for i in range(scales):
+            self.by_scale[str(i)] = [v for v in self.variables if str(i) in v.name]
+        self.steps.append(3)
+
+net = Net(9)
+counts = {}
+counts["a"] = 5
+"""
+
+
+@pytest.mark.parametrize(
+    ("expression", "kind", "ints", "structural"),
+    [
+        # ``X[key] = value`` puts the value in: a dict's values are what is stored under keys.
+        ("net.by_scale['0']", Kind.CONTAINER, None, True),
+        ("counts['a']", Kind.NUMBER, frozenset({5}), False),
+        # How many variables, and a ``range`` over that: the model's structure, not the data.
+        ("len(net.by_scale['0'])", Kind.NUMBER, None, True),
+        ("range(len(net.variables))", Kind.CONTAINER, None, True),
+        ("range(1, len(net.variables))", Kind.CONTAINER, None, True),
+        ("range(len(net.steps))", Kind.CONTAINER, None, False),
+    ],
+)
+def test_items_stored_and_structural_counts(
+    tmp_path: Path, expression: str, kind: Kind, ints: frozenset[int] | None, structural: bool
+) -> None:
+    found = value_of(tmp_path, STORED, expression)
+    assert found.kind is kind
+    assert found.structural is structural
+    if kind is Kind.NUMBER:
+        assert found.ints == ints

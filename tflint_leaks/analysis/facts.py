@@ -11,7 +11,7 @@ every function, what a call does every time it runs, and where a piece of state 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from tflint_leaks.analysis import keras
@@ -141,6 +141,9 @@ class Body:
     #: parameters they read, sorted.
     branches: tuple[Branch, ...] = ()
     switches: tuple[str, ...] = ()
+    #: ``X[key] = value`` into a container named by a dotted name (``self.var_gen[str(i)] =
+    #: [...]``): the container's name, the key and the value.
+    item_stores: tuple[tuple[str, Expr, Expr], ...] = ()
 
     def in_own_graph(self, span: Span) -> bool:
         """The code at ``span`` builds into a graph of the body's own (:attr:`own_graph`)."""
@@ -251,6 +254,7 @@ def collect_body(
     params: set[str] = set()
     branches: list[Branch] = []
     alternatives: list[tuple[str, list[ast.expr]]] = []
+    item_stores: list[tuple[str, Expr, Expr]] = []
     if arguments is not None:
         params.update(_parameters(arguments, defaults, annotations))
     for node in nodes:
@@ -258,20 +262,15 @@ def collect_body(
             continue
         if isinstance(node, ast.Assign):
             value = from_ast(node.value)
-            span = span_of(node)
-            for target in node.targets:
-                assigns.extend(_targets(target, value, span))
+            assigns.extend(a for t in node.targets for a in _targets(t, value, span_of(node)))
+            item_stores.extend(_items_stored(node.targets, value))
             made.update(_graph_names(node, resolve))
         elif isinstance(node, ast.With):
             withs.append(node)
         elif isinstance(node, ast.AnnAssign):
             _annotated(node, annotations, assigns, span_of)
         elif isinstance(node, ast.AugAssign):
-            # ``n += 1`` is ``n = n + 1`` (a list's ``+=`` extends it: still a list).
-            operator = BINARY_OPERATORS[type(node.op)]
-            current = from_ast(node.target)
-            value = Expr(Op.BINARY, operator, (current, from_ast(node.value)))
-            assigns.extend(_targets(node.target, value, span_of(node)))
+            assigns.extend(_targets(node.target, _augmented(node), span_of(node)))
         elif isinstance(node, ast.NamedExpr):
             assigns.extend(_targets(node.target, from_ast(node.value), span_of(node)))
         elif isinstance(node, ast.For | ast.AsyncFor):
@@ -309,7 +308,23 @@ def collect_body(
         tuple(_block(w.body, span_of) for w in withs if _own_graph(w, made, resolve)),
         tuple(branches),
         tuple(sorted({name for b in branches for name in tested(b.test)} & params)),
+        tuple(item_stores),
     )
+
+
+def _augmented(node: ast.AugAssign) -> Expr:
+    """The value ``n += 1`` assigns: ``n + 1`` (a list's ``+=`` extends it: still a list)."""
+    operator = BINARY_OPERATORS[type(node.op)]
+    return Expr(Op.BINARY, operator, (from_ast(node.target), from_ast(node.value)))
+
+
+def _items_stored(targets: Iterable[ast.expr], value: Expr) -> Iterator[tuple[str, Expr, Expr]]:
+    """``X[key] = value`` for each target that stores into a container a dotted name names."""
+    for target in targets:
+        if isinstance(target, ast.Subscript):
+            container = from_ast(target.value)
+            if container.op is Op.REF:
+                yield container.text, from_ast(target.slice), value
 
 
 def _annotated(

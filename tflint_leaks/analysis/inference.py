@@ -63,6 +63,10 @@ from tflint_leaks.analysis.symbolic import SPREAD, Expr, Op, ref, string_text
 Query = tuple[Any, ...]
 Computation = Generator[Query, Any, Value]
 
+#: ``X[key] = value``, as what the body puts into ``X`` (:meth:`Inference._stores`): an
+#: ``Op.OTHER`` of this text whose parts are the key and the value.
+ITEM_STORE = "item-store"
+
 #: Builtins a bare name means when nothing in its module binds it.
 BUILTINS = frozenset(
     {
@@ -209,8 +213,8 @@ class Inference:
         return found
 
     def _stores(self, where: Where) -> dict[str, list[Expr]]:
-        """What a body puts into the containers it names (``agents.append(agent)``), by the
-        container's name."""
+        """What a body puts into the containers it names (``agents.append(agent)``, ``X[k] =
+        v`` as an :data:`ITEM_STORE`), by the container's name."""
         key = id(where.body)
         found = self._stored.get(key)
         if found is None:
@@ -224,6 +228,8 @@ class Inference:
                         if method[1] == "extend":
                             value = Expr(Op.ITERATE, "", (value,))
                         found.setdefault(receiver.text, []).append(value)
+            for container, item, value in where.body.item_stores:
+                found.setdefault(container, []).append(Expr(Op.OTHER, ITEM_STORE, (item, value)))
         return found
 
     def cone(self, module: ModuleIndex, klass: ClassFacts) -> Value:
@@ -307,6 +313,9 @@ class Inference:
             return join((yield from self.evaluate_all(expr.parts, where)))
         if expr.text == "format":
             return concatenated((yield from self.evaluate_all(expr.parts, where)))
+        if expr.text == ITEM_STORE:
+            key, value = yield from self.evaluate_all(expr.parts, where)
+            return atom(Kind.CONTAINER, element=key, mapped=value, ref=ITEM_STORE)
         if expr.text == "compare":
             return BOOL
         return UNKNOWN
@@ -1059,27 +1068,44 @@ def _values(assigns: Iterable[Assign]) -> Iterator[Expr]:
 
 def _filled(value: Value, stored: list[Value]) -> Value:
     """``value`` with what the code puts into it: its containers may also hold the stored
-    values (and their length is then not known); a Keras ``Sequential``'s ``add`` is no
-    container's."""
+    values (and their length is then not known); ``X[key] = v`` (:data:`ITEM_STORE`, a
+    one-entry container of ``key`` and ``v``) puts ``v`` in a dict under ``key``, and in a
+    list; a Keras ``Sequential``'s ``add`` is no container's."""
     if not stored or value.top:
         return value
-    extra = join(stored)
-    return join(
-        [
-            Value(
-                tuple(
-                    a._replace(
-                        element=join([a.element or BOTTOM, extra]),
-                        length=None,
-                        items=None,
-                        keyed=None,
-                    )
-                    if a.kind is Kind.CONTAINER
-                    else a
-                    for a in value.atoms
-                )
+    items = [v for v in stored if not _item_store(v)]
+    keyed = [a for v in stored if _item_store(v) for a in v.atoms]
+    keys = join(a.element or BOTTOM for a in keyed)
+    mapped = join(a.mapped or BOTTOM for a in keyed)
+
+    def filled(a: Atom) -> Atom:
+        if a.mapped is not None:  # a dict: its keys and values
+            return a._replace(
+                element=join([a.element or BOTTOM, keys, *items]),
+                mapped=join([a.mapped, mapped]),
+                length=None,
+                items=None,
+                keyed=None,
             )
-        ]
+        return a._replace(
+            element=join([a.element or BOTTOM, mapped, *items]),
+            length=None,
+            items=None,
+            keyed=None,
+        )
+
+    return join([Value(tuple(filled(a) if a.kind is Kind.CONTAINER else a for a in value.atoms))])
+
+
+def _item_store(value: Value) -> bool:
+    """A value made by evaluating an :data:`ITEM_STORE`: a one-entry dict of a key."""
+    return bool(value.atoms) and all(
+        a.kind is Kind.CONTAINER
+        and a.mapped is not None
+        and a.length is None
+        and a.items is None
+        and a.ref == ITEM_STORE
+        for a in value.atoms
     )
 
 

@@ -154,7 +154,8 @@ class Atom(NamedTuple):
     keyed: tuple[tuple[str, Value], ...] | None = None
     #: CONTAINER, ITERATOR: the variables, weights or layers of a model or a graph
     #: (``tf.trainable_variables()``, ``model.layers``): as many as it has, a number the model
-    #: fixes, not the data or the time a program runs.
+    #: fixes, not the data or the time a program runs; NUMBER: how many they are
+    #: (``len(model.layers)``, whose ``range`` iterates them too).
     structural: bool = False
     #: STR: the strings it may be (None: not known, an f-string or a computed one).
     texts: frozenset[str] | None = None

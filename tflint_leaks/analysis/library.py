@@ -182,6 +182,11 @@ def _element(found: Atom) -> Value:
     return UNKNOWN
 
 
+def _structural(found: Atom) -> Value:
+    """``found`` counting, or iterating, a model's or a graph's variables or layers."""
+    return Value((found._replace(structural=True),))
+
+
 def _sequence(value: Value, *, exact: bool = True) -> Value:
     """A container of the items of ``value``: as many (at most as many when not ``exact``)."""
     lengths = value.lengths if exact else None
@@ -194,14 +199,19 @@ def builtin(name: str, call: Expr, evaluate: Evaluate, klass: Any) -> Computatio
     """A call of the builtin ``name``."""
     positional = call.positional
     if name == "range":
-        bounds = [v.ints for v in (yield from evaluate_all(evaluate, positional[:3]))]
-        if call.open or not bounds:
+        values = yield from evaluate_all(evaluate, positional[:3])
+        if call.open or not values:
             return container(element=NUMBER)
-        return _range(bounds)
+        made = _range([v.ints for v in values])
+        # ``range(len(model.layers))``: once per layer, as many as the model has.
+        stop = values[0] if len(values) == 1 else values[1]
+        return map_atoms(made, _structural) if stop.structural else made
     if name == "len":
         if not positional:
             return NUMBER
-        return number((yield from evaluate(positional[0])).lengths)
+        sized = yield from evaluate(positional[0])
+        found = number(sized.lengths)
+        return map_atoms(found, _structural) if sized.structural else found
     if name in _ITERATING:
         return (yield from _iterating(name, call, evaluate))
     if name in _SEQUENCES:

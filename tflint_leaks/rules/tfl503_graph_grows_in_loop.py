@@ -116,6 +116,24 @@ class GraphGrowsInLoop(Rule):
     """
 
     VALID = (
+        # SinGAN: at the first epoch of each of its 9 scales, one assign per variable of the
+        # scale copies the previous scale's weights (a loop over the variables, by index): 9
+        # copies in all.
+        Valid("""
+        import tensorflow as tf
+
+        num_scale = 9
+        variables = {}
+        for i in range(num_scale):
+            variables[str(i)] = [v for v in tf.compat.v1.trainable_variables() if str(i) in v.name]
+        sess = tf.compat.v1.Session()
+        for i in range(num_scale):
+            for j in range(2000):
+                if i != 0 and j == 0:
+                    for k in range(len(variables[str(i)])):
+                        sess.run(variables[str(i)][k].assign(variables[str(i - 1)][k]))
+                sess.run(train_op)
+        """),
         # The helper makes its own Saver only when it is not given one; the loop gives it the
         # Saver made once before (openai/maddpg's `U.save_state(..., saver=saver)`).
         Valid("""
