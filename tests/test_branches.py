@@ -14,7 +14,18 @@ from typing import Any
 import pytest
 
 from tflint_leaks.analysis import branches
-from tflint_leaks.analysis.lattice import NONE, STR, UNKNOWN, Kind, Value, atom, container, strings
+from tflint_leaks.analysis.lattice import (
+    NONE,
+    NUMBER,
+    STR,
+    UNKNOWN,
+    Kind,
+    Value,
+    atom,
+    container,
+    number,
+    strings,
+)
 from tflint_leaks.analysis.symbolic import Expr, from_ast
 from tflint_leaks.config import Settings
 from tflint_leaks.engine.runner import lint_paths
@@ -27,6 +38,9 @@ NAMES: dict[str, Value] = {
     "text": STR,
     "anything": UNKNOWN,
     "empty": strings([""]),
+    "scales": number({9}),
+    "classes": number({-1, 10}),
+    "count": NUMBER,
 }
 
 
@@ -38,6 +52,8 @@ def _evaluate(expr: Expr) -> Generator[tuple[Any, ...], Any, Value]:
             return NONE
         if expr.keywords:
             return strings(expr.keywords)
+        if expr.text == "number" and expr.number >= 0:
+            return number({expr.number})
     if expr.op.name == "DISPLAY":
         items = []
         for part in expr.parts:
@@ -86,6 +102,15 @@ def _decide(test: str) -> bool | None:
         ("backend == 'pytorch' and anything == 1", None),
         ("backend < 'z'", None),
         ("'a' < backend < 'z'", None),
+        ("scales == 9", True),
+        ("scales != 9", False),
+        ("scales > 0", True),
+        ("scales <= 8", False),
+        ("classes > 0", None),  # -1 or 10
+        ("classes < 11", True),
+        ("count > 0", None),  # a number not known
+        ("scales == '9'", False),  # an integer is no string
+        ("not scales", False),
     ],
 )
 def test_a_test_is_decided_only_when_every_value_agrees(test: str, holds: bool | None) -> None:

@@ -1,15 +1,17 @@
 """Which blocks of a function a call rules out: the branches it never takes.
 
-A call that passes a string (``MMDDrift(x, backend="pytorch")``), ``None``, or something that is
-certainly not ``None`` decides the ``if`` statements of the callee that test that parameter
-(``if backend == Framework.TENSORFLOW:``, ``if model is None:``, ``if mode in ("a", "b"):``).
+A call that passes a string (``MMDDrift(x, backend="pytorch")``), an integer, ``None``, or
+something that is certainly not ``None`` decides the ``if`` statements of the callee that test
+that parameter (``if backend == Framework.TENSORFLOW:``, ``if model is None:``, ``if mode in
+("a", "b"):``).
 :func:`decide` answers a test in three values (``True``, ``False``, ``None``: not known) from
 what each operand may be, as sets of :data:`Literals`; the blocks a test rules out are dead for
 that call, and :mod:`.effects` summarises the call without them.
 
 Comparisons are decided only when the answer holds for every value each side may be: ``==``
-and ``!=`` between strings and ``None``, ``is``/``is not`` against ``None``, ``in``/``not in``
-a tuple or list of such literals, ``not``, ``and``, ``or`` and a name's truth.
+and ``!=`` between strings, integers and ``None``, ``<``, ``<=``, ``>``, ``>=`` between integers,
+``is``/``is not`` against ``None``, ``in``/``not in`` a tuple or list of such literals, ``not``,
+``and``, ``or`` and a name's truth.
 """
 
 from __future__ import annotations
@@ -26,13 +28,13 @@ Evaluate = Callable[[Expr], Generator[Query, Any, Value]]
 
 
 class _Marker(enum.Enum):
-    #: A value that is certainly not ``None`` but not a known string.
+    #: A value that is certainly not ``None`` but not a known string or integer.
     SOMETHING = "something"
 
 
 SOMETHING = _Marker.SOMETHING
-#: One thing a value may be: a string, :data:`SOMETHING` or ``None``.
-Literal = str | _Marker | None
+#: One thing a value may be: a string, an integer, :data:`SOMETHING` or ``None``.
+Literal = str | int | _Marker | None
 #: What a value may be, as literals.
 Literals = frozenset[Literal]
 
@@ -47,6 +49,8 @@ def literals(value: Value) -> Literals | None:
             found.add(None)
         elif each.kind is Kind.STR and each.texts is not None:
             found |= each.texts
+        elif each.kind is Kind.NUMBER and each.ints is not None:
+            found |= each.ints
         elif each.kind is Kind.UNKNOWN and not each.flag:
             return None
         else:
@@ -85,8 +89,11 @@ def decide(test: Expr, evaluate: Evaluate) -> Generator[Query, Any, bool | None]
         if len(test.keywords) != 1:
             return None
         operator = test.keywords[0]
-        left = literals((yield from evaluate(test.parts[0])))
+        left_value = yield from evaluate(test.parts[0])
         right_value = yield from evaluate(test.parts[1])
+        if operator in _ORDER:
+            return _compare_integers(operator, left_value, right_value)
+        left = literals(left_value)
         if left is None:
             return None
         if operator in {"in", "not in"}:
@@ -100,6 +107,35 @@ def decide(test: Expr, evaluate: Evaluate) -> Generator[Query, Any, bool | None]
             return None
         return held if operator in {"in", "==", "is"} else not held
     return _truth(literals((yield from evaluate(test))))
+
+
+_ORDER: dict[str, Callable[[int, int], bool]] = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def integers(value: Value) -> frozenset[int] | None:
+    """The integers ``value`` may be, when it is certainly one of them."""
+    if value.top or not value.atoms:
+        return None
+    found: set[int] = set()
+    for each in value.atoms:
+        if each.kind is not Kind.NUMBER or each.ints is None:
+            return None
+        found |= each.ints
+    return frozenset(found)
+
+
+def _compare_integers(operator: str, left: Value, right: Value) -> bool | None:
+    """``left < right`` (or another order) for every pair of integers they may be."""
+    a, b = integers(left), integers(right)
+    if not a or not b:
+        return None
+    held = {_ORDER[operator](x, y) for x in a for y in b}
+    return held.pop() if len(held) == 1 else None
 
 
 def _combine(word: str, results: list[bool | None]) -> bool | None:
