@@ -452,6 +452,44 @@ def test_a_function_passed_to_a_wrapper_that_registers_it_is_the_one_defined_bef
     assert "every trial and the Optuna objective never calls" in findings[0][2]
 
 
+def test_a_function_another_module_passes_on_is_any_of_its_definitions(tmp_path: Path) -> None:
+    """Passed from another module, a redefined function is whatever its module left bound:
+    the definitions made before the other module's call do not decide which (both kept)."""
+    (tmp_path / "objectives.py").write_text(
+        textwrap.dedent(
+            """
+            import tensorflow as tf
+
+            def objective(trial):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                return model.evaluate(x, y)
+
+            def objective(trial):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                return model.evaluate(x, y)
+            """
+        ).lstrip("\n"),
+        encoding="utf-8",
+    )
+    source = """
+    import optuna
+    import objectives
+
+    def run(func, n_trials):
+        study = optuna.create_study()
+        for _ in range(n_trials):
+            study.optimize(func, n_trials=1)
+
+    run(objectives.objective, 50)
+    """
+    (tmp_path / "app.py").write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
+    result = lint_paths([tmp_path], Settings(select=("TFL401",)))
+    assert [(Path(d.file).name, d.start.line) for d in result.diagnostics] == [
+        ("objectives.py", 4),
+        ("objectives.py", 8),
+    ]
+
+
 def test_developing_md_lists_every_framework_and_unit() -> None:
     """The table in DEVELOPING.md says what the code's table holds (each framework with its
     units), so the docs cannot drift from ENTRY_POINTS."""

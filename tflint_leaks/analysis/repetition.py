@@ -251,7 +251,7 @@ def _registrations(program: Program) -> dict[FunctionRef, tuple[EntryPoint, ...]
                         span,
                         where.module.path,
                         module_code=where.function is None,
-                        passed_at=tuple((function.path, p) for p in passed),
+                        passed_at=passed,
                     )
                     found.setdefault(function, []).append(entry)
     return {function: tuple(sorted(entries, key=_place_of)) for function, entries in found.items()}
@@ -348,17 +348,19 @@ def _handed(program: Program, argument: Expr | None, where: Where) -> list[Funct
     return sorted(a.ref for a in value.atoms_of(Kind.FUNCTION) if isinstance(a.ref, FunctionRef))
 
 
-def _passed_at(program: Program, argument: Expr | None, where: Where) -> tuple[Span, ...]:
+def _passed_at(
+    program: Program, argument: Expr | None, where: Where
+) -> tuple[tuple[str, Span], ...]:
     """Where module code passes the function a registering call hands over as its function's
     parameter (``self.study.optimize(func)`` in a wrapper that a notebook calls with its
-    ``objective``): the places of those calls."""
+    ``objective``): the file and place of each such call."""
     function = where.function
     if argument is None or argument.op is not Op.REF or function is None:
         return ()
     if argument.text not in function.params:
         return ()
     return tuple(
-        span
+        (site[0], span)
         for site in program.callers(FunctionRef(where.module.path, function.qualname))
         if not site[1] and (span := program.site_span(site)) is not None
     )
