@@ -463,3 +463,28 @@ def test_items_stored_and_structural_counts(
     assert found.structural is structural
     if kind is Kind.NUMBER:
         assert found.ints == ints
+
+
+CERTIFY = """
+import tensorflow as tf
+flags = tf.compat.v1.flags
+FLAGS = flags.FLAGS
+flags.DEFINE_integer("adv_class", {default}, "all classes if -1")
+
+def main(num_classes=10):
+    if FLAGS.adv_class == -1:
+        end = num_classes
+    else:
+        end = FLAGS.adv_class + 1
+    return end
+"""
+
+
+@pytest.mark.parametrize(("default", "ends"), [(-1, {10}), (3, {4})])
+def test_a_test_on_module_state_rules_its_block_out_for_every_call(
+    tmp_path: Path, default: int, ends: set[int]
+) -> None:
+    """cleverhans's certify: ``if FLAGS.adv_class == -1:`` reads no parameter; with the flag's
+    default it is decided for every call, and the other block's assignment does not count."""
+    found = value_of(tmp_path, CERTIFY.format(default=default), "end", function="main")
+    assert found.kind is Kind.NUMBER and found.ints == frozenset(ends)

@@ -140,8 +140,8 @@ class Effects:
             return ()  # ``@st.cache_resource``: the body runs once per distinct arguments
         where = self.inference.where_of(module, qualname)
         dead: tuple[Span, ...] = ()
-        if len(query) > 3:
-            where = where._replace(given=query[3])
+        if len(query) > 3 or function_facts.body.fixed:
+            where = where._replace(given=query[3] if len(query) > 3 else ())
             dead = yield ("dead", path, qualname, where.given)
         function = where.function
         assert function is not None

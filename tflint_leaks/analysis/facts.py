@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.branches import heads
 from tflint_leaks.analysis.dtypes import dotted_ast
 from tflint_leaks.analysis.entry_points import REGISTERING_CALLS
 from tflint_leaks.analysis.graph import (
@@ -144,6 +145,9 @@ class Body:
     #: ``X[key] = value`` into a container named by a dotted name (``self.var_gen[str(i)] =
     #: [...]``): the container's name, the key and the value.
     item_stores: tuple[tuple[str, Expr, Expr], ...] = ()
+    #: The ``if`` statements whose test compares only module state (names neither a parameter
+    #: nor the body's own: ``if FLAGS.adv_class == -1:``): decided alike for every call.
+    fixed: tuple[Branch, ...] = ()
 
     def in_own_graph(self, span: Span) -> bool:
         """The code at ``span`` builds into a graph of the body's own (:attr:`own_graph`)."""
@@ -295,6 +299,7 @@ def collect_body(
         elif isinstance(node, ast.If | ast.BoolOp):
             _condition(node, params, (guards, branches, alternatives), span_of)
     local = (params | {a.target for a in assigns}) - set(declared)
+    branches, fixed = _split(branches, params, local)
     return Body(
         tuple(assigns),
         tuple(returns),
@@ -309,6 +314,7 @@ def collect_body(
         tuple(branches),
         tuple(sorted({name for b in branches for name in tested(b.test)} & params)),
         tuple(item_stores),
+        fixed,
     )
 
 
@@ -489,9 +495,32 @@ def _condition(
     state = first_run_state(test)
     if state:
         guards.append((state, node))
-    if tested(test) & params:
+    if tested(test) & params or _read_names(test):
+        # On a parameter (decided per call), or reading names the body may not bind (module
+        # state: ``if FLAGS.adv_class == -1:``, kept as :attr:`Body.fixed` once the body's
+        # own names are known).
         orelse = _block(node.orelse, span_of) if node.orelse else None
         branches.append(Branch(test, _block(node.body, span_of), orelse))
+
+
+def _split(
+    found: list[Branch], params: set[str], local: set[str]
+) -> tuple[list[Branch], tuple[Branch, ...]]:
+    """The branches on a parameter (:attr:`Body.branches`) and those on module state only
+    (:attr:`Body.fixed`)."""
+    own = local | {"self", "cls"}
+    fixed = tuple(b for b in found if _read_names(b.test) and not heads(b.test) & own)
+    return [b for b in found if tested(b.test) & params], fixed
+
+
+def _read_names(test: Expr) -> set[str]:
+    """The first identifiers of the dotted names a comparison's operands are (``FLAGS`` of
+    ``FLAGS.adv_class == -1``)."""
+    if test.op is Op.OTHER and test.text in {"and", "or"}:
+        return set().union(*(_read_names(part) for part in test.parts))
+    if test.op is Op.OTHER and test.text == "compare":
+        return {p.text.partition(".")[0] for p in test.parts if p.op is Op.REF}
+    return set()
 
 
 def tested(test: Expr) -> set[str]:

@@ -593,8 +593,9 @@ class Inference:
         path, qualname, name = query[1:4]
         where = self.where_of(self.module(path), qualname)
         assigns = self.assigned(where)[name]
-        if len(query) > 4:  # evaluated for one call: the blocks it rules out do not run
-            where = where._replace(given=query[4])
+        if len(query) > 4 or where.body.fixed:
+            # Evaluated for one call (or in any call): the blocks ruled out do not run.
+            where = where._replace(given=query[4] if len(query) > 4 else ())
             dead: tuple[Span, ...] = yield ("dead", path, qualname, where.given)
             assigns = [a for a in assigns if a.span is None or not within(a.span, dead)]
         values = yield from self.evaluate_all(_values(assigns), where)
@@ -836,14 +837,15 @@ class Inference:
 
     def _dead(self, query: Query) -> Generator[Query, Any, tuple[Span, ...]]:
         """The blocks of a function that do not run for a call passing ``given``: those of
-        the ``if`` statements whose test the values given decide the other way."""
+        the ``if`` statements whose test the values given, or the module's state (for every
+        call, :attr:`Body.fixed`), decide the other way."""
         _, path, qualname, given = query
         where = self.where_of(self.module(path), qualname)._replace(given=given)
         function = where.function
         assert function is not None
 
         dead: list[Span] = []
-        for branch in function.body.branches:
+        for branch in (*function.body.branches, *function.body.fixed):
 
             def operand(expr: Expr, branch: Branch = branch) -> Computation:
                 return self._switch_operand(expr, where, branch)
