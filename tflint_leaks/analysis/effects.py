@@ -139,10 +139,8 @@ class Effects:
         if function_facts.memoized:
             return ()  # ``@st.cache_resource``: the body runs once per distinct arguments
         where = self.inference.where_of(module, qualname)
-        dead: tuple[Span, ...] = ()
-        if len(query) > 3 or function_facts.body.fixed:
-            where = where._replace(given=query[3] if len(query) > 3 else ())
-            dead = yield ("dead", path, qualname, where.given)
+        given = query[3] if len(query) > 3 else None
+        where, dead = yield from self.inference.ruled_out(where, given)
         function = where.function
         assert function is not None
         effects = [

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any, NamedTuple
 
 from tflint_leaks.analysis import branches, keras, library
@@ -168,6 +168,7 @@ class Inference:
         self._attribute_values: dict[tuple[str, str, str], Placed] = {}
         self._calls_named: dict[str, list[SiteId]] | None = None
         self._flag_table: dict[str, list[tuple[Expr, Where]]] | None = None
+        self._argument_calls: dict[str, list[tuple[Expr, library.Evaluate]]] = {}
         self._handed: tuple[dict[str, set[str]], frozenset[str]] | None = None
 
     def equations(self) -> dict[str, tuple[Any, Value | tuple[()]]]:
@@ -381,12 +382,11 @@ class Inference:
         its defaults); unknown when none defines it."""
         if self._flag_table is None:
             table: dict[str, list[tuple[Expr, Where]]] = {}
-            for where in self.bodies():
-                for site in where.body.calls:
-                    method = site.call.method
-                    flag = string_text(site.call.positional[0]) if site.call.positional else None
-                    if method is not None and method[1].startswith("DEFINE_") and flag:
-                        table.setdefault(flag, []).append((site.call, where))
+            defines = self.method_calls(self.bodies(), lambda name: name.startswith("DEFINE_"))
+            for call, where in defines:
+                flag = string_text(call.positional[0]) if call.positional else None
+                if flag:
+                    table.setdefault(flag, []).append((call, where))
             self._flag_table = table
         found: list[Value] = []
         for call, where in self._flag_table.get(name, ()):
@@ -593,10 +593,8 @@ class Inference:
         path, qualname, name = query[1:4]
         where = self.where_of(self.module(path), qualname)
         assigns = self.assigned(where)[name]
-        if len(query) > 4 or where.body.fixed:
-            # Evaluated for one call (or in any call): the blocks ruled out do not run.
-            where = where._replace(given=query[4] if len(query) > 4 else ())
-            dead: tuple[Span, ...] = yield ("dead", path, qualname, where.given)
+        where, dead = yield from self.ruled_out(where, query[4] if len(query) > 4 else None)
+        if dead:
             assigns = [a for a in assigns if a.span is None or not within(a.span, dead)]
         values = yield from self.evaluate_all(_values(assigns), where)
         function = where.function
@@ -653,12 +651,14 @@ class Inference:
     def _arguments(self, module: ModuleIndex) -> list[tuple[Expr, library.Evaluate]]:
         """Every ``add_argument`` call of ``module`` (its own code and its functions), each
         with the evaluation of its place: a parser's options, wherever they are added."""
-        found: list[tuple[Expr, library.Evaluate]] = []
-        for where in (Where(module), *(self.where_of(module, q) for q in module.functions)):
-            for site in where.body.calls:
-                method = site.call.method
-                if method is not None and method[1] == "add_argument":
-                    found.append((site.call, functools.partial(self.evaluate, where=where)))
+        found = self._argument_calls.get(module.path)
+        if found is None:
+            found = self._argument_calls[module.path] = [
+                (call, functools.partial(self.evaluate, where=where))
+                for call, where in self.method_calls(
+                    self.module_bodies(module), lambda name: name == "add_argument"
+                )
+            ]
         return found
 
     def _imported_by_name(self, name: Value, where: Where) -> Value:
@@ -835,6 +835,25 @@ class Inference:
                 values.append(UNKNOWN)
         return join(values)
 
+    def ruled_out(
+        self, where: Where, given: Given | None
+    ) -> Generator[Query, Any, tuple[Where, tuple[Span, ...]]]:
+        """A function's place evaluated for a call passing ``given`` (None: for any call),
+        and the blocks that do not run there: those the values given rule out, and those its
+        tests on module state rule out for every call (:meth:`_dead`)."""
+        function = where.function
+        assert function is not None
+        if given is None and not function.body.fixed:
+            return where, ()
+        where = where._replace(given=given or ())
+        dead: tuple[Span, ...] = yield (
+            "dead",
+            where.module.path,
+            function.qualname,
+            where.given,
+        )
+        return where, dead
+
     def _dead(self, query: Query) -> Generator[Query, Any, tuple[Span, ...]]:
         """The blocks of a function that do not run for a call passing ``given``: those of
         the ``if`` statements whose test the values given, or the module's state (for every
@@ -979,9 +998,25 @@ class Inference:
     def bodies(self) -> Iterator[Where]:
         """Every body of the project: each module's own code, functions and methods."""
         for module in self.project.modules():
-            yield Where(module)
-            for qualname in module.functions:
-                yield self.where_of(module, qualname)
+            yield from self.module_bodies(module)
+
+    def module_bodies(self, module: ModuleIndex) -> Iterator[Where]:
+        """A module's own code, its functions and its methods."""
+        yield Where(module)
+        for qualname in module.functions:
+            yield self.where_of(module, qualname)
+
+    @staticmethod
+    def method_calls(
+        bodies: Iterable[Where], wanted: Callable[[str], bool]
+    ) -> Iterator[tuple[Expr, Where]]:
+        """The calls of ``bodies`` of a method whose name is ``wanted`` (``x.add_argument(...)``),
+        each with its place."""
+        for where in bodies:
+            for site in where.body.calls:
+                method = site.call.method
+                if method is not None and wanted(method[1]):
+                    yield site.call, where
 
     def calls_named(self) -> dict[str, list[SiteId]]:
         """Every call of the project by the last identifier of its callee (``__init__`` is
@@ -1100,15 +1135,8 @@ def _filled(value: Value, stored: list[Value]) -> Value:
 
 
 def _item_store(value: Value) -> bool:
-    """A value made by evaluating an :data:`ITEM_STORE`: a one-entry dict of a key."""
-    return bool(value.atoms) and all(
-        a.kind is Kind.CONTAINER
-        and a.mapped is not None
-        and a.length is None
-        and a.items is None
-        and a.ref == ITEM_STORE
-        for a in value.atoms
-    )
+    """A value made by evaluating an :data:`ITEM_STORE` (its atoms carry the marker)."""
+    return bool(value.atoms) and all(a.ref == ITEM_STORE for a in value.atoms)
 
 
 def _made_in(value: Value, qualname: str) -> Value:

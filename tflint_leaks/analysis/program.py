@@ -72,12 +72,10 @@ class Program:
         found: tuple[SiteId, ...] = self.solver.value(("callers", ref.path, ref.qualname))
         return found
 
-    def site_span(self, site: SiteId) -> Span | None:
+    def site_span(self, site: SiteId) -> Span:
         """Where a call site is."""
-        path, qualname, index = site
-        where = self.inference.where_of(self.inference.module(path), qualname)
-        calls = where.body.calls
-        return calls[index].span if index < len(calls) else None
+        _, where = self.inference.site(site)
+        return where.body.calls[site[2]].span
 
     def is_factory(self, ref: FunctionRef) -> bool:
         found: bool = self._run(self.effects.is_factory(ref))

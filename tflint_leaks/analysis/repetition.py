@@ -360,9 +360,9 @@ def _passed_at(
     if argument.text not in function.params:
         return ()
     return tuple(
-        (site[0], span)
+        (site[0], program.site_span(site))
         for site in program.callers(FunctionRef(where.module.path, function.qualname))
-        if not site[1] and (span := program.site_span(site)) is not None
+        if not site[1]  # in module code
     )
 
 

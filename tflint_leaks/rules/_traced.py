@@ -47,7 +47,7 @@ def _called_once(scope: cst.CSTNode, name: str) -> bool:
     if len(mentions) != 1 or len(calls) != 1:
         return False
     loops = (n for n in nodes if isinstance(n, cst.For | cst.While))
-    return not any(calls[0] in set(descendants(loop)) for loop in loops)
+    return not any(n is calls[0] for loop in loops for n in descendants(loop))
 
 
 def _unrolled(context: FileContext, loop: cst.CSTNode) -> bool:

@@ -419,18 +419,22 @@ class PythonSideEffect(Rule):
 
     def _assigned(self, node: cst.CSTNode, target: cst.BaseExpression) -> None:
         context = self.context
-        if not context.in_tf_function or context.guarded or traced_once(context):
+        if not context.in_tf_function or context.guarded:
             return
         name = dotted(target)
         if name is None:
             return
-        if name.startswith("self.") and name.count(".") == 1:
+        state = name.startswith("self.") and name.count(".") == 1
+        shared = not state and "." not in name and name in context.global_names()
+        if not (state or shared) or traced_once(context):
+            return
+        if state:
             self.report(
                 node,
                 f"`{name}` is updated only while the `tf.function` traces, not on every call; "
                 "keep state in a `tf.Variable` and `assign` it",
             )
-        elif "." not in name and name in self.context.global_names():
+        else:
             self.report(
                 node,
                 f"`{name}` is a global/nonlocal updated only while the `tf.function` traces, "
