@@ -379,7 +379,7 @@ def _calls_object(target: Target) -> bool:
 def library_effect(qualified: str, call: Expr) -> EffectKind | None:
     """What a call of the library callable ``qualified`` does that a loop rule looks for."""
     if keras.builds_model(qualified):
-        return EffectKind.BUILD_MODEL
+        return None if keras.views_model(qualified, call) else EffectKind.BUILD_MODEL
     if qualified in keras.CLEAR_SESSION:
         return EffectKind.CLEAR_SESSION
     if qualified == GRADIENT_TAPE:

@@ -388,7 +388,7 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
     """A call of the library callable with the canonical ``name``."""
     positional = call.positional
     if keras.builds_model(name):
-        return atom(Kind.MODEL, flag=True)
+        return atom(Kind.MODEL, flag=not keras.views_model(name, call))
     if name == GRADIENT_TAPE:
         flag = call.keyword("persistent")
         persistent = flag is not None and flag.op is Op.LITERAL and flag.text == "true"

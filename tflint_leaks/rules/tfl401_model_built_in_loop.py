@@ -44,7 +44,8 @@ class ModelBuiltInLoop(Rule):
     Not flagged: a loop that calls `clear_session()` (directly, or through a project function such
     as `reset()`, or inside the factory itself), models kept on purpose (`models.append(...)`,
     `models[name] = ...`, the element of a comprehension: an ensemble), sub-models composed
-    inside a Keras layer or model class, a function returning a model it did not build (a
+    inside a Keras layer or model class, a view of an existing model (`Model(base.input,
+    base.get_layer("fc").output)`: its tensors exist, no layer is built), a function returning a model it did not build (a
     cached global), and loops that build a known small number of models (at most
     `max-loop-iterations`, default 10, in all: `range(3)`, a literal grid, a 5-fold split, a
     `folds=5` parameter every call site leaves or sets small, a counter that `break`s the loop
@@ -150,6 +151,21 @@ class ModelBuiltInLoop(Rule):
             model = keras.models.load_model(f"fold-{fold}.keras")
             print(model.evaluate(x, y))
             reset()
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        def generate(model, length):
+            if len(model.inputs) > 1:
+                model = tf.keras.Model(inputs=model.inputs[0], outputs=model.outputs[1])
+            return [model(seed) for seed in range(length)]
+
+        def features(base):
+            return tf.keras.Model(base.input, [base.get_layer("fc").output, base.output])
+
+        for epoch in range(100):
+            texts = generate(trained, 300)
+            extractor = features(trained)
         """),
         Valid("""
         import tensorflow as tf
@@ -489,6 +505,34 @@ class ModelBuiltInLoop(Rule):
                 model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
                 model.load_weights(f"weights-{units}.h5")
                 print(units, model.evaluate(x, y))
+            """,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def head(base, classes):
+                return tf.keras.Model(base.input, tf.keras.layers.Dense(classes)(base.output))
+
+            for classes in range(2, 50):
+                model = head(trained, classes)
+            """,
+            7,
+            13,
+            7,
+            35,
+            "`head` builds a new Keras model every iteration (48 in all) and the loop never "
+            "calls `clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+            fixed="""
+            import tensorflow as tf
+
+            def head(base, classes):
+                return tf.keras.Model(base.input, tf.keras.layers.Dense(classes)(base.output))
+
+            for classes in range(2, 50):
+                tf.keras.backend.clear_session()
+                model = head(trained, classes)
             """,
         ),
         Invalid(
