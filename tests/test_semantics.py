@@ -465,6 +465,46 @@ def test_items_stored_and_structural_counts(
         assert found.ints == ints
 
 
+APPENDED = """
+def folds(split_index=[0.5, 0.6, 0.7, 0.8, 0.9]):
+    found = []
+    for split in split_index:
+        train = int(split * 100)
+        found.append((train, split))
+    return found
+
+def {name}(xs):
+    found = []
+    for x in range(8):
+        {statement}
+    return found
+"""
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        # One item per iteration: the loop's trip count.
+        ("found.append(x)", frozenset({8})),
+        # Not one per iteration: under a test, twice, after a `break` or a `continue`,
+        # or emptied again in the loop.
+        ("if x:\n            found.append(x)", None),
+        ("found.append(x)\n        found.append(-x)", None),
+        ("found.append(x)\n        if x > 3:\n            break", None),
+        ("if x in xs:\n            continue\n        found.append(x)", None),
+        ("found.append(x)\n        found = []", None),
+        ("found.append(x)\n        found.extend(xs)", None),
+    ],
+)
+def test_a_list_filled_once_per_iteration_has_the_loops_length(
+    tmp_path: Path, statement: str, expected: frozenset[int] | None
+) -> None:
+    source = APPENDED.format(name="grow", statement=statement)
+    assert value_of(tmp_path, source, "found", "grow").lengths == expected
+    # Through a call: the default list of five splits makes five folds.
+    assert value_of(tmp_path, source, "folds()").lengths == frozenset({5})
+
+
 CERTIFY = """
 import tensorflow as tf
 flags = tf.compat.v1.flags

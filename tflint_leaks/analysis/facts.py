@@ -105,6 +105,19 @@ class Branch:
 
 
 @dataclass(frozen=True)
+class Counted:
+    """``container.append(item)`` as a statement of a top-level ``for`` loop's own block, in a
+    loop that never leaves an iteration early (no ``break``, ``continue``, ``return`` or
+    ``raise`` in it): the container gains one item per iteration of the loop."""
+
+    container: str
+    #: The loop's iterable: the container gains one item per item of it.
+    iterable: Expr
+    #: The whole ``for`` statement.
+    loop: Span
+
+
+@dataclass(frozen=True)
 class Site:
     """A call the body makes, where."""
 
@@ -148,6 +161,8 @@ class Body:
     #: The ``if`` statements whose test compares only module state (names neither a parameter
     #: nor the body's own: ``if FLAGS.adv_class == -1:``): decided alike for every call.
     fixed: tuple[Branch, ...] = ()
+    #: The appends that add one item per iteration of a top-level ``for`` loop.
+    counted: tuple[Counted, ...] = ()
 
     def in_own_graph(self, span: Span) -> bool:
         """The code at ``span`` builds into a graph of the body's own (:attr:`own_graph`)."""
@@ -241,10 +256,12 @@ def collect_body(
     *,
     graph_code: bool = False,
     top: Iterable[ast.stmt] = (),
+    statements: Iterable[ast.stmt] | None = None,
 ) -> Body:
     """The facts of one body, from its own nodes (nested functions and classes excluded). In
     graph code (:func:`~tflint_leaks.analysis.graph.is_graph_code`) the calls that add nodes
-    to the default graph are kept too."""
+    to the default graph are kept too. ``top`` is a function's own block; ``statements`` the
+    body's top-level statements when they are not ``top`` (a module's)."""
     assigns: list[Assign] = []
     returns: list[Expr] = []
     calls: list[Site] = []
@@ -315,7 +332,39 @@ def collect_body(
         tuple(sorted({name for b in branches for name in tested(b.test)} & params)),
         tuple(item_stores),
         fixed,
+        tuple(_counted(top if statements is None else statements, span_of)),
     )
+
+
+def _counted(statements: Iterable[ast.stmt], span_of: SpanOf) -> Iterator[Counted]:
+    """:class:`Counted` appends of the top-level ``for`` loops among ``statements``."""
+    for loop in statements:
+        if not isinstance(loop, ast.For) or any(_leaves(node) for node in loop.body):
+            continue
+        for statement in loop.body:
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "append"
+                and len(call.args) == 1
+                and not call.keywords
+                and (container := dotted_ast(call.func.value)) is not None
+            ):
+                yield Counted(container, from_ast(loop.iter), span_of(loop))
+
+
+def _leaves(statement: ast.stmt) -> bool:
+    """``statement`` may end an iteration of the loop it is in early (a nested function's
+    code aside)."""
+    stack: list[ast.AST] = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Break | ast.Continue | ast.Return | ast.Raise):
+            return True
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _augmented(node: ast.AugAssign) -> Expr:

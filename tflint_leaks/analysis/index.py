@@ -696,7 +696,11 @@ def index_source(
     builder.collect_imports(tree, import_nodes, aliases or {})
     builder.collect_definitions(tree)
     body = collect_body(
-        _module_nodes(tree), builder.resolve, builder.span, graph_code=builder.graph_code
+        _module_nodes(tree),
+        builder.resolve,
+        builder.span,
+        graph_code=builder.graph_code,
+        statements=tree.body,
     )
     return ModuleIndex(
         path=str(path),

@@ -44,6 +44,7 @@ from tflint_leaks.analysis.lattice import (
     Atom,
     ClassRef,
     FunctionRef,
+    Ints,
     Kind,
     Value,
     arithmetic,
@@ -606,7 +607,32 @@ class Inference:
                 given = yield ("param", path, qualname, name)
             values.append(given.stale())
         stored = yield from self.evaluate_all(self._stores(where).get(name, ()), where)
-        return _filled(join(values), stored)
+        length = yield from self._counted_length(where, name, assigns, len(stored))
+        return _filled(join(values), stored, length)
+
+    def _counted_length(
+        self, where: Where, name: str, assigns: list[Assign], stores: int
+    ) -> Generator[Query, Any, Ints]:
+        """The length of a list that starts empty and gains one item per iteration of one
+        loop (``folds = []`` then ``for s in splits: folds.append(...)``, :class:`~tflint_leaks.
+        analysis.facts.Counted`): the loop's trip count, when the body assigns the name only
+        that once, before the loop and outside any loop, and puts nothing else into it."""
+        counted = [c for c in where.body.counted if c.container == name]
+        if stores != 1 or len(counted) != 1 or len(assigns) != 1:
+            return None
+        (assign,), (append,) = assigns, counted
+        value = assign.value
+        if not (
+            value.op is Op.DISPLAY
+            and value.text == "list"
+            and value.number == 0
+            and assign.span is not None
+            and assign.span < append.loop
+            and where.body.loop_around(assign.span) is None
+        ):
+            return None
+        iterable = yield from self.evaluate(append.iterable, where)
+        return iterable.lengths
 
     def _global(self, query: Query) -> Computation:
         _, path, name = query
@@ -618,7 +644,13 @@ class Inference:
             for assign, place in placed:
                 values.append((yield from self.evaluate(assign.value, place)))
             stored = yield from self.evaluate_all(self._stores(where).get(name, ()), where)
-            return _filled(join(values), stored)
+            assigns = [assign for assign, _ in placed]
+            length = yield from self._counted_length(where, name, assigns, len(stored))
+            if length is not None and any(
+                name in self._stores(self.where_of(module, q)) for q in module.functions
+            ):
+                length = None  # a function appends to it too
+            return _filled(join(values), stored, length)
         annotation = next((a.value for a in module.body.annotations if a.target == name), None)
         if annotation is not None:
             return self._annotation(annotation, where)
@@ -1103,11 +1135,11 @@ def _values(assigns: Iterable[Assign]) -> Iterator[Expr]:
     return (assign.value for assign in assigns)
 
 
-def _filled(value: Value, stored: list[Value]) -> Value:
+def _filled(value: Value, stored: list[Value], length: Ints = None) -> Value:
     """``value`` with what the code puts into it: its containers may also hold the stored
-    values (and their length is then not known); ``X[key] = v`` (:data:`ITEM_STORE`, a
-    one-entry container of ``key`` and ``v``) puts ``v`` in a dict under ``key``, and in a
-    list; a Keras ``Sequential``'s ``add`` is no container's."""
+    values (and their length is then ``length``, else not known); ``X[key] = v``
+    (:data:`ITEM_STORE`, a one-entry container of ``key`` and ``v``) puts ``v`` in a dict
+    under ``key``, and in a list; a Keras ``Sequential``'s ``add`` is no container's."""
     if not stored or value.top:
         return value
     items = [v for v in stored if not _item_store(v)]
@@ -1126,7 +1158,7 @@ def _filled(value: Value, stored: list[Value]) -> Value:
             )
         return a._replace(
             element=join([a.element or BOTTOM, mapped, *items]),
-            length=None,
+            length=length,
             items=None,
             keyed=None,
         )

@@ -45,11 +45,11 @@ class ModelBuiltInLoop(Rule):
     as `reset()`, or inside the factory itself), models kept on purpose (`models.append(...)`,
     `models[name] = ...`, the element of a comprehension: an ensemble), sub-models composed
     inside a Keras layer or model class, a view of an existing model (`Model(base.input,
-    base.get_layer("fc").output)`: its tensors exist, no layer is built), a function returning a model it did not build (a
-    cached global), and loops that build a known small number of models (at most
-    `max-loop-iterations`, default 10, in all: `range(3)`, a literal grid, a 5-fold split, a
-    `folds=5` parameter every call site leaves or sets small, a counter that `break`s the loop
-    after 10 iterations).
+    base.get_layer("fc").output)`: its tensors exist, no layer is built), a function returning a
+    model it did not build (a cached global), and loops that build a known small number of
+    models (at most `max-loop-iterations`, default 10, in all: `range(3)`, a literal grid, a
+    5-fold split, a list filled once per split, a `folds=5` parameter every call site leaves or
+    sets small, a counter that `break`s the loop after 10 iterations).
 
     The same holds where the repetition is a framework's (the entry points of
     `tflint_leaks/analysis/entry_points.py`): a Flask, FastAPI, Django, aiohttp, Starlette,
@@ -166,6 +166,20 @@ class ModelBuiltInLoop(Rule):
         for epoch in range(100):
             texts = generate(trained, 300)
             extractor = features(trained)
+        """),
+        Valid("""
+        import tensorflow as tf
+
+        def kfolds(split_index=[0.5, 0.6, 0.7, 0.8, 0.9]):
+            folds = []
+            for split in split_index:
+                end = int(split * len(data))
+                folds.append((data[:end], data[end:]))
+            return folds
+
+        for train, test in kfolds():
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(train, epochs=10)
         """),
         Valid("""
         import tensorflow as tf
