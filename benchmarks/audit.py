@@ -6,6 +6,8 @@ sample with Wilson 95% intervals.
     .venv/bin/python benchmarks/audit.py sample --reuse         # sample again from the last lint
     .venv/bin/python benchmarks/audit.py score                  # precision of the judged sheet
     .venv/bin/python benchmarks/audit.py score --json benchmarks/results/audit.json
+    .venv/bin/python benchmarks/audit.py census --population benchmarks/results/audit-now.json \
+        --out benchmarks/results/audit-census.toml    # every finding, judged ones carried over
 
 The population is every finding (codes TFL1xx to TFL5xx; the engine's TFL0xx codes are left
 out) of a whole-repository run, from the repository's root with the default rule selection
@@ -227,18 +229,24 @@ def toml_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # a JSON string is a TOML basic string
 
 
-def write_sheet(path: Path, sample: Sequence[Json], population: Json, seed: int) -> None:
+def write_sheet(path: Path, sample: Sequence[Json], population: Json, seed: int | None) -> None:
+    """Write the findings to judge; ``seed`` None: every finding of the population (a census)."""
     total = len(population["findings"])
+    drawn = (
+        "a simple random sample (without replacement, every\n# finding equally likely) of"
+        if seed is not None
+        else "every one (a census) of"
+    )
     lines = [
-        "# Precision audit of tflint-leaks: a simple random sample (without replacement, every",
-        "# finding equally likely) of the rule findings (TFL1xx-TFL5xx) of whole-repository runs",
-        "# on libraries.toml and breadth/labels-a.toml + labels-b.toml. Written by",
-        "# `benchmarks/audit.py sample`; judge each finding: verdict = tp | fp | unsure, and a",
-        "# reason a reader can check. `benchmarks/audit.py score` reads this file.",
-        f"# seed = {seed}, {len(sample)} of {total} findings, "
-        f"{len(population['runs'])} repositories.",
+        f"# Precision audit of tflint-leaks: {drawn} the rule findings (TFL1xx-TFL5xx)",
+        "# of whole-repository runs on libraries.toml and breadth/labels-a.toml + labels-b.toml.",
+        "# Written by `benchmarks/audit.py sample` (or `census`, which carries the verdicts of a",
+        "# judged sheet over to the findings at the same places); judge each finding: verdict =",
+        "# tp | fp | unsure, and a reason a reader can check. `benchmarks/audit.py score` reads",
+        f"# this file. {'' if seed is None else f'seed = {seed}, '}{len(sample)} of {total}"
+        f" findings, {len(population['runs'])} repositories.",
         "",
-        f"seed = {seed}",
+        *([f"seed = {seed}"] if seed is not None else []),
         f"population = {total}",
         "",
     ]
@@ -343,12 +351,15 @@ def tally_by(findings: Iterable[Json], key: str) -> dict[str, Json]:
     return {name: tallies[name].figures() for name in sorted(tallies)}
 
 
-def score(findings: Sequence[Json]) -> Json:
+def score(findings: Sequence[Json], population: int | None = None) -> Json:
     overall = Tally()
     for finding in findings:
         overall.add(finding["verdict"])
+    census = population == len(findings)
     return {
-        "design": "simple random sample without replacement (unweighted)",
+        "design": "census: every finding of the population judged"
+        if census
+        else "simple random sample without replacement (unweighted)",
         "sample": len(findings),
         "overall": overall.figures(),
         "per_rule": tally_by(findings, "code"),
@@ -376,7 +387,12 @@ def report(result: Json, population: int | None) -> str:
     if population is not None:
         sample_line += f" of {population}"
     lines.append(sample_line)
-    if population:
+    if population == result["sample"]:
+        lines.append(
+            "(a census: the precisions are the population's own; the Wilson intervals are"
+            " those of a sample of this size, for comparison with the sampled audits)"
+        )
+    elif population:
         lines.append(
             f"(sampling fraction {result['sample'] / population:.0%}: the Wilson intervals"
             " leave out the finite-population correction, so they are conservative)"
@@ -424,7 +440,7 @@ def command_score(args: argparse.Namespace) -> int:
     findings = load_sheet(args.sheet)
     with args.sheet.open("rb") as handle:
         population = tomllib.load(handle).get("population")
-    result = score(findings)
+    result = score(findings, population if isinstance(population, int) else None)
     result["population"] = population
     print(report(result, population if isinstance(population, int) else None))
     if args.json is not None:
@@ -474,6 +490,39 @@ def command_recheck(args: argparse.Namespace) -> int:
     return 0
 
 
+def census(population: Json, judged: Sequence[Json]) -> list[Json]:
+    """Every finding of ``population``, with the verdict and reason of the judged finding at
+    the same place (:func:`place_key`), if any."""
+    known = {place_key(finding): finding for finding in judged}
+    found = []
+    for finding in population["findings"]:
+        carried = known.get(place_key(finding), {})
+        found.append(
+            {
+                **finding,
+                "verdict": carried.get("verdict", ""),
+                "reason": carried.get("reason", ""),
+            }
+        )
+    return found
+
+
+def command_census(args: argparse.Namespace) -> int:
+    try:
+        population = json.loads(args.population.read_text(encoding="utf-8"))
+        with args.sheet.open("rb") as handle:
+            judged = tomllib.load(handle).get("finding", [])
+    except (OSError, json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
+        raise AuditError(str(error)) from None
+    if args.out.exists() and not args.force:
+        raise AuditError(f"{args.out} exists (judged?); --force to overwrite it")
+    findings = census(population, judged)
+    write_sheet(args.out, findings, population, None)
+    carried = sum(bool(finding["verdict"]) for finding in findings)
+    print(f"wrote {len(findings)} findings to {args.out}, {carried} judged already")
+    return 0
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -507,6 +556,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     again.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT)
     again.add_argument("--jobs", type=int, default=None, help="passed to check --jobs")
     again.set_defaults(handler=command_recheck)
+    every = commands.add_parser(
+        "census", help="a sheet of every finding of a run, the judged ones' verdicts carried over"
+    )
+    every.add_argument("--population", type=Path, default=DEFAULT_POPULATION)
+    every.add_argument("--sheet", type=Path, default=DEFAULT_SHEET, help="the judged sheet")
+    every.add_argument("--out", type=Path, required=True)
+    every.add_argument("--force", action="store_true", help="overwrite an existing sheet")
+    every.set_defaults(handler=command_census)
     return parser.parse_args(argv)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+import tomllib
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
@@ -270,3 +271,36 @@ def test_recheck_keeps_the_judged_findings_still_reported(audit: ModuleType) -> 
     assert result["gone"] == {"fp": 1}
     assert (result["population_before"], result["population_now"]) == (4, 3)
     assert result["not_judged_new"] == 1
+
+
+def test_census_carries_verdicts_by_place_and_scores_as_a_census(
+    audit: ModuleType, tmp_path: Path
+) -> None:
+    judged = [
+        {**_finding(1, verdict="tp"), "reason": "one"},
+        {**_finding(2, verdict="fp"), "reason": "two"},
+    ]
+    population = {
+        "runs": [{"repo": "o/r", "kind": "library", "findings": 3}],
+        "findings": [
+            {**_finding(1), "message": "reworded", "commit": "c", "related": []},
+            {**_finding(3), "commit": "c", "related": ["loop: here"]},
+        ],
+    }
+    found = audit.census(population, judged)
+    assert [(f["line"], f["verdict"], f["reason"]) for f in found] == [
+        (1, "tp", "one"),
+        (3, "", ""),
+    ]
+    sheet = tmp_path / "census.toml"
+    audit.write_sheet(sheet, found, population, None)
+    with pytest.raises(audit.AuditError, match="#2: verdict ''"):
+        audit.load_sheet(sheet)
+    text = sheet.read_text().replace('verdict = ""\nreason = ""', 'verdict = "fp"\nreason = "r"')
+    sheet.write_text(text)
+    findings = audit.load_sheet(sheet)
+    result = audit.score(findings, 2)
+    assert result["design"] == "census: every finding of the population judged"
+    assert result["overall"]["precision"] == 0.5
+    assert "seed" not in tomllib.loads(text) and tomllib.loads(text)["population"] == 2
+    assert audit.score(findings, 3)["design"].startswith("simple random sample")
