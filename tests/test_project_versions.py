@@ -435,6 +435,30 @@ def test_python_2_builtins_anywhere_the_program_imports_pin_keras(tmp_path: Path
     assert _findings(root / "train.py") == [("TFL402", 6, 9, FRAME_PREDICT[3])]
 
 
+@pytest.mark.parametrize(
+    ("agent", "pinned"),
+    [
+        # Multi-backend Keras' Theano channel order (tdeboissiere's InfoGAN).
+        ('from keras import backend as K\n\nif K.image_dim_ordering() == "th":\n    A = 1\n', True),
+        ("import keras.backend as K\n\nK.set_image_dim_ordering('tf')\n", True),
+        # keras-contrib's layers (Lornatang's CycleGAN) and Keras' legacy interfaces.
+        ("import keras\nfrom keras_contrib.layers import InstanceNormalization\n", True),
+        ("import keras\nfrom keras.legacy import interfaces\n", True),
+        # What every Keras has, or keras-contrib's name in a comment and a string only.
+        ('from keras import backend as K\n\nK.set_image_data_format("channels_first")\n', False),
+        ("import keras\n# ported from keras_contrib\nNAME = 'keras_contrib'\n", False),
+        # Through tf.keras: TensorFlow's versions, not standalone Keras'.
+        ("from tensorflow.keras import backend as K\n\nK.image_dim_ordering()\n", False),
+    ],
+)
+def test_multi_backend_keras_only_apis_pin_keras_before_2_4(
+    tmp_path: Path, agent: str, pinned: bool
+) -> None:
+    network = "from keras.models import Sequential\n\n\ndef build():\n    return Sequential()\n"
+    root = _project(tmp_path, {"agent.py": agent + network, "train.py": FRAME_LOOP})
+    assert _findings(root / "train.py") == ([] if pinned else [FRAME_PREDICT])
+
+
 def test_pins_that_the_code_contradicts_decide(tmp_path: Path) -> None:
     files = {"agent.py": KERAS_1_AGENT, "train.py": FRAME_LOOP}
     root = _project(tmp_path, {**files, "requirements.txt": "tensorflow==2.12\nkeras==2.12\n"})

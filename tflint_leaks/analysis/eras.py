@@ -19,6 +19,14 @@ Read from the libraries' own history:
   backends.
 - ``Model._make_predict_function`` is a method of multi-backend Keras and of TensorFlow 1's
   ``tf.keras``; Keras 2.4 has none.
+- ``keras.backend.image_dim_ordering()`` and ``set_image_dim_ordering()`` are Keras 1's names
+  that multi-backend Keras 2 kept for Theano's channel order; ``tf.keras`` never had them, so
+  neither has Keras 2.4 (``tf.keras`` under another name) nor Keras 3 (neither the installed
+  ``tf_keras`` 2.21 nor Keras 3.15 defines them).
+- ``keras.legacy`` is gone from Keras 2.4 ("No module named 'keras.legacy'" with 2.4.3:
+  keras-team/keras#14665), and ``keras_contrib`` is keras-contrib, built for multi-backend
+  Keras ("Install keras_contrib for keras-team/keras"; its last snapshot is of 2019-12, before
+  Keras 2.4 dropped the other backends; it was then deprecated for TensorFlow Addons).
 - TensorFlow 2.1 is the last release for Python 2 (its release notes), Keras 2.3 the last
   multi-backend release; ``xrange``, ``raw_input``, ``unichr`` and ``execfile`` are builtins of
   Python 2 only.
@@ -63,6 +71,10 @@ KERAS_1_ARGUMENTS = frozenset(
 _OUTPUT_DIM_KEPT = frozenset({"Embedding"})
 #: Methods that only multi-backend Keras has (and TensorFlow 1's ``tf.keras``).
 MULTI_BACKEND_METHODS = frozenset({"_make_predict_function", "_make_train_function"})
+#: Functions of multi-backend Keras's ``keras.backend`` only.
+MULTI_BACKEND_FUNCTIONS = frozenset({"image_dim_ordering", "set_image_dim_ordering"})
+#: Modules only multi-backend Keras has, or that only work with it.
+MULTI_BACKEND_MODULES = ("keras.legacy", "keras_contrib")
 PYTHON_2_BUILTINS = frozenset({"xrange", "raw_input", "unichr", "execfile"})
 #: Where the source may say its versions, for :func:`code_pins` to look at the calls of those
 #: lines only: one of the arguments passed (``name=``, not ``name==``) or one of the calls
@@ -70,8 +82,15 @@ PYTHON_2_BUILTINS = frozenset({"xrange", "raw_input", "unichr", "execfile"})
 _MENTIONS = re.compile(
     r"\b(?:{})\s*=(?!=)|\b(?:{})\s*\(".format(
         "|".join(sorted({*KERAS_1_ARGUMENTS, "output_dim"})),
-        "|".join(sorted(MULTI_BACKEND_METHODS | PYTHON_2_BUILTINS)),
+        "|".join(sorted(MULTI_BACKEND_METHODS | MULTI_BACKEND_FUNCTIONS | PYTHON_2_BUILTINS)),
     )
+)
+#: An import statement of one of :data:`MULTI_BACKEND_MODULES`.
+_MULTI_BACKEND_IMPORT = re.compile(
+    r"^[ \t]*(?:from|import)[ \t]+({})\b".format(
+        "|".join(re.escape(m) for m in MULTI_BACKEND_MODULES)
+    ),
+    re.MULTILINE,
 )
 _PYTHON_2_MENTIONS = re.compile(r"\b(?:{})\s*\(".format("|".join(sorted(PYTHON_2_BUILTINS))))
 
@@ -125,11 +144,43 @@ def code_pins(
             evidence = f"`{func.attr}()` (a method of multi-backend Keras only)"
             _keep(found, "keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, node.lineno))
             continue
+        backend = _backend_function(func, imports)
+        if backend is not None:
+            evidence = f"`{backend}()` (a function of multi-backend Keras only)"
+            _keep(found, "keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, node.lineno))
+            continue
         argument = _keras_1_argument(node, imports)
         if argument is not None:
             evidence = f"`{argument}=` (Keras 1's name, gone from Keras 2.4)"
             _keep(found, "keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, node.lineno))
+    imported = {m for m in MULTI_BACKEND_MODULES for t in imports.values() if _within(t, m)}
+    if standalone and imported:
+        for match in _MULTI_BACKEND_IMPORT.finditer(source):  # the line of the first
+            if match.group(1) in imported:
+                line = source.count("\n", 0, match.start()) + 1
+                evidence = f"`import {match.group(1)}` (a module for multi-backend Keras only)"
+                _keep(found, "keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, line))
+                break
     return tuple(found[key] for key in sorted(found))
+
+
+def _within(name: str, module: str) -> bool:
+    return name == module or name.startswith(module + ".")
+
+
+def _backend_function(func: ast.expr, imports: dict[str, str]) -> str | None:
+    """The multi-backend Keras function a call's ``func`` names through the module's imports
+    (``K.image_dim_ordering`` with ``import keras.backend as K``)."""
+    dotted = dotted_ast(func)
+    if dotted is None:
+        return None
+    head, _, rest = dotted.partition(".")
+    target = imports.get(head)
+    if target is None:
+        return None
+    name = f"{target}.{rest}" if rest else target
+    owner, _, last = name.rpartition(".")
+    return last if owner == "keras.backend" and last in MULTI_BACKEND_FUNCTIONS else None
 
 
 def magic_pin(text: str, line: int) -> CodePin | None:
