@@ -15,6 +15,10 @@ from tflint_leaks.analysis.symbolic import Expr, Op
 #: Classes whose instances are Keras models (a project class deriving from one is a model too).
 MODEL_CLASSES = frozenset({"keras.Model", "keras.Sequential"})
 
+#: Classes whose instances own variables of their own (a model or layer, a ``tf.Module`` such
+#: as a GPflow model): a ``tf.function`` traced for one must trace again for another.
+VARIABLE_OWNERS = frozenset({"tensorflow.Module", "keras.layers.Layer", "keras.Layer"})
+
 #: A model's (or layer's) attributes that hold tensors it already has.
 MODEL_TENSORS = frozenset({"input", "inputs", "output", "outputs"})
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.eras import CodePin, framework_pins, imports_standalone_keras
 from tflint_leaks.analysis.index import (
     ClassFacts,
@@ -329,6 +330,15 @@ class ProjectIndex:
         """Whether ``klass`` is a Keras model: it derives from ``keras.Model`` or
         ``keras.Sequential``, directly or through project bases."""
         return any(owner.is_keras_model for _, owner in self.mro(module, klass))
+
+    def owns_variables(self, module: ModuleIndex, klass: ClassFacts) -> bool:
+        """Whether instances of ``klass`` own variables: it is a Keras model or layer or a
+        ``tf.Module``, directly or through project bases (:data:`~tflint_leaks.analysis.keras.
+        VARIABLE_OWNERS`)."""
+        return any(
+            owner.is_keras_model or not keras.VARIABLE_OWNERS.isdisjoint(owner.bases)
+            for _, owner in self.mro(module, klass)
+        )
 
     def world(self, module: ModuleIndex, frameworks: Frameworks) -> Frameworks:
         """The TensorFlow and Keras a module runs: what its project's pin files say

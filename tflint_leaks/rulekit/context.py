@@ -20,7 +20,7 @@ from tflint_leaks.analysis.effects import Effect, EffectKind, TfFunctionTarget
 from tflint_leaks.analysis.facts import Span, first_run_state
 from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex, TfFunctionFacts
 from tflint_leaks.analysis.inference import TargetKind, Where
-from tflint_leaks.analysis.lattice import ArrayOrigin, Kind, Value
+from tflint_leaks.analysis.lattice import ArrayOrigin, ClassRef, Kind, Value
 from tflint_leaks.analysis.loops import LoopNode, LoopParts
 from tflint_leaks.analysis.names import TF_FUNCTION, resolve_dotted
 from tflint_leaks.analysis.nodes import dotted, own_nodes
@@ -680,6 +680,23 @@ class FileContext:
         project model class, or a project factory that returns a model it builds."""
         found = self.type_of(node)
         return found.kind is Kind.MODEL and found.fresh
+
+    def owns_variables(self, node: cst.BaseExpression | str) -> bool:
+        """``node`` (or the name) is certainly something that owns variables of its own: a
+        Keras model, or an instance of a project class that is a Keras model or layer or a
+        ``tf.Module`` (a GPflow model)."""
+        value = self.type_of(node)
+        if value.kind is Kind.MODEL:
+            return True
+        if value.kind is not Kind.INSTANCE:
+            return False
+        for atom in value.informative:
+            found = (
+                self.program.inference.klass(atom.ref) if isinstance(atom.ref, ClassRef) else None
+            )
+            if found is None or not self.project.owns_variables(*found):
+                return False
+        return True
 
     def is_model(self, node: cst.BaseExpression) -> bool:
         """``node`` is known to be a Keras model (its type, across the project)."""

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from tflint_leaks.analysis import keras
-from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.analysis.nodes import descendants, dotted
 from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import EffectKind
 
@@ -69,6 +69,23 @@ def built_in_loop(context: FileContext, receiver: cst.BaseExpression) -> bool:
         and context.builds_model(a.value)
         for a in context.scope_facts().assignments.get(name, ())
     )
+
+
+def passes_new_variables(context: FileContext, node: cst.Call) -> bool:
+    """An argument of ``node`` reads a name the enclosing loops bind anew each iteration (their
+    target, or an assignment in them) to something that owns variables (a model, a layer, a
+    ``tf.Module`` such as a GPflow model: :meth:`FileContext.owns_variables`): a function
+    traced for one of them must trace again for the next."""
+    loops = set(context.loops)
+    if not loops:
+        return False
+    assignments = context.scope_facts().assignments
+    for arg in node.args:
+        for name in {n.value for n in descendants(arg.value) if isinstance(n, cst.Name)}:
+            fresh = any(a.loops & loops or a.node in loops for a in assignments.get(name, ()))
+            if fresh and context.owns_variables(name):
+                return True
+    return False
 
 
 def method_call(node: cst.Call, methods: frozenset[str]) -> cst.BaseExpression | None:

@@ -7,6 +7,7 @@ from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import every_iteration, relate_loop, report_through
+from tflint_leaks.rules._models import passes_new_variables
 
 #: Methods that keep their argument in a container (``fns.append(tf.function(f))``).
 _KEEPING_METHODS = frozenset({"append", "add", "insert", "setdefault", "extend"})
@@ -34,7 +35,9 @@ class FunctionRecreated(Rule):
     container (`functions[device] = tf.function(impl)`, `fns.append(tf.function(f))`: each is
     made once and kept), loops of a known small trip count (at most `max-python-values`,
     default 5: one function per model of a two-model loop), and code that also builds a new
-    model every time it runs (the new function is needed then).
+    model every time it runs, or is passed one the loop makes or takes anew each iteration (a
+    Keras model or layer, a `tf.Module` such as a GPflow model: the new function is needed
+    then, as the new variables must be traced).
 
     ## Example
     ```python
@@ -231,8 +234,64 @@ class FunctionRecreated(Rule):
                     self.add_graph_trace()
                     self.fit_one()
         """),
+        # GPflow's notebooks: each iteration optimizes another model (a `tf.Module`) through
+        # `Scipy().minimize`, which makes its `tf.function` per call.
+        Valid("""
+        import tensorflow as tf
+
+
+        class Model(tf.Module):
+            def __init__(self, width):
+                self.w = tf.Variable(tf.zeros([width]))
+
+            def loss(self):
+                return tf.reduce_sum(self.w ** 2)
+
+
+        def minimize(loss, variables):
+            step = tf.function(lambda: tf.gradients(loss(), variables))
+            return step()
+
+
+        for width in range(4, 20):
+            model = Model(width)
+            minimize(model.loss, [model.w])
+
+        for model in [Model(2), Model(3), Model(4), Model(5), Model(6), Model(7)]:
+            minimize(model.loss, [model.w])
+        """),
     )
     INVALID = (
+        # The same model every iteration: one function would do.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            class Model(tf.Module):
+                def __init__(self, width):
+                    self.w = tf.Variable(tf.zeros([width]))
+
+                def loss(self):
+                    return tf.reduce_sum(self.w ** 2)
+
+
+            def minimize(loss, variables):
+                step = tf.function(lambda: tf.gradients(loss(), variables))
+                return step()
+
+
+            model = Model(3)
+            for step in range(100):
+                minimize(model.loss, [model.w])
+            """,
+            13,
+            12,
+            13,
+            64,
+            "`minimize` makes a new `tf.function` on every call and is called in a loop; "
+            "each one traces again",
+        ),
         Invalid(
             """
             import tensorflow as tf
@@ -442,6 +501,8 @@ class FunctionRecreated(Rule):
         effects = self.context.effects(node)
         if any(effect.kind is EffectKind.BUILD_MODEL for effect in effects):
             return
+        if passes_new_variables(self.context, node):
+            return  # a new model (or `tf.Module`) each iteration: a new trace is needed
         for effect in effects:
             if effect.kind is not EffectKind.CREATE_TF_FUNCTION or not effect.chain:
                 continue
