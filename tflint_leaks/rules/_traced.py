@@ -35,6 +35,20 @@ def traced_once(context: FileContext) -> bool:
     return all(_unrolled(context, loop) for frame in frames[index:] for loop in frame.loops)
 
 
+def asserted(context: FileContext, name: str) -> bool:
+    """An ``assert`` of a scope around the current ``tf.function`` (outside it) reads
+    ``name``: a trace counter the code checks (a test asserting how often a function traced),
+    for which counting only while tracing is the point."""
+    index = first_traced(context)
+    for frame in context.frames[:index]:
+        for node in own_nodes(frame.node):
+            if isinstance(node, cst.Assert) and any(
+                isinstance(n, cst.Name) and n.value == name for n in descendants(node.test)
+            ):
+                return True
+    return False
+
+
 def _called_once(scope: cst.CSTNode, name: str) -> bool:
     """``scope``'s own code mentions ``name`` once, calling it, outside any loop."""
     nodes = list(own_nodes(scope))

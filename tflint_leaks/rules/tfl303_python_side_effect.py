@@ -7,7 +7,7 @@ from tflint_leaks.analysis.nodes import dotted
 from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import Kind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
-from tflint_leaks.rules._traced import defining_frame, first_traced, traced_once
+from tflint_leaks.rules._traced import asserted, defining_frame, first_traced, traced_once
 
 #: Modules whose calls return a different value (or act) every time: frozen at trace time.
 _IMPURE_PREFIXES = ("random.", "numpy.random.", "time.", "datetime.datetime.now")
@@ -35,8 +35,9 @@ class PythonSideEffect(Rule):
     distributed training step) or on an iterator made inside the function, or on one whose
     kind is not known, code in a `tf.function` that the function defining it calls once
     (`return _train()`) outside loops over a dataset or a tensor (its one trace runs the code
-    as often as one call would: a Python `range` loop is unrolled), and code outside
-    `tf.function`s. `print` is the opt-in rule TFL304.
+    as often as one call would: a Python `range` loop is unrolled), a global or nonlocal
+    counter that an `assert` around the function reads (a test counting traces), and code
+    outside `tf.function`s. `print` is the opt-in rule TFL304.
 
     ## Example
     ```python
@@ -183,6 +184,24 @@ class PythonSideEffect(Rule):
             y = next(dist_iterator)
             schedule = iter([0.1, 0.01])
             return x, y, next(schedule)
+        """),
+        # zfit's caching test: the counter is how the test sees that a call did not retrace.
+        Valid("""
+        import tensorflow as tf
+
+        def test_parameters_do_not_retrace():
+            traces = 0
+
+            @tf.function
+            def f(x):
+                nonlocal traces
+                traces += 1
+                return x * 2
+
+            f(tf.constant(1.0))
+            after_first = traces
+            f(tf.constant(2.0))
+            assert traces == after_first == 1
         """),
     )
     INVALID = (
@@ -428,6 +447,8 @@ class PythonSideEffect(Rule):
         shared = not state and "." not in name and name in context.global_names()
         if not (state or shared) or traced_once(context):
             return
+        if shared and asserted(context, name):
+            return  # a trace counter that the code checks
         if state:
             self.report(
                 node,
