@@ -117,6 +117,11 @@ def test_every_splitter_has_its_default_number_of_splits(
         ("CONFIGS = [1, 2, 3, 4]", "range(len(CONFIGS))", 4),
         ("", "range(8, 257, 8)", 32),
         ("", "range(10, 0, -2)", 5),
+        # Python 2's `xrange`, and `six.moves`' names for it.
+        ("", "xrange(6)", 6),
+        ("from six.moves import xrange", "xrange(1, 7)", 6),
+        ("from six.moves import range", "range(3)", 3),
+        ("def xrange(n):\n    return [n]", "xrange(6)", 1),  # the module's own
         ("N = 10 * 10", "range(N)", 100),
         ("", "range(2 ** 3)", 8),
         ("", "enumerate(['a', 'b', 'c'])", 3),

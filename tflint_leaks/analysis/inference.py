@@ -77,6 +77,8 @@ BUILTINS = frozenset(
         "callable", "all", "any", "print", "super", "ord", "chr", "hash", "id", "divmod", "pow",
         "setattr", "delattr", "getattr", "open", "map", "filter", "type", "vars", "object",
         "input", "ascii", "exec",
+        # Python 2's lazy ``range``.
+        "xrange",
     }
 )  # fmt: skip
 #: How many project subclasses ``self`` of a class may stand for (each one's attributes and

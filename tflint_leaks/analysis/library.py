@@ -195,10 +195,14 @@ def _sequence(value: Value, *, exact: bool = True) -> Value:
     )
 
 
+#: ``range``, and Python 2's ``xrange`` (also what ``six.moves`` names so), which counts alike.
+RANGES = frozenset({"range", "xrange"})
+
+
 def builtin(name: str, call: Expr, evaluate: Evaluate, klass: Any) -> Computation:
     """A call of the builtin ``name``."""
     positional = call.positional
-    if name == "range":
+    if name in RANGES:
         values = yield from evaluate_all(evaluate, positional[:3])
         if call.open or not values:
             return container(element=NUMBER)

@@ -28,6 +28,11 @@ _PREFIX_ALIASES: tuple[tuple[str, str], ...] = (
 )
 
 _EXACT_ALIASES: dict[str, str] = {
+    # ``six.moves``' names for the builtins of Python 3 (Python 2's ``xrange`` is ``range``).
+    "six.moves.xrange": "builtins.range",
+    "six.moves.range": "builtins.range",
+    "six.moves.zip": "builtins.zip",
+    "six.moves.map": "builtins.map",
     "tensorflow.compat.v2": "tensorflow",
     "tensorflow.keras": "keras",
     "tf_keras": "keras",
