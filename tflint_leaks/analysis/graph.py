@@ -246,6 +246,8 @@ def builds_graph(name: str) -> bool:
         return name.startswith("keras.backend.") and last[:1].islower() and last not in _KERAS_NO_OP
     if not is_tensorflow(name) or name.count(".") == 0:
         return False
+    if any(part.startswith("__") for part in name.split(".")):
+        return False  # ``tf.__version__.split(".")``: a Python string's method, no op
     if name in _GRAPH_CLASSES:
         return True
     if not last[:1].islower() or name.startswith(_NO_OP_MODULES) or last in _NO_OP_FUNCTIONS:
