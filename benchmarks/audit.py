@@ -462,7 +462,7 @@ def recheck(sheet: Sequence[Json], before: Json, now: Json) -> Json:
     known = {place_key(finding) for finding in before["findings"]}
     kept = [finding for finding in sheet if place_key(finding) in present]
     gone = Counter(str(f.get("verdict")) for f in sheet if place_key(f) not in present)
-    result = score(kept)
+    result = score(kept, len(now["findings"]))  # a census when every finding is judged
     result["gone"] = dict(sorted(gone.items()))
     result["population_before"] = len(before["findings"])
     result["population_now"] = len(now["findings"])
