@@ -533,3 +533,36 @@ def test_a_test_on_module_state_rules_its_block_out_for_every_call(
     default it is decided for every call, and the other block's assignment does not count."""
     found = value_of(tmp_path, CERTIFY.format(default=default), "end", function="main")
     assert found.kind is Kind.NUMBER and found.ints == frozenset(ends)
+
+
+BINDING = """
+class Agent:
+    def act(self, obs, t, noise=True, *, mode):
+        return obs
+
+def plain(a, b=1, *rest, **options):
+    return a
+"""
+
+
+@pytest.mark.parametrize(
+    ("function", "call", "bound", "binds"),
+    [
+        ("Agent.act", "agent.act(obs, 3, mode=1)", True, True),
+        ("Agent.act", "agent.act(obs, t=3, mode=1)", True, True),
+        ("Agent.act", "agent.act(obs, mode=1)", True, False),  # `t` left out
+        ("Agent.act", "agent.act(obs, 3)", True, False),  # keyword-only `mode` left out
+        ("Agent.act", "agent.act(*args)", True, True),  # not known
+        ("Agent.act", "Agent.act(agent, obs, 3, mode=1)", False, True),
+        ("Agent.act", "Agent.act(obs, 3, mode=1)", False, False),
+        ("plain", "plain(1)", False, True),
+        ("plain", "plain(b=2)", False, False),
+        ("plain", "plain(**options)", False, True),
+    ],
+)
+def test_a_call_binds_the_required_parameters(
+    tmp_path: Path, function: str, call: str, bound: bool, binds: bool
+) -> None:
+    module = index_source(BINDING, tmp_path / "agent.py")
+    expr = from_ast(ast.parse(call, mode="eval").body)
+    assert module.functions[function].binds(expr, bound=bound) is binds

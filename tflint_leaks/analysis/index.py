@@ -91,6 +91,22 @@ class FunctionFacts:
     #: A decorator memoizes it (``@st.cache_resource``, ``@functools.lru_cache``): its body
     #: runs once per distinct arguments.
     memoized: bool = False
+    #: The parameters a call may pass by position, in order (``self`` first for a method).
+    positional: tuple[str, ...] = ()
+    #: The parameters without a default value, which every call must bind.
+    required: tuple[str, ...] = ()
+
+    def binds(self, call: Expr, *, bound: bool) -> bool:
+        """Whether ``call`` binds every required parameter (``bound``: called on an instance,
+        which binds the first); a call that leaves one out raises ``TypeError`` before the body
+        runs. Not known, so True, for a call that spreads ``*args`` or ``**kwargs`` and for a
+        decorated function (its decorator may take other arguments)."""
+        if call.open or self.decorators:
+            return True
+        positional = self.positional[1:] if bound else self.positional
+        given = {*positional[: len(call.positional)], *call.keywords}
+        first = self.positional[:1] if bound else ()
+        return all(name in given for name in self.required if name not in first)
 
 
 @dataclass(frozen=True)
@@ -367,6 +383,8 @@ class IndexBuilder(ast.NodeVisitor):
                 self.resolve(d.func if isinstance(d, ast.Call) else d) in MEMOIZERS
                 for d in node.decorator_list
             ),
+            positional=tuple(a.arg for a in (*node.args.posonlyargs, *node.args.args)),
+            required=_required(node.args),
         )
 
     def _decorated_tf_function(
@@ -673,6 +691,16 @@ _TENSORFLOW_MARKERS = ("tensorflow", "keras", "tf_keras")
 def text_digest(text: str) -> str:
     """A short digest of a text (file contents, cache keys)."""
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _required(arguments: ast.arguments) -> tuple[str, ...]:
+    """The parameters that have no default value (positional ones, then keyword-only)."""
+    positional = [*arguments.posonlyargs, *arguments.args]
+    without = positional[: len(positional) - len(arguments.defaults)]
+    keyword = [
+        a for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d is None
+    ]
+    return tuple(a.arg for a in (*without, *keyword))
 
 
 def index_source(

@@ -471,14 +471,36 @@ class Inference:
             if value.top:
                 return (_UNKNOWN_TARGET,)
             for each in value.atoms:
-                found.extend((yield from self._method_targets(each, name, where)))
+                made = yield from self._method_targets(each, name, where)
+                if each.kind in {Kind.INSTANCE, Kind.MODEL}:
+                    made = [t for t in made if self._binds(t, call, bound=True)]
+                found.extend(made)
         else:
             value = yield from self.evaluate(call.func, where)
             if value.top:
                 return (_UNKNOWN_TARGET,)
             for each in value.atoms:
-                found.extend(self._call_targets(each))
+                made = self._call_targets(each)
+                if each.kind is Kind.CLASS or (
+                    each.kind is Kind.FUNCTION
+                    and isinstance(each.ref, FunctionRef)
+                    and "." not in each.ref.qualname
+                ):
+                    made = [t for t in made if self._binds(t, call, bound=each.kind is Kind.CLASS)]
+                found.extend(made)
         return tuple(dict.fromkeys(found))
+
+    def _binds(self, target: Target, call: Expr, *, bound: bool) -> bool:
+        """A project function a call may run binds the call's arguments: a call that leaves
+        out a required parameter raises ``TypeError`` and runs nothing
+        (:meth:`~tflint_leaks.analysis.index.FunctionFacts.binds`)."""
+        ref = target.ref
+        if target.kind not in {TargetKind.FUNCTION, TargetKind.CONSTRUCTOR} or ref is None:
+            return True
+        function = self.module(ref.path).functions.get(ref.qualname)
+        if function is None or function.is_property:
+            return True
+        return function.binds(call, bound=bound and function.is_method)
 
     def _call_targets(self, each: Atom) -> list[Target]:
         kind, ref = each.kind, each.ref

@@ -45,7 +45,8 @@ class PredictInLoop(Rule):
     execution off: `predict` reuses one function), projects that pin multi-backend Keras
     (`keras<2.4`: `predict` slices its input into batches and runs the model's one
     `predict_function`, a `K.function` made on the first call, on each), and one `predict` per
-    model in a loop that builds a new model each iteration. In a TensorFlow 1 project with eager
+    model in a loop that builds a new model each iteration. A call that leaves out a required
+    parameter runs nothing (it raises `TypeError`). In a TensorFlow 1 project with eager
     execution turned on the message says only what every Keras `predict` does per call.
 
     A framework's repetition counts as a loop of unknown size: `predict` in a web route runs
@@ -108,6 +109,21 @@ class PredictInLoop(Rule):
     """
 
     VALID = (
+        # gym-ddpg-keras's play.py: `make_action` needs `t`, so the first call raises TypeError.
+        Valid("""
+        import tensorflow as tf
+
+        class Agent:
+            def __init__(self):
+                self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+            def make_action(self, obs, t, noise=True):
+                return self.model.predict(obs)
+
+        agent = Agent()
+        while True:
+            action = agent.make_action(obs)
+        """),
         Valid("""
         import random
 
