@@ -146,8 +146,8 @@ def views_model(name: str, call: Expr) -> bool:
     """The call of the canonical ``name`` is a functional ``Model(inputs, outputs)`` whose
     outputs are tensors an existing model or layer already has (``model.outputs[1]``,
     ``base.get_layer("fc").output``): a view of that model, which builds no layer. Measured
-    (TF 2.21, Keras 3 and tf_keras): 1,500 such models leave memory and Keras' layer state as
-    they were, where 1,500 new two-layer models grow them by 140 MB."""
+    (TF 2.21, Keras 3 and tf_keras): the process grew by 50 KB from the 500th to the 1,500th
+    such model, and by 140 MB from the 500th to the 1,500th new two-layer model."""
     if name != "keras.Model":
         return False
     outputs = call.argument(1, "outputs")
