@@ -171,16 +171,18 @@ def _within(name: str, module: str) -> bool:
 def _backend_function(func: ast.expr, imports: dict[str, str]) -> str | None:
     """The multi-backend Keras function a call's ``func`` names through the module's imports
     (``K.image_dim_ordering`` with ``import keras.backend as K``)."""
-    dotted = dotted_ast(func)
-    if dotted is None:
-        return None
-    head, _, rest = dotted.partition(".")
+    owner, _, last = (_as_imported(func, imports) or "").rpartition(".")
+    return last if owner == "keras.backend" and last in MULTI_BACKEND_FUNCTIONS else None
+
+
+def _as_imported(func: ast.expr, imports: dict[str, str]) -> str | None:
+    """The dotted name ``func`` is, its first identifier replaced by what the module imports
+    under it, as written (not canonical: ``tensorflow.keras`` is not standalone Keras)."""
+    head, _, rest = (dotted_ast(func) or "").partition(".")
     target = imports.get(head)
     if target is None:
         return None
-    name = f"{target}.{rest}" if rest else target
-    owner, _, last = name.rpartition(".")
-    return last if owner == "keras.backend" and last in MULTI_BACKEND_FUNCTIONS else None
+    return f"{target}.{rest}" if rest else target
 
 
 def magic_pin(text: str, line: int) -> CodePin | None:
@@ -240,12 +242,10 @@ def _keras_1_argument(node: ast.Call, imports: dict[str, str]) -> str | None:
     func = node.func
     if isinstance(func, ast.Attribute) and func.attr in {"fit", "fit_generator"}:
         return next((n for n in names if n in KERAS_1_ARGUMENTS), None)
-    dotted = dotted_ast(func)
-    head, _, rest = (dotted or "").partition(".")
-    target = imports.get(head, "")  # as imported: `tensorflow.keras` is not standalone Keras
-    if target.split(".")[0] != "keras":
+    called = _as_imported(func, imports) or ""
+    if called.split(".")[0] != "keras":
         return None
-    layer = f"{target}.{rest}".rpartition(".")[2] if rest else target.rpartition(".")[2]
+    layer = called.rpartition(".")[2]
     for name in names:
         if name in KERAS_1_ARGUMENTS:
             return name
