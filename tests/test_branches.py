@@ -15,9 +15,11 @@ import pytest
 
 from tflint_leaks.analysis import branches
 from tflint_leaks.analysis.lattice import (
+    FALSE,
     NONE,
     NUMBER,
     STR,
+    TRUE,
     UNKNOWN,
     Kind,
     Value,
@@ -41,6 +43,8 @@ NAMES: dict[str, Value] = {
     "scales": number({9}),
     "classes": number({-1, 10}),
     "count": NUMBER,
+    "off": FALSE,
+    "on": TRUE,
 }
 
 
@@ -111,6 +115,12 @@ def _decide(test: str) -> bool | None:
         ("count > 0", None),  # a number not known
         ("scales == '9'", False),  # an integer is no string
         ("not scales", False),
+        ("off", False),  # ``False``: a bool whose truth is known
+        ("not off", True),
+        ("on and backend == 'pytorch'", True),
+        ("off or count > 0", None),
+        ("off == 0", True),  # ``False == 0``, as in Python
+        ("on is None", False),
     ],
 )
 def test_a_test_is_decided_only_when_every_value_agrees(test: str, holds: bool | None) -> None:
@@ -347,3 +357,107 @@ def play(states, algo="dqn"):
     (tmp_path / "play.py").write_text(source)
     result = lint_paths([tmp_path / "play.py"], Settings(select=("TFL402",)))
     assert [(d.code, d.start.line) for d in result.diagnostics] == [("TFL402", 9), ("TFL402", 11)]
+
+
+AGENT = """\
+import numpy as np
+import tensorflow as tf
+
+
+class Agent:
+    def __init__(self, env, batch_size=100, w_per=True):
+        self.actor = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+        self.with_per = w_per
+        self.batch_size = batch_size
+{more}
+    def memorize(self, obs):
+        if self.with_per:
+            return self.actor.predict(obs)
+        return 0
+"""
+
+TRAIN = """\
+from agent import Agent
+
+
+def train(env, steps):
+    agent = Agent(env, batch_size=128, w_per=False)
+    for step in range(steps):
+        agent.memorize(env.reset())
+
+
+def play(env, steps):
+    agent = Agent(env)
+    for step in range(steps):
+        agent.memorize(env.reset())
+
+
+def replay(env, steps, per):
+    agent = Agent(env, 64, per)
+    for step in range(steps):
+        agent.memorize(env.reset())
+
+
+agent = Agent(None, 128, False)
+for step in range(1000):
+    agent.memorize(step)
+"""
+
+
+def _agent(root: Path, more: str = "", train: str = TRAIN) -> list[int]:
+    (root / "agent.py").write_text(AGENT.format(more=more))
+    (root / "train.py").write_text(train)
+    result = lint_paths([root], Settings(select=("TFL402",)), jobs=1)
+    assert not result.errors
+    return sorted(d.start.line for d in result.diagnostics if Path(d.file).name == "train.py")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_attribute_its_construction_sets_decides_a_method_call(
+    tmp_path: Path, jobs: int
+) -> None:
+    """``agent = Agent(env, w_per=False)`` makes an agent whose ``memorize`` never takes the
+    ``if self.with_per:`` block: the loops of ``train`` and of the module are quiet; the
+    default (``True``) and a value not known (``per``) are reported."""
+    (tmp_path / "agent.py").write_text(AGENT.format(more=""))
+    (tmp_path / "train.py").write_text(TRAIN)
+    result = lint_paths([tmp_path], Settings(select=("TFL402",)), jobs=jobs)
+    assert [(Path(d.file).name, d.start.line, d.start.column) for d in result.diagnostics] == [
+        ("train.py", 13, 9),
+        ("train.py", 19, 9),
+    ]
+
+
+@pytest.mark.parametrize(
+    "more",
+    [
+        # Another method sets the attribute: what the construction passed may not hold.
+        "\n    def enable(self):\n        self.with_per = True\n",
+        # ``__init__`` rebinds its parameter (wherever it does: not followed).
+        "        w_per = bool(w_per) or env is None\n",
+    ],
+)
+def test_an_attribute_set_elsewhere_is_not_what_the_construction_passed(
+    tmp_path: Path, more: str
+) -> None:
+    assert _agent(tmp_path, more) == [7, 13, 19, 24]
+
+
+FIRST = "    agent = Agent(env, batch_size=128, w_per=False)\n"
+
+
+@pytest.mark.parametrize(
+    ("written", "lines"),
+    [
+        # The attribute is written from outside the class.
+        ("    agent.with_per = True\n", [8, 14, 20]),
+        # The name is bound twice: which construction made the receiver is not known.
+        ("    if steps:\n        agent = Agent(env)\n", [9, 15, 21]),
+    ],
+)
+def test_a_receiver_whose_construction_is_not_certain_is_not_decided(
+    tmp_path: Path, written: str, lines: list[int]
+) -> None:
+    """``train``'s loop is reported again; the module's agent is still made with ``False``."""
+    train = TRAIN.replace(FIRST, FIRST + written)
+    assert _agent(tmp_path, train=train) == lines

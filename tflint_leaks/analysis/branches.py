@@ -49,8 +49,8 @@ def literals(value: Value) -> Literals | None:
             found.add(None)
         elif each.kind is Kind.STR and each.texts is not None:
             found |= each.texts
-        elif each.kind is Kind.NUMBER and each.ints is not None:
-            found |= each.ints
+        elif each.kind in {Kind.NUMBER, Kind.BOOL} and each.ints is not None:
+            found |= each.ints  # ``False == 0``, as in Python
         elif each.kind is Kind.UNKNOWN and not each.flag:
             return None
         else:

@@ -151,8 +151,8 @@ class Body:
     #: (``self.graph = tf.Graph()``, ``tf.Graph().as_default()``): the ops built there go into
     #: that graph, not into the default graph of whoever calls the body.
     own_graph: tuple[Span, ...] = ()
-    #: The ``if`` statements whose test reads a parameter (:class:`Branch`), and the
-    #: parameters they read, sorted.
+    #: The ``if`` statements whose test reads a parameter or an attribute of ``self``
+    #: (:class:`Branch`), and the parameters and ``self.attribute`` names they read, sorted.
     branches: tuple[Branch, ...] = ()
     switches: tuple[str, ...] = ()
     #: ``X[key] = value`` into a container named by a dotted name (``self.var_gen[str(i)] =
@@ -329,7 +329,7 @@ def collect_body(
         _once(guards, alternatives, list(top), local, span_of, made, resolve),
         tuple(_block(w.body, span_of) for w in withs if _own_graph(w, made, resolve)),
         tuple(branches),
-        tuple(sorted({name for b in branches for name in tested(b.test)} & params)),
+        tuple(sorted({name for b in branches for name in _switches(b.test, params)})),
         tuple(item_stores),
         fixed,
         tuple(_counted(top if statements is None else statements, span_of)),
@@ -544,7 +544,7 @@ def _condition(
     state = first_run_state(test)
     if state:
         guards.append((state, node))
-    if tested(test) & params or _read_names(test):
+    if _switches(test, params) or _read_names(test):
         # On a parameter (decided per call), or reading names the body may not bind (module
         # state: ``if FLAGS.adv_class == -1:``, kept as :attr:`Body.fixed` once the body's
         # own names are known).
@@ -559,7 +559,7 @@ def _split(
     (:attr:`Body.fixed`)."""
     own = local | {"self", "cls"}
     fixed = tuple(b for b in found if _read_names(b.test) and not heads(b.test) & own)
-    return [b for b in found if tested(b.test) & params], fixed
+    return [b for b in found if _switches(b.test, params)], fixed
 
 
 def _read_names(test: Expr) -> set[str]:
@@ -574,17 +574,31 @@ def _read_names(test: Expr) -> set[str]:
 
 def tested(test: Expr) -> set[str]:
     """The plain names a test compares or takes the truth of (``backend`` of ``backend ==
-    "tf" or not backend``)."""
-    if test.op is Op.REF and "." not in test.text:
-        return {test.text}
-    if (test.op is Op.UNARY and test.text == "not") or (
-        test.op is Op.OTHER and test.text in {"and", "or", "compare"}
-    ):
-        found: set[str] = set()
-        for part in test.parts:
-            found |= tested(part)
-        return found
-    return set()
+    "tf" or not backend``), and the attributes of ``self`` it so reads (``self.with_per``:
+    decided for a call on an instance whose construction sets them, :mod:`.inference`)."""
+    found: set[str] = set()
+    stack = [test]
+    while stack:
+        current = stack.pop()
+        if current.op is Op.REF and _switch_name(current.text):
+            found.add(current.text)
+        elif (current.op is Op.UNARY and current.text == "not") or (
+            current.op is Op.OTHER and current.text in {"and", "or", "compare"}
+        ):
+            stack.extend(current.parts)
+    return found
+
+
+def _switch_name(text: str) -> bool:
+    """A name a test may be decided on per call: a plain name, or ``self.attribute``."""
+    head, dot, rest = text.partition(".")
+    return not dot or (head == "self" and "." not in rest)
+
+
+def _switches(test: Expr, params: set[str]) -> set[str]:
+    """What of ``test`` a call may decide: the parameters it reads and the attributes of
+    ``self`` (a method's instance) it reads."""
+    return {name for name in tested(test) if name in params or name.startswith("self.")}
 
 
 def first_run_state(test: Expr) -> tuple[str, ...]:

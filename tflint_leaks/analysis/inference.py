@@ -35,11 +35,13 @@ from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex
 from tflint_leaks.analysis.lattice import (
     BOOL,
     BOTTOM,
+    FALSE,
     NONE,
     NUMBER,
     STR,
     TENSOR,
     TOP,
+    TRUE,
     UNKNOWN,
     Atom,
     ClassRef,
@@ -87,7 +89,7 @@ BUILTINS = frozenset(
 MAX_CONE = 8
 #: Calls that put their argument into the container they are called on.
 STORE_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put"})
-_LITERALS = {"number": NUMBER, "str": STR, "true": BOOL, "false": BOOL, "none": NONE}
+_LITERALS = {"number": NUMBER, "str": STR, "true": TRUE, "false": FALSE, "none": NONE}
 _ANNOTATIONS = {
     "int": NUMBER, "float": NUMBER, "bool": BOOL, "str": STR, "list": atom(Kind.CONTAINER),
     "dict": atom(Kind.CONTAINER), "tuple": atom(Kind.CONTAINER),
@@ -981,35 +983,104 @@ class Inference:
         return enum_base and not bases & _STRING_BASES
 
     def given_for(self, ref: FunctionRef, call: Expr, where: Where) -> Generator[Query, Any, Given]:
-        """What ``call`` (made in ``where``) passes for the parameters ``ref`` tests, when
-        that rules out some of its blocks; () otherwise."""
+        """What ``call`` (made in ``where``) passes for the parameters ``ref`` tests, and what
+        the instance it is made on holds in the attributes ``ref`` tests
+        (:meth:`_constructed`), when that rules out some of its blocks; () otherwise."""
         module = self.module(ref.path)
         function = module.functions[ref.qualname]
         found: list[tuple[str, Value]] = []
         for name in function.body.switches:
-            if name not in function.params:
-                continue
-            argument = call.argument(function.params.index(name), name)
-            if argument is not None:
-                value = yield from self.constant(argument, where)
+            if name in function.params:
+                value = yield from self._passed(module, function, call, name, where)
+            elif function.is_method and name.startswith("self."):
+                value = yield from self._constructed(ref, call, name[len("self.") :], where)
             else:
-                passed = yield from self._spread(call, name, where)
-                if passed is None:
-                    continue  # ``*args`` or ``**kwargs`` may pass it
-                if passed is not BOTTOM:
-                    value = passed
-                else:
-                    default = function.body.default(name)
-                    if default is None:
-                        continue
-                    value = yield from self.constant(default, Where(module))
-            if branches.decisive(value):
+                continue
+            if value is not None and branches.decisive(value):
                 found.append((name, value))
         if not found:
             return ()
         given = tuple(found)
         dead: tuple[Span, ...] = yield ("dead", ref.path, ref.qualname, given)
         return given if dead else ()
+
+    def _passed(
+        self, module: ModuleIndex, function: FunctionFacts, call: Expr, name: str, where: Where
+    ) -> Generator[Query, Any, Value | None]:
+        """What ``call`` (made in ``where``) binds the parameter ``name`` of ``function`` (of
+        ``module``) to: its argument or the default; None when a ``*args`` or ``**kwargs``
+        may pass it, or it has no default."""
+        argument = call.argument(function.params.index(name), name)
+        if argument is not None:
+            return (yield from self.constant(argument, where))
+        passed = yield from self._spread(call, name, where)
+        if passed is None:
+            return None  # ``*args`` or ``**kwargs`` may pass it
+        if passed is not BOTTOM:
+            return passed
+        default = function.body.default(name)
+        if default is None:
+            return None
+        return (yield from self.constant(default, Where(module)))
+
+    def _constructed(
+        self, method: FunctionRef, call: Expr, attribute: str, where: Where
+    ) -> Generator[Query, Any, Value | None]:
+        """What the instance that ``call`` (``agent.memorize(...)``, made in ``where``) runs
+        ``method`` on holds in ``attribute``, from the one construction that made it: when
+        the receiver is a name bound once, to a call of a project class whose ``__init__``
+        sets ``self.attribute`` from one of its parameters and nothing else assigns it, the
+        value that construction passes for that parameter (``agent = Agent(env,
+        w_per=False)``). None when not known."""
+        receiver = call.method[0] if call.method is not None else None
+        if receiver is None or receiver.op is not Op.REF or "." in receiver.text:
+            return None
+        name = receiver.text
+        function = where.function
+        if name in where.shadowed or (function is not None and name in function.params):
+            return None
+        local = (
+            function is not None
+            and name not in function.body.globals
+            and name in self.assigned(where)
+        )
+        bound = (
+            [(a, where) for a in self.assigned(where)[name]]
+            if local
+            else self.global_assignments(where.module, name)
+        )
+        if len(bound) != 1 or self.assigned(bound[0][1]).get(f"{name}.{attribute}"):
+            return None  # bound more than once, or ``agent.attribute = ...`` written outside
+        construction, place = bound[0][0].value, bound[0][1]
+        if construction.op is not Op.CALL:
+            return None
+        targets = yield from self.targets(construction, place)
+        if len(targets) != 1 or targets[0].kind is not TargetKind.CONSTRUCTOR:
+            return None
+        klass, init = targets[0].klass, targets[0].ref
+        if (
+            klass is None
+            or init is None
+            or self.method_of(klass, method.qualname.rpartition(".")[2]) != method
+        ):
+            return None
+        assigned, stored = self._assignments(klass, attribute)
+        if len(assigned) != 1 or stored:
+            return None
+        assign, inside = assigned[0]
+        initializer = inside.function
+        value = assign.value
+        if (
+            initializer is None
+            or (inside.module.path, initializer.qualname) != (init.path, init.qualname)
+            or value.op is not Op.REF
+            or value.text not in initializer.params
+            or value.text in self.assigned(inside)
+        ):
+            return None  # not set from a parameter its ``__init__`` keeps as given
+        return (
+            yield from self._passed(inside.module, initializer, construction, value.text, place)
+        )
 
     def _spread(self, call: Expr, name: str, where: Where) -> Generator[Query, Any, Value | None]:
         """What ``call`` passes for ``name`` beyond its own arguments: BOTTOM when it passes

@@ -46,7 +46,10 @@ class PredictInLoop(Rule):
     (`keras<2.4`: `predict` slices its input into batches and runs the model's one
     `predict_function`, a `K.function` made on the first call, on each), and one `predict` per
     model in a loop that builds a new model each iteration. A call that leaves out a required
-    parameter runs nothing (it raises `TypeError`). In a TensorFlow 1 project with eager
+    parameter runs nothing (it raises `TypeError`), and a method's block that the call's
+    receiver never takes is not followed: `agent = Agent(env, w_per=False)` makes an agent
+    whose `if self.with_per:` is false, when `__init__` keeps that parameter as the attribute
+    and nothing else assigns it. In a TensorFlow 1 project with eager
     execution turned on the message says only what every Keras `predict` does per call.
 
     A framework's repetition counts as a loop of unknown size: `predict` in a web route runs
@@ -123,6 +126,25 @@ class PredictInLoop(Rule):
         agent = Agent()
         while True:
             action = agent.make_action(obs)
+        """),
+        # gym-ddpg-keras's train.py: the agent is made with `w_per=False`, so `memorize`
+        # never takes its prioritised-replay block.
+        Valid("""
+        import tensorflow as tf
+
+        class Agent:
+            def __init__(self, env, w_per=True):
+                self.actor = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                self.with_per = w_per
+
+            def memorize(self, obs):
+                if self.with_per:
+                    return self.actor.predict(obs)
+                return 0
+
+        agent = Agent(env, w_per=False)
+        for step in range(10_000):
+            agent.memorize(env.reset())
         """),
         Valid("""
         import random
