@@ -461,3 +461,63 @@ def test_a_receiver_whose_construction_is_not_certain_is_not_decided(
     """``train``'s loop is reported again; the module's agent is still made with ``False``."""
     train = TRAIN.replace(FIRST, FIRST + written)
     assert _agent(tmp_path, train=train) == lines
+
+
+TRAINER = """\
+import numpy as np
+import tensorflow as tf
+
+
+class Trainer:
+    def __init__(self, net, norm_grads=False):
+        self.net = net
+        self.norm_grads = norm_grads
+
+    def train(self, steps):
+        with tf.Session() as sess:
+            for step in range(steps):
+                loss = sess.run(self.net.cost)
+                if self.net.summaries and self.norm_grads:
+                    self.node.assign(np.zeros(3)).eval()
+
+
+class Toggled:
+    def __init__(self, net, norm_grads=False):
+        self.norm_grads = norm_grads
+
+    def enable(self):
+        self.norm_grads = True
+
+    def train(self, steps):
+        with tf.Session() as sess:
+            for step in range(steps):
+                loss = sess.run(self.net.cost)
+                if self.norm_grads:
+                    self.node.assign(np.zeros(3)).eval()
+
+
+trainer = Trainer(None)
+other = Trainer(None, norm_grads=False)
+"""
+
+
+@pytest.mark.parametrize(
+    ("written", "lines"),
+    [
+        ("", [30]),
+        # Written from outside the class: the attribute may be anything.
+        ("trainer.norm_grads = True\n", [15, 30]),
+    ],
+)
+def test_a_methods_test_on_an_attribute_every_assignment_agrees_on(
+    tmp_path: Path, written: str, lines: list[int]
+) -> None:
+    """``Trainer``'s only assignment of ``norm_grads`` keeps ``__init__``'s parameter, which
+    every construction leaves ``False``: the block under ``if self.net.summaries and
+    self.norm_grads:`` never runs. ``Toggled.enable`` sets it to ``True``."""
+    (tmp_path / "requirements.txt").write_text("tensorflow==1.15\n")
+    (tmp_path / "unet.py").write_text(TRAINER + written)
+    result = lint_paths([tmp_path], Settings(select=("TFL503",)), jobs=1)
+    assert [(d.code, d.start.line, d.start.column) for d in result.diagnostics] == [
+        ("TFL503", line, 21) for line in lines
+    ]

@@ -85,3 +85,46 @@ def test_a_counter_that_breaks_the_loop_bounds_it(
         if "Sequential" in text
     )
     assert found == ([] if count is None else [("TFL401", line, column, FOUND.format(count=count))])
+
+
+BUFFER = """\
+import tensorflow as tf
+
+
+class Buffer:
+    def __init__(self, batch_size=64):
+        self.batch_size = batch_size
+
+    def learn(self, x, w):
+        for k in range(1, self.batch_size):
+            with tf.GradientTape(persistent=True) as tape:
+                y = x[k] * w
+            first = tape.gradient(y, w)
+            second = tape.gradient(first, w)
+            w.assign_sub(second)
+            evaluate(w)
+
+
+buffer = Buffer({size})
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "lines"),
+    [
+        (BUFFER.format(size=1), []),  # ``range(1, 1)``: the tape is never made
+        (BUFFER.format(size=32), [10]),
+        # The emptiness of a list is not trusted: what fills it may not be seen.
+        (BUFFER.format(size=1).replace("range(1, self.batch_size)", "[]"), [10]),
+    ],
+)
+def test_the_body_of_a_loop_over_an_empty_range_is_not_linted(
+    tmp_path: Path, source: str, lines: list[int]
+) -> None:
+    """Every construction passes ``batch_size=1``: ``for k in range(1, self.batch_size):``
+    never runs its body, so nothing in it is reported."""
+    (tmp_path / "buffer.py").write_text(source)
+    result = lint_paths([tmp_path], Settings(select=("TFL201",)), jobs=1)
+    assert [(d.code, d.start.line, d.start.column) for d in result.diagnostics] == [
+        ("TFL201", line, 18) for line in lines
+    ]

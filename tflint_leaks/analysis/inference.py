@@ -175,6 +175,7 @@ class Inference:
         self._flag_table: dict[str, list[tuple[Expr, Where]]] | None = None
         self._argument_calls: dict[str, list[tuple[Expr, library.Evaluate]]] = {}
         self._handed: tuple[dict[str, set[str]], frozenset[str]] | None = None
+        self._outside: dict[str, list[tuple[Assign, Where]]] | None = None
 
     def equations(self) -> dict[str, tuple[Any, Value | tuple[()]]]:
         return {
@@ -793,6 +794,38 @@ class Inference:
                 found.extend((a, where) for a in self.assigned(where).get(name, ()))
         return found
 
+    def outside_stores(self) -> dict[str, list[tuple[Assign, Where]]]:
+        """Every ``x.name = ...`` of the project whose receiver is not ``self`` itself, by
+        ``name``; built once."""
+        if self._outside is None:
+            table: dict[str, list[tuple[Assign, Where]]] = {}
+            for where in self.bodies():
+                for assign in where.body.assigns:
+                    receiver, _, name = assign.target.rpartition(".")
+                    if receiver and receiver != "self":
+                        table.setdefault(name, []).append((assign, where))
+            self._outside = table
+        return self._outside
+
+    def instance_state(self, expr: Expr, where: Where) -> Computation:
+        """``self.name`` read in a method, as a test's operand: what every assignment of the
+        attribute in the classes ``self`` may be of makes it (``self.norm_grads``, set only
+        from ``__init__``'s ``norm_grads=False`` by every construction), when no code outside
+        them assigns an attribute so named; UNKNOWN for anything else."""
+        function = where.function
+        head, _, name = expr.text.partition(".") if expr.op is Op.REF else ("", "", "")
+        if (
+            head != "self"
+            or not name
+            or "." in name
+            or function is None
+            or not function.is_method
+            or where.klass is None
+            or name in self.outside_stores()
+        ):
+            return UNKNOWN
+        return (yield from self.evaluate(expr, where))
+
     def has_attribute(self, ref: ClassRef, name: str) -> bool:
         """Whether instances of a project class have ``name`` as far as the code shows: it is
         assigned, or it is a method or a ``tf.function`` of the class (through its MRO)."""
@@ -901,7 +934,7 @@ class Inference:
         tests on module state rule out for every call (:meth:`_dead`)."""
         function = where.function
         assert function is not None
-        if given is None and not function.body.fixed:
+        if given is None and not function.body.fixed and not _reads_state(function.body):
             return where, ()
         where = where._replace(given=given or ())
         dead: tuple[Span, ...] = yield (
@@ -957,6 +990,8 @@ class Inference:
                     return UNKNOWN  # rebound to something else before the test
                 value = _string_method(value, method[1])
             return value
+        if expr.op is Op.REF and expr.text.startswith("self."):
+            return (yield from self.instance_state(expr, where))
         local = set(function.params) | set(self.assigned(where)) | {"self", "cls"}
         if branches.heads(expr) & local:
             return UNKNOWN
@@ -1209,6 +1244,12 @@ class Inference:
                 _hand(value, receiver, variables, receivers, escaped)
         self._handed = (receivers, frozenset(escaped))
         return self._handed
+
+
+def _reads_state(body: Body) -> bool:
+    """Some ``if`` of the body tests an attribute of ``self`` (:meth:`Inference.
+    instance_state`)."""
+    return any(name.startswith("self.") for name in body.switches)
 
 
 def _string_method(value: Value, name: str) -> Value:

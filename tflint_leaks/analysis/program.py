@@ -50,6 +50,15 @@ class Program:
         )
         return found
 
+    def decide_on_state(self, test: Expr, where: Where) -> bool | None:
+        """Whether a method's ``if`` test on its instance's attributes holds on every call:
+        each ``self.name`` it reads as :meth:`~.inference.Inference.instance_state` has it,
+        anything else not known."""
+        found: bool | None = self._run(
+            decide(test, lambda expr: self.inference.instance_state(expr, where))
+        )
+        return found
+
     def targets(self, call: Expr, where: Where) -> tuple[Target, ...]:
         """What a call may run."""
         found: tuple[Target, ...] = self._run(self.inference.targets(call, where))

@@ -80,7 +80,6 @@ class Writes:
 
     def __init__(self, inference: Inference) -> None:
         self.inference = inference
-        self._by_attribute: dict[str, list[tuple[Assign, Where]]] | None = None
 
     def of(self, expr: Expr, where: Where) -> Generator[Query, Any, tuple[Write, ...]]:
         """Every write of the state ``expr`` reads in ``where`` (a name or an attribute; none
@@ -131,7 +130,7 @@ class Writes:
         """``x.name = ...`` anywhere in the project where ``x`` (not ``self``) may be an
         instance of one of ``classes``."""
         found: list[tuple[Assign, Where]] = []
-        for assign, where in self._attribute_stores().get(name, ()):
+        for assign, where in self.inference.outside_stores().get(name, ()):
             receiver = ref(assign.target.rpartition(".")[0])
             value = yield from self.inference.evaluate(receiver, where)
             if value.top:
@@ -144,19 +143,6 @@ class Writes:
             ):
                 found.append((assign, where))
         return found
-
-    def _attribute_stores(self) -> dict[str, list[tuple[Assign, Where]]]:
-        """Every ``x.name = ...`` of the project whose receiver is not ``self`` itself, by
-        ``name``; built once."""
-        if self._by_attribute is None:
-            table: dict[str, list[tuple[Assign, Where]]] = {}
-            for where in self.inference.bodies():
-                for assign in where.body.assigns:
-                    receiver, _, name = assign.target.rpartition(".")
-                    if receiver and receiver != "self":
-                        table.setdefault(name, []).append((assign, where))
-            self._by_attribute = table
-        return self._by_attribute
 
     # -- what each assignment is ---------------------------------------------------------------
 

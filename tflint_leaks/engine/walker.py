@@ -119,6 +119,8 @@ class Walker:
         parts = loop_parts(node) if kind in LOOP_NODE_TYPES else None
         if handler is not None:
             handler(self, node)
+        elif parts is not None and self.context.never_runs(parts.loop):
+            self._walk_all((*parts.before, *parts.after))  # ``for k in range(1, 1):``
         elif parts is not None:
             walk_loop(parts, self.walk, self._enter_loop, self._leave_loop)
         else:

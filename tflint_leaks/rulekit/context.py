@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from tflint_leaks.analysis.branches import heads
 from tflint_leaks.analysis.effects import Effect, EffectKind, TfFunctionTarget
 from tflint_leaks.analysis.facts import Span, first_run_state
 from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex, TfFunctionFacts
 from tflint_leaks.analysis.inference import TargetKind, Where
 from tflint_leaks.analysis.lattice import ArrayOrigin, ClassRef, Kind, Value
+from tflint_leaks.analysis.library import RANGES
 from tflint_leaks.analysis.loops import LoopNode, LoopParts
 from tflint_leaks.analysis.names import TF_FUNCTION, resolve_dotted
 from tflint_leaks.analysis.nodes import dotted, own_nodes
@@ -345,6 +347,17 @@ class FileContext:
         count = self._trips[loop] = min((c for c in counts if c is not None), default=None)
         return count
 
+    def never_runs(self, loop: LoopNode) -> bool:
+        """A ``for`` statement over ``range(...)`` that is empty for every value its bounds
+        may have here (``for k in range(1, self.batch_size):`` where every construction
+        passes ``batch_size=1``): its body never runs."""
+        if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call):
+            return False
+        name = dotted(loop.iter.func)
+        if name is None or name.rpartition(".")[2] not in RANGES:
+            return False  # the emptiness of a list is less certain than that of a range
+        return self.value(from_cst(loop.iter)).lengths == frozenset({0})
+
     def items(self, iterable: cst.BaseExpression) -> int | None:
         """At most how many items iterating ``iterable`` here gives, when that is known."""
         return self.value(from_cst(iterable)).bound
@@ -557,10 +570,14 @@ class FileContext:
         """Whether an ``if`` test of the module's own code holds on every run (with its
         globals' values and a command line's defaults: ``if args.algo == "ddpg":``); None
         when it depends, and inside functions (their parameters come from callers the
-        project may not see)."""
-        if self.frame.kind is not FrameKind.MODULE:
-            return None
-        return self.program.decide(from_cst(test), self.where())
+        project may not see), except for a method's test on its instance's attributes alone
+        (``if self.norm_grads:``, with every assignment of it ``False``)."""
+        if self.frame.kind is FrameKind.MODULE:
+            return self.program.decide(from_cst(test), self.where())
+        converted = from_cst(test)
+        if self.frame.kind is FrameKind.FUNCTION and heads(converted) == {"self"}:
+            return self.program.decide_on_state(converted, self.where())
+        return None
 
     def value(self, expr: Expr) -> Value:
         """What an expression (already converted) may be here."""
