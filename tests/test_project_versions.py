@@ -460,6 +460,49 @@ def test_multi_backend_keras_only_apis_pin_keras_before_2_4(
     assert _findings(root / "train.py") == ([] if pinned else [FRAME_PREDICT])
 
 
+#: brethvoice/optuna_demo_MNIST: a trial loop fitting a new model with a per-trial
+#: `clear_session()`, compiled with an optimizer of ``optimizers.py`` (``{}``: its import).
+TRIALS = (
+    "import tensorflow as tf\n"
+    "from optimizers import make_optimizer\n\n"
+    "for trial in range(500):\n"
+    "    tf.keras.backend.clear_session()\n"
+    "    model = tf.keras.Sequential([tf.keras.layers.Dense(10)])\n"
+    "    model.compile(make_optimizer(), 'mse')\n"
+    "    model.fit(x, y)\n"
+)
+TRIALS_FIT = (
+    "TFL403",
+    8,
+    5,
+    "a model built every iteration is `fit` here; since TensorFlow 2.11 each `fit` registers "
+    "gradient functions globally that keep its graphs alive even after `clear_session()` "
+    "(tensorflow/tensorflow#61791); run each trial in a fresh process",
+)
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "pinned"),
+    [
+        # AdaBelief's optimizer calls `_set_hyper`, which TensorFlow 2.11's optimizer lacks.
+        ("from adabelief_tf import AdaBeliefOptimizer\n", True),
+        ("import adabelief_tf\n\nAdaBeliefOptimizer = adabelief_tf.AdaBeliefOptimizer\n", True),
+        # tf.keras's own optimizer, and AdaBelief named in a comment only.
+        (
+            "# like adabelief_tf\n"
+            "from tensorflow.keras.optimizers import Adam as AdaBeliefOptimizer\n",
+            False,
+        ),
+    ],
+)
+def test_an_optimizer_of_before_tensorflow_2_11_pins_tensorflow_before_2_11(
+    tmp_path: Path, optimizer: str, pinned: bool
+) -> None:
+    maker = "\n\ndef make_optimizer():\n    return AdaBeliefOptimizer(learning_rate=1e-3)\n"
+    root = _project(tmp_path, {"optimizers.py": optimizer + maker, "trials.py": TRIALS})
+    assert _findings(root / "trials.py") == ([] if pinned else [TRIALS_FIT])
+
+
 def test_pins_that_the_code_contradicts_decide(tmp_path: Path) -> None:
     files = {"agent.py": KERAS_1_AGENT, "train.py": FRAME_LOOP}
     root = _project(tmp_path, {**files, "requirements.txt": "tensorflow==2.12\nkeras==2.12\n"})

@@ -27,6 +27,11 @@ Read from the libraries' own history:
   keras-team/keras#14665), and ``keras_contrib`` is keras-contrib, built for multi-backend
   Keras ("Install keras_contrib for keras-team/keras"; its last snapshot is of 2019-12, before
   Keras 2.4 dropped the other backends; it was then deprecated for TensorFlow Addons).
+- ``adabelief_tf``'s ``AdaBeliefOptimizer`` subclasses ``tf.keras.optimizers.Optimizer`` and calls
+  its ``_set_hyper`` in ``__init__``; TensorFlow 2.11 made that class the new optimizer, which has
+  no ``_set_hyper`` ("'AdaBeliefOptimizer' object has no attribute '_set_hyper'" with TensorFlow
+  2.15: juntang-zhuang/Adabelief-Optimizer#66; the port to 2.11, #68, was never merged), so a
+  program that uses it runs TensorFlow before 2.11.
 - TensorFlow 2.1 is the last release for Python 2 (its release notes), Keras 2.3 the last
   multi-backend release; ``xrange``, ``raw_input``, ``unichr`` and ``execfile`` are builtins of
   Python 2 only.
@@ -73,8 +78,20 @@ _OUTPUT_DIM_KEPT = frozenset({"Embedding"})
 MULTI_BACKEND_METHODS = frozenset({"_make_predict_function", "_make_train_function"})
 #: Functions of multi-backend Keras's ``keras.backend`` only.
 MULTI_BACKEND_FUNCTIONS = frozenset({"image_dim_ordering", "set_image_dim_ordering"})
-#: Modules only multi-backend Keras has, or that only work with it.
-MULTI_BACKEND_MODULES = ("keras.legacy", "keras_contrib")
+KERAS_BEFORE_2_4 = "<2.4"
+TENSORFLOW_BEFORE_2_11 = "<2.11"
+#: Modules whose import says which versions the program runs: the family and its specifier,
+#: and what the module is, for messages. A module of the ``"keras"`` family pins the
+#: standalone Keras of a program that imports it.
+VERSIONED_MODULES: dict[str, tuple[str, str, str]] = {
+    "keras.legacy": ("keras", KERAS_BEFORE_2_4, "a module for multi-backend Keras only"),
+    "keras_contrib": ("keras", KERAS_BEFORE_2_4, "a module for multi-backend Keras only"),
+    "adabelief_tf": (
+        "tensorflow",
+        TENSORFLOW_BEFORE_2_11,
+        "an optimizer on `tf.keras`'s optimizer of before TensorFlow 2.11",
+    ),
+}
 PYTHON_2_BUILTINS = frozenset({"xrange", "raw_input", "unichr", "execfile"})
 #: Where the source may say its versions, for :func:`code_pins` to look at the calls of those
 #: lines only: one of the arguments passed (``name=``, not ``name==``) or one of the calls
@@ -85,11 +102,9 @@ _MENTIONS = re.compile(
         "|".join(sorted(MULTI_BACKEND_METHODS | MULTI_BACKEND_FUNCTIONS | PYTHON_2_BUILTINS)),
     )
 )
-#: An import statement of one of :data:`MULTI_BACKEND_MODULES`.
-_MULTI_BACKEND_IMPORT = re.compile(
-    r"^[ \t]*(?:from|import)[ \t]+({})\b".format(
-        "|".join(re.escape(m) for m in MULTI_BACKEND_MODULES)
-    ),
+#: An import statement of one of :data:`VERSIONED_MODULES`.
+_VERSIONED_IMPORT = re.compile(
+    r"^[ \t]*(?:from|import)[ \t]+({})\b".format("|".join(re.escape(m) for m in VERSIONED_MODULES)),
     re.MULTILINE,
 )
 _PYTHON_2_MENTIONS = re.compile(r"\b(?:{})\s*\(".format("|".join(sorted(PYTHON_2_BUILTINS))))
@@ -98,7 +113,6 @@ _PYTHON_2_MENTIONS = re.compile(r"\b(?:{})\s*\(".format("|".join(sorted(PYTHON_2
 _TENSORFLOW_MAGIC = re.compile(r"\s*%tensorflow_version\s+([12])(?:\.(?:x|\d+))*\s*(?:#.*)?")
 _MAGIC_VERSIONS = {"1": "<2", "2": ">=2,<3"}
 
-KERAS_BEFORE_2_4 = "<2.4"
 TENSORFLOW_FOR_PYTHON_2 = "<2.2"
 
 
@@ -153,14 +167,17 @@ def code_pins(
         if argument is not None:
             evidence = f"`{argument}=` (Keras 1's name, gone from Keras 2.4)"
             _keep(found, "keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, node.lineno))
-    imported = {m for m in MULTI_BACKEND_MODULES for t in imports.values() if _within(t, m)}
-    if standalone and imported:
-        for match in _MULTI_BACKEND_IMPORT.finditer(source):  # the line of the first
-            if match.group(1) in imported:
-                line = source.count("\n", 0, match.start()) + 1
-                evidence = f"`import {match.group(1)}` (a module for multi-backend Keras only)"
-                _keep(found, "keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, line))
-                break
+    imported = {
+        module
+        for module, (family, _, _) in VERSIONED_MODULES.items()
+        if (standalone or family != "keras") and any(_within(t, module) for t in imports.values())
+    }
+    for match in _VERSIONED_IMPORT.finditer(source) if imported else ():  # the first of each
+        module = match.group(1)
+        if module in imported:
+            family, specifier, what = VERSIONED_MODULES[module]
+            line = source.count("\n", 0, match.start()) + 1
+            _keep(found, family, CodePin(family, specifier, f"`import {module}` ({what})", line))
     return tuple(found[key] for key in sorted(found))
 
 
