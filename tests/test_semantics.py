@@ -413,6 +413,8 @@ def test_a_module_imported_by_a_computed_name(tmp_path: Path) -> None:
         ("import tensorflow as tf", "tf.app.flags"),
         ("import tensorflow as tf", "tf.compat.v1.flags"),
         ("from absl import flags", "flags"),
+        # What tf.app.flags is (cleverhans.compat imports it so).
+        ("from tensorflow.python.platform import flags", "flags"),
     ],
 )
 def test_flags_are_their_defaults(tmp_path: Path, imports: str, flags: str) -> None:

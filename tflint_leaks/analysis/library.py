@@ -69,6 +69,7 @@ FLAG_VALUES = frozenset(
         "tensorflow.flags.FLAGS",
         "tensorflow.compat.v1.app.flags.FLAGS",
         "tensorflow.compat.v1.flags.FLAGS",
+        "tensorflow.python.platform.flags.FLAGS",  # what ``tf.app.flags`` is
     }
 )
 #: What ``ArgumentParser.parse_args()`` returns: a CONTAINER atom with this ``ref`` and one
