@@ -269,7 +269,7 @@ def collect_body(
     declared: list[str] = []
     defaults: list[Assign] = []
     loops: list[Loop] = []
-    guards: list[tuple[tuple[str, ...], ast.If]] = []
+    guards: list[tuple[tuple[str, ...], list[ast.stmt]]] = []
     withs: list[ast.With] = []
     made: dict[str, str] = {}  # names bound to a new graph or to a graph collection
     params: set[str] = set()
@@ -472,7 +472,7 @@ def _parameters(
 
 
 def _once(
-    guards: list[tuple[tuple[str, ...], ast.If]],
+    guards: list[tuple[tuple[str, ...], list[ast.stmt]]],
     alternatives: list[tuple[str, list[ast.expr]]],
     top: list[ast.stmt],
     local: set[str],
@@ -480,8 +480,8 @@ def _once(
     made: dict[str, str],
     resolve: Resolve,
 ) -> tuple[Span, ...]:
-    """The blocks of :attr:`Body.once`: those of ``guards`` (each ``if`` with the state its
-    test tests the absence of) that set state outliving the call, the operands after such a
+    """The blocks of :attr:`Body.once`: those of ``guards`` (each block of an ``if`` with the
+    state whose absence it runs on) that set state outliving the call, the operands after such a
     state in an ``or`` (``self.model or self.setup_model()``, :func:`_condition`) that set
     it, and the rest of ``top`` after an early return on the state's presence. ``local``: the
     body's own names;
@@ -502,11 +502,7 @@ def _once(
             )
         return outlives(state) and _sets(block, state)
 
-    once = [
-        _block(node.body, span_of)
-        for state, node in guards
-        if any(sets(node.body, s) for s in state)
-    ]
+    once = [_block(block, span_of) for state, block in guards if any(sets(block, s) for s in state)]
     once.extend(_block(rest, span_of) for state, rest in alternatives if sets(rest, state))
     for position, statement in enumerate(top[:-1]):
         if (
@@ -525,15 +521,17 @@ def _once(
 #: Where :func:`_condition` records what it finds: first-call guards, branches on a parameter,
 #: and ``state or make()`` alternatives.
 _Conditions = tuple[
-    list[tuple[tuple[str, ...], ast.If]], list[Branch], list[tuple[str, list[ast.expr]]]
+    list[tuple[tuple[str, ...], list[ast.stmt]]], list[Branch], list[tuple[str, list[ast.expr]]]
 ]
 
 
 def _condition(
     node: ast.If | ast.BoolOp, params: set[str], found: _Conditions, span_of: SpanOf
 ) -> None:
-    """An ``if``: a first-call guard (:func:`first_run_state`), a branch on a parameter. A
-    ``state or make()``: ``make()`` runs only while ``state`` is not set (falsy)."""
+    """An ``if``: a first-call guard (:func:`first_run_state`; or the ``else`` of a test of
+    the state's presence: ``if key in cache: ... else: cache[key] = build()``), a branch on a
+    parameter. A ``state or make()``: ``make()`` runs only while ``state`` is not set
+    (falsy)."""
     guards, branches, alternatives = found
     if isinstance(node, ast.BoolOp):
         first = from_ast(node.values[0])
@@ -543,7 +541,9 @@ def _condition(
     test = from_ast(node.test)
     state = first_run_state(test)
     if state:
-        guards.append((state, node))
+        guards.append((state, node.body))
+    elif node.orelse and (present := _present_state(test)):
+        guards.append((present, node.orelse))
     if _switches(test, params) or _read_names(test):
         # On a parameter (decided per call), or reading names the body may not bind (module
         # state: ``if FLAGS.adv_class == -1:``, kept as :attr:`Body.fixed` once the body's

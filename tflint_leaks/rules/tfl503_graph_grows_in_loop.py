@@ -50,17 +50,16 @@ class GraphGrowsInLoop(Rule):
     Not flagged: ops built once before the loop and only run in it, graph-construction loops
     (over layers) that do not run the graph, loops of a known small trip count (at most
     `max-loop-iterations`, default 10), ops built under a first-call guard (`if self.op is
-    None:`) or inside a `tf.function`, a new graph per iteration (`with tf.Graph().as_default():`
-    inside the loop, or `tf.compat.v1.reset_default_graph()` / `clear_session()` every
-    iteration), eager code (no session and eager execution on: ops run at once and keep
-    nothing), and calls that add no node (`tf.trainable_variables()`, `tf.get_variable` with
-    reuse, a `tf.Summary()` protocol buffer). Limits: a helper that builds its ops once behind
-    its own first-call guard is still reported (call summaries do not see guards), and ops made
-    by Python operators on tensors (`sess.run(a + b)`, `t[0]`) are not seen.
-    A periodic guard around the op (`if step % 1000 == 0:`) divides the count: the message
-    says "every 1000th iteration", and a loop of known size whose guarded count falls to
-    `max-loop-iterations` or fewer is not flagged (a guard whose `N` is not known counts as
-    every iteration).
+    None:`, `if key not in cache:`; in a function the loop calls, also the `else` of an `if key
+    in cache:` that fills the cache) or inside a `tf.function`, a new graph per iteration (`with
+    tf.Graph().as_default():` inside the loop, or `tf.compat.v1.reset_default_graph()` /
+    `clear_session()` every iteration), eager code (no session and eager execution on: ops run
+    at once and keep nothing), and calls that add no node (`tf.trainable_variables()`,
+    `tf.get_variable` with reuse, a `tf.Summary()` protocol buffer). Limits: ops made by Python
+    operators on tensors (`sess.run(a + b)`, `t[0]`) are not seen. A periodic guard around the
+    op (`if step % 1000 == 0:`) divides the count: the message says "every 1000th iteration",
+    and a loop of known size whose guarded count falls to `max-loop-iterations` or fewer is not
+    flagged (a guard whose `N` is not known counts as every iteration).
 
     ## Example
     ```python
@@ -307,6 +306,27 @@ class GraphGrowsInLoop(Rule):
         sess = tf.compat.v1.Session()
         for batch in batches:
             sess.run(training_mode())
+        """),
+        # cleverhans's batch_eval_multi_worker: the graph of a factory is built on a miss of
+        # its cache only, and stored there.
+        Valid("""
+        import tensorflow as tf
+
+        _graphs = {}
+
+
+        def accuracy(model, x):
+            if model in _graphs:
+                out = _graphs[model]
+            else:
+                out = tf.reduce_mean(model(x))
+                _graphs[model] = out
+            return out
+
+
+        sess = tf.compat.v1.Session()
+        for batch in batches:
+            sess.run(accuracy(net, images), feed_dict={images: batch})
         """),
     )
     INVALID = (
