@@ -6,6 +6,7 @@ files, with ``--jobs 1`` and ``2``."""
 from __future__ import annotations
 
 import ast
+import json
 import textwrap
 from collections.abc import Generator
 from pathlib import Path
@@ -520,4 +521,104 @@ def test_a_methods_test_on_an_attribute_every_assignment_agrees_on(
     result = lint_paths([tmp_path], Settings(select=("TFL503",)), jobs=1)
     assert [(d.code, d.start.line, d.start.column) for d in result.diagnostics] == [
         ("TFL503", line, 21) for line in lines
+    ]
+
+
+OPTIMIZATION = """\
+import tensorflow as tf
+
+
+class Optimization:
+    def __init__(self, sess, params):
+        self.sess = sess
+        self.params = params
+
+    def run(self, steps):
+        for step in range(steps):
+            if self.params["eig_type"] == "SCIPY":
+                self.sess.run(tf.cast(self.vector, tf.float32))
+            self.sess.run(self.train_step)
+
+
+SESSION = tf.Session()
+
+
+def certify(eig_type="LZS"):
+    Optimization(SESSION, {"eig_type": eig_type, "steps": 10}).run(1000)
+
+
+Optimization(SESSION, {"eig_type": "TF"}).run(1000)
+"""
+
+
+@pytest.mark.parametrize(
+    ("written", "lines"),
+    [
+        ("", []),
+        # A construction passes the key's other value, or a dictionary not known.
+        ('Optimization(SESSION, {"eig_type": "SCIPY"}).run(5000)\n', [12]),
+        ("Optimization(SESSION, load_params()).run(5000)\n", [12]),
+    ],
+)
+def test_a_methods_test_on_an_item_of_an_attribute_every_construction_decides(
+    tmp_path: Path, written: str, lines: list[int]
+) -> None:
+    """cleverhans's certification: ``self.params["eig_type"]`` is the key of the dictionary
+    every construction passes, "LZS" or "TF": the ``"SCIPY"`` block never runs."""
+    (tmp_path / "requirements.txt").write_text("tensorflow==1.15\n")
+    (tmp_path / "optimization.py").write_text(OPTIMIZATION + written)
+    for jobs in (1, 2):
+        result = lint_paths([tmp_path], Settings(select=("TFL503",)), jobs=jobs)
+        assert [(d.code, d.start.line, d.start.column) for d in result.diagnostics] == [
+            ("TFL503", line, 31) for line in lines
+        ]
+
+
+@pytest.mark.parametrize(
+    ("packaging", "text"),
+    [
+        ("setup.py", "from setuptools import setup\n\nsetup(name='unet')\n"),
+        ("pyproject.toml", '[project]\nname = "unet"\nversion = "1"\n'),
+        ("setup.cfg", "[metadata]\nname = unet\n"),
+    ],
+)
+def test_a_distributed_packages_classes_are_built_by_code_not_in_view(
+    tmp_path: Path, packaging: str, text: str
+) -> None:
+    """tf_unet is a package users install: their `Trainer(norm_grads=True)` is not in the
+    repository, so its own constructions decide nothing of `self.norm_grads`."""
+    (tmp_path / "requirements.txt").write_text("tensorflow==1.15\n")
+    (tmp_path / packaging).write_text(text)
+    (tmp_path / "unet.py").write_text(TRAINER)
+    result = lint_paths([tmp_path], Settings(select=("TFL503",)), jobs=1)
+    assert [(d.code, d.start.line, d.start.column) for d in result.diagnostics] == [
+        ("TFL503", 15, 21),
+        ("TFL503", 30, 21),
+    ]
+
+
+SETTING = "training = False  # set it to True to train\n"
+TRAINING = (
+    "import tensorflow as tf\n\n"
+    "sess = tf.compat.v1.Session()\n"
+    "if training == True:\n"
+    "    for episode in range(5000):\n"
+    "        sess.run(tf.compat.v1.assign(v, episode))\n"
+)
+
+
+def test_a_notebooks_switch_is_a_setting_its_reader_flips(tmp_path: Path) -> None:
+    """The Doom notebook's `training = False` guards its training loop: a script that says so
+    never runs the block, a notebook is run again with the cell edited."""
+    (tmp_path / "requirements.txt").write_text("tensorflow==1.15\n")
+    cells = [
+        {"cell_type": "code", "source": source, "metadata": {}, "outputs": []}
+        for source in (SETTING, TRAINING)
+    ]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 4}
+    (tmp_path / "doom.ipynb").write_text(json.dumps(notebook))
+    (tmp_path / "doom.py").write_text(SETTING + TRAINING)
+    result = lint_paths([tmp_path], Settings(select=("TFL503",)), jobs=1)
+    assert [(Path(d.file).name, d.cell, d.code, d.start.line) for d in result.diagnostics] == [
+        ("doom.ipynb", 2, "TFL503", 6)
     ]

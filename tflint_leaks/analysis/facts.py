@@ -582,11 +582,32 @@ def tested(test: Expr) -> set[str]:
         current = stack.pop()
         if current.op is Op.REF and _switch_name(current.text):
             found.add(current.text)
+        elif _keyed_state(current):
+            found.add(current.parts[0].text)  # ``self.params["eig_type"]``
         elif (current.op is Op.UNARY and current.text == "not") or (
             current.op is Op.OTHER and current.text in {"and", "or", "compare"}
         ):
             stack.extend(current.parts)
     return found
+
+
+def _keyed_state(expr: Expr) -> bool:
+    """``self.name["key"]``: an item of an attribute of ``self`` at a literal key."""
+    return (
+        expr.op is Op.ITEM
+        and bool(expr.keywords)
+        and expr.parts[0].op is Op.REF
+        and expr.parts[0].text.startswith("self.")
+        and "." not in expr.parts[0].text[len("self.") :]
+    )
+
+
+def state_read(expr: Expr) -> Expr | None:
+    """The attribute of ``self`` that a test's operand reads: ``self.name`` itself, or the
+    attribute of ``self.name["key"]``; None for any other operand."""
+    if expr.op is Op.REF and _switch_name(expr.text) and expr.text.startswith("self."):
+        return expr
+    return expr.parts[0] if _keyed_state(expr) else None
 
 
 def _switch_name(text: str) -> bool:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any, NamedTuple
 
 from tflint_leaks.analysis import branches, keras, library
-from tflint_leaks.analysis.facts import Assign, Body, Branch, Span, within
+from tflint_leaks.analysis.facts import Assign, Body, Branch, Span, state_read, within
 from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex
 from tflint_leaks.analysis.lattice import (
     BOOL,
@@ -811,17 +811,22 @@ class Inference:
         """``self.name`` read in a method, as a test's operand: what every assignment of the
         attribute in the classes ``self`` may be of makes it (``self.norm_grads``, set only
         from ``__init__``'s ``norm_grads=False`` by every construction), when no code outside
-        them assigns an attribute so named; UNKNOWN for anything else."""
+        them assigns an attribute so named and the class is not one a distributed package
+        offers (:meth:`~.project.ProjectIndex.distributed`); its item at a literal key likewise
+        (``self.params["eig_type"]``, of the dictionaries every construction passes); a
+        literal (what the state is compared with) is itself; UNKNOWN for anything else."""
         function = where.function
-        head, _, name = expr.text.partition(".") if expr.op is Op.REF else ("", "", "")
+        read = state_read(expr)
+        name = read.text.partition(".")[2] if read is not None else ""
+        if expr.op is Op.LITERAL:
+            return (yield from self.evaluate(expr, where))
         if (
-            head != "self"
-            or not name
-            or "." in name
+            not name
             or function is None
             or not function.is_method
             or where.klass is None
             or name in self.outside_stores()
+            or self.project.distributed(where.module)  # users build it as they please
         ):
             return UNKNOWN
         return (yield from self.evaluate(expr, where))
@@ -990,7 +995,7 @@ class Inference:
                     return UNKNOWN  # rebound to something else before the test
                 value = _string_method(value, method[1])
             return value
-        if expr.op is Op.REF and expr.text.startswith("self."):
+        if state_read(expr) is not None:
             return (yield from self.instance_state(expr, where))
         local = set(function.params) | set(self.assigned(where)) | {"self", "cls"}
         if branches.heads(expr) & local:

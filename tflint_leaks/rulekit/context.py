@@ -571,13 +571,27 @@ class FileContext:
         globals' values and a command line's defaults: ``if args.algo == "ddpg":``); None
         when it depends, and inside functions (their parameters come from callers the
         project may not see), except for a method's test on its instance's attributes alone
-        (``if self.norm_grads:``, with every assignment of it ``False``)."""
-        if self.frame.kind is FrameKind.MODULE:
-            return self.program.decide(from_cst(test), self.where())
+        (``if self.norm_grads:``, with every assignment of it ``False``). A notebook's own
+        switches decide nothing: a global it sets to ``True`` or ``False`` is a setting its
+        reader flips and runs the cells again (``training = False`` above ``if training ==
+        True:``, "set it to True to train")."""
         converted = from_cst(test)
+        if self.frame.kind is FrameKind.MODULE:
+            if self.module_index.path.endswith(".ipynb") and any(
+                self._switch(name) for name in heads(converted)
+            ):
+                return None
+            return self.program.decide(converted, self.where())
         if self.frame.kind is FrameKind.FUNCTION and heads(converted) == {"self"}:
             return self.program.decide_on_state(converted, self.where())
         return None
+
+    def _switch(self, name: str) -> bool:
+        """``name`` is a global of this module assigned ``True`` or ``False``."""
+        return any(
+            isinstance(a.value, cst.Name) and a.value.value in {"True", "False"}
+            for a in self.scope_facts(self.frames[0]).assignments.get(name, ())
+        )
 
     def value(self, expr: Expr) -> Value:
         """What an expression (already converted) may be here."""
