@@ -768,6 +768,30 @@ def python2_evidence(directory: str) -> str | None:
     return None
 
 
+def distributes(root: str) -> bool:
+    """Whether the project at ``root`` builds a distribution that others install: it holds
+    ``setup.py``, a ``pyproject.toml`` with a ``[project]`` or ``[tool.poetry]`` table, or a
+    ``setup.cfg`` with ``[metadata]`` (each read, as its pins are, without running anything)."""
+    directory = Path(root)
+    if (directory / "setup.py").is_file():
+        return True
+    reader = _Reader()
+    pyproject = directory / "pyproject.toml"
+    data = reader.toml(pyproject) if pyproject.is_file() else None
+    if data is not None and ("project" in data or _nested(data, "tool", "poetry") is not None):
+        return True
+    setup_cfg = directory / "setup.cfg"
+    text = reader.read(setup_cfg) if setup_cfg.is_file() else None
+    if text is None:
+        return False
+    parser = configparser.RawConfigParser(strict=False)
+    try:
+        parser.read_string(text, str(setup_cfg))
+    except configparser.Error:
+        return False
+    return parser.has_section("metadata")
+
+
 def read_pins(root: str) -> Frameworks:
     """What the pin files of ``root`` (a :func:`project_root`) say about the frameworks."""
     reader = _Reader()

@@ -815,11 +815,11 @@ class Inference:
         offers (:meth:`~.project.ProjectIndex.distributed`); its item at a literal key likewise
         (``self.params["eig_type"]``, of the dictionaries every construction passes); a
         literal (what the state is compared with) is itself; UNKNOWN for anything else."""
+        if expr.op is Op.LITERAL:
+            return (yield from self.evaluate(expr, where))
         function = where.function
         read = state_read(expr)
         name = read.text.partition(".")[2] if read is not None else ""
-        if expr.op is Op.LITERAL:
-            return (yield from self.evaluate(expr, where))
         if (
             not name
             or function is None

@@ -28,7 +28,7 @@ from tflint_leaks.analysis.index import (
     index_source,
 )
 from tflint_leaks.analysis.names import resolve_dotted
-from tflint_leaks.frameworks import Frameworks, project_root
+from tflint_leaks.frameworks import Frameworks, distributes, project_root
 from tflint_leaks.source import SourceError, read_source
 
 
@@ -373,16 +373,15 @@ class ProjectIndex:
 
     def distributed(self, module: ModuleIndex) -> bool:
         """Whether a module belongs to a package its project distributes: its project's root
-        (the one its pins are read from, :func:`~tflint_leaks.frameworks.project_root`) holds
-        ``setup.py``, a ``pyproject.toml`` with a ``[project]`` or ``[tool.poetry]`` table, or a
-        ``setup.cfg`` with ``[metadata]`` (read as text, never run). Code outside the project
+        (the one its pins are read from, :func:`~tflint_leaks.frameworks.project_root`) builds
+        a distribution (:func:`~tflint_leaks.frameworks.distributes`). Code outside the project
         then calls its functions and builds its classes with values this project does not
         show."""
         directory = str(Path(module.path).parent)
         known = self._distributed.get(directory)
         if known is None:
             root = project_root(directory)
-            known = self._distributed[directory] = root is not None and _packaging(Path(root))
+            known = self._distributed[directory] = root is not None and distributes(root)
         return known
 
     def graph_mode(self, module: ModuleIndex, frameworks: Frameworks) -> bool:
@@ -517,21 +516,3 @@ def _c3(linearizations: list[list[ClassDef]]) -> list[ClassDef]:
             rest for sequence in sequences if (rest := [d for d in sequence if _key(d) != chosen])
         ]
     return merged
-
-
-#: The tables of a ``pyproject.toml`` that make it a distribution, and of a ``setup.cfg``.
-_PACKAGE_TABLES = {"pyproject.toml": ("[project]", "[tool.poetry]"), "setup.cfg": ("[metadata]",)}
-
-
-def _packaging(directory: Path) -> bool:
-    """``directory`` holds what builds a distribution (:meth:`ProjectIndex.distributed`)."""
-    if (directory / "setup.py").is_file():
-        return True
-    for name, tables in _PACKAGE_TABLES.items():
-        try:
-            lines = (directory / name).read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            continue
-        if any(line.strip() in tables for line in lines):
-            return True
-    return False

@@ -590,7 +590,7 @@ class FileContext:
         """``name`` is a global of this module assigned ``True`` or ``False``."""
         return any(
             isinstance(a.value, cst.Name) and a.value.value in {"True", "False"}
-            for a in self.scope_facts(self.frames[0]).assignments.get(name, ())
+            for a in self.scope_facts().assignments.get(name, ())
         )
 
     def value(self, expr: Expr) -> Value:
