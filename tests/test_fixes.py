@@ -75,6 +75,39 @@ def test_fixed_example(
     capsys.readouterr()
 
 
+def test_an_array_changed_in_place_is_not_made_a_constant(tmp_path: Path) -> None:
+    # `tf.constant(np.load(...))` would break `np.random.shuffle(X_train)`: no fix offered.
+    path = tmp_path / "train.py"
+    path.write_text(
+        valid_source(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            X_train = np.load("windows.npy")
+
+            @tf.function
+            def train_on_batch(ids):
+                return model(tf.gather(X_train, ids))
+
+            for ids in batches:
+                X_train[ids] *= 0.5
+                train_on_batch(ids)
+            """
+        ),
+        encoding="utf-8",
+    )
+    found = lint_paths([path], Settings(select=("TFL501",))).diagnostics
+    assert [(d.code, d.start.line, d.start.column, d.fix) for d in found] == [
+        ("TFL501", 8, 28, None)
+    ]
+    path.write_text(path.read_text().replace("X_train[ids] *= 0.5", "print(ids)"))
+    found = lint_paths([path], Settings(select=("TFL501",))).diagnostics
+    assert [(d.code, d.start.line, d.start.column, d.fix is None) for d in found] == [
+        ("TFL501", 8, 28, False)
+    ]
+
+
 @pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.code)
 def test_a_rule_with_a_fix_has_a_fixed_example(rule: Code) -> None:
     with_fixed = [example for example in rule.load().INVALID if example.fixed is not None]

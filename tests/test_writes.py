@@ -334,3 +334,39 @@ def test_an_assignment_the_next_statement_repeats_is_not_a_write(tmp_path: Path)
     )
     where = _method(modules["detector"], "Detector.train")
     assert [w[2] for w in _writes(program, where, "self.centers")] == [6, 8, 10]
+
+
+def test_values_changed_in_place_are_a_fact_of_the_body(tmp_path: Path) -> None:
+    _, modules = _project(
+        tmp_path,
+        train="""
+        import random
+        import numpy as np
+        import tensorflow as tf
+        from sklearn.utils import shuffle
+
+        X = np.load("x.npy")
+        X[X < 0] = 0
+        rng = np.random.default_rng(0)
+        for epoch in range(3):
+            np.random.shuffle(X)
+            rng.shuffle(data.y)
+            X.sort(axis=0)
+            np.add(X, 1, out=buffer)
+            random.shuffle(items)
+            weights[:, 0] += 1.0
+            Y = tf.random.shuffle(Y)
+            Z = shuffle(Z)
+            ds = ds.shuffle(1000)
+        """,
+    )
+    changed = [(name, span.line, span.column) for name, span in modules["train"].body.changed]
+    assert changed == [
+        ("X", 7, 1),
+        ("X", 10, 5),
+        ("data.y", 11, 5),
+        ("X", 12, 5),
+        ("buffer", 13, 5),
+        ("items", 14, 5),
+        ("weights", 15, 5),
+    ]

@@ -163,6 +163,11 @@ class Body:
     fixed: tuple[Branch, ...] = ()
     #: The appends that add one item per iteration of a top-level ``for`` loop.
     counted: tuple[Counted, ...] = ()
+    #: The values the body changes in place, by the dotted name that holds them, and where:
+    #: an item or slice stored (``x[i] = v``, ``x[:] += 1``), an in-place method
+    #: (``x.sort()``, ``x.fill(0)``), an in-place NumPy function (``np.random.shuffle(x)``,
+    #: ``np.copyto(x, y)``, ``rng.shuffle(x)``) or ``out=x``.
+    changed: tuple[tuple[str, Span], ...] = ()
 
     def in_own_graph(self, span: Span) -> bool:
         """The code at ``span`` builds into a graph of the body's own (:attr:`own_graph`)."""
@@ -272,15 +277,15 @@ def collect_body(
     guards: list[tuple[tuple[str, ...], list[ast.stmt]]] = []
     withs: list[ast.With] = []
     made: dict[str, str] = {}  # names bound to a new graph or to a graph collection
-    params: set[str] = set()
     branches: list[Branch] = []
     alternatives: list[tuple[str, list[ast.expr]]] = []
     item_stores: list[tuple[str, Expr, Expr]] = []
-    if arguments is not None:
-        params.update(_parameters(arguments, defaults, annotations))
+    changed: list[tuple[str, Span]] = []
+    params = set(_parameters(arguments, defaults, annotations) if arguments else ())
     for node in nodes:
         if type(node) not in _COLLECTED:
             continue
+        changed.extend(_changed_in_place(node, resolve, span_of))
         if isinstance(node, ast.Assign):
             value = from_ast(node.value)
             assigns.extend(a for t in node.targets for a in _targets(t, value, span_of(node)))
@@ -333,7 +338,52 @@ def collect_body(
         tuple(item_stores),
         fixed,
         tuple(_counted(top if statements is None else statements, span_of)),
+        tuple(sorted(changed, key=lambda found: found[1])),
     )
+
+
+#: NumPy's and the standard library's functions that change their first argument in place
+#: (the NumPy API reference: "in-place", "modifies its argument").
+_IN_PLACE_FUNCTIONS = frozenset(
+    {
+        "numpy.random.shuffle",
+        "numpy.copyto",
+        "numpy.put",
+        "numpy.put_along_axis",
+        "numpy.place",
+        "numpy.putmask",
+        "numpy.fill_diagonal",
+        "random.shuffle",
+    }
+)
+#: ``ndarray`` (and ``list``) methods that change the receiver in place.
+_IN_PLACE_METHODS = frozenset({"sort", "fill", "resize", "put", "itemset", "partition", "setfield"})
+
+
+def _changed_in_place(
+    node: ast.AST, resolve: Resolve, span_of: SpanOf
+) -> Iterator[tuple[str, Span]]:
+    """The dotted names of the values ``node`` changes in place, with its span
+    (:attr:`Body.changed`). A ``shuffle`` method of an object nothing resolves
+    (``rng.shuffle(x)``, a NumPy ``Generator``) counts; one that resolves elsewhere
+    (``tf.random.shuffle``, ``sklearn.utils.shuffle``) returns a new value and does not."""
+    names: list[str | None] = []
+    if isinstance(node, ast.Assign | ast.AugAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names = [dotted_ast(t.value) for t in targets if isinstance(t, ast.Subscript)]
+    elif isinstance(node, ast.Call):
+        func = node.func
+        method = func.attr if isinstance(func, ast.Attribute) else None
+        if isinstance(func, ast.Attribute) and method in _IN_PLACE_METHODS:
+            names.append(dotted_ast(func.value))
+        names += [dotted_ast(k.value) for k in node.keywords if k.arg == "out"]
+        if node.args and (
+            (resolved := resolve(func)) in _IN_PLACE_FUNCTIONS
+            or (resolved is None and method == "shuffle")
+        ):
+            names.append(dotted_ast(node.args[0]))
+    if names and isinstance(node, ast.expr | ast.stmt):
+        yield from ((name, span_of(node)) for name in names if name is not None)
 
 
 def _counted(statements: Iterable[ast.stmt], span_of: SpanOf) -> Iterator[Counted]:

@@ -18,7 +18,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.branches import heads
 from tflint_leaks.analysis.effects import Effect, EffectKind, TfFunctionTarget
-from tflint_leaks.analysis.facts import Span, first_run_state
+from tflint_leaks.analysis.facts import Span, first_run_state, within
 from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex, TfFunctionFacts
 from tflint_leaks.analysis.inference import TargetKind, Where
 from tflint_leaks.analysis.lattice import ArrayOrigin, ClassRef, Kind, Value
@@ -628,6 +628,23 @@ class FileContext:
         scalar or a small literal array."""
         return self.program.array_origin(ref(name), self.where())
 
+    def changed_in_place(self, name: str, since: int = 0) -> bool:
+        """Code of this module may change the value the module global ``name`` holds in
+        place (:attr:`~tflint_leaks.analysis.facts.Body.changed`): a function of it (one that
+        does not bind ``name`` itself), or its own code in a loop or from line ``since`` on."""
+        module = self.module_index
+        loops = [loop.body for loop in module.body.loops]
+        if any(
+            changed == name and (span.line >= since or within(span, loops))
+            for changed, span in module.body.changed
+        ):
+            return True
+        return any(
+            changed == name and not _binds(function, name)
+            for function in module.functions.values()
+            for changed, _ in function.body.changed
+        )
+
     def calls_project_code(self, node: cst.Call, *, constructors: bool = True) -> bool:
         """``node`` may run a project function or method (or, with ``constructors``,
         construct an instance of a project class)."""
@@ -780,6 +797,13 @@ class FileContext:
         report = Report(code, target, message)
         self.reports.append(report)
         return report
+
+
+def _binds(function: FunctionFacts, name: str) -> bool:
+    """``name`` is local to ``function``: a parameter, or assigned without ``global``."""
+    body = function.body
+    assigned = name in function.params or any(a.target == name for a in body.assigns)
+    return assigned and name not in body.globals
 
 
 def _equality(

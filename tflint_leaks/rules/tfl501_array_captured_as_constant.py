@@ -35,8 +35,14 @@ class ArrayCapturedAsConstant(Rule):
     65,536 elements (`np.zeros(10)`, `np.array([1, 2, 3])`), reads of `.shape`, `.dtype`,
     `.ndim`, `.size` or `len(...)` only, names also bound to a tensor or a `tf.Variable`, the
     function's own locals and parameters, and callbacks of `tf.numpy_function` /
-    `tf.py_function` (they run eagerly). Arrays read by a plain function the `tf.function`
-    calls while tracing are not followed.
+    `tf.py_function` (they run eagerly). Nor an array of unknown size (`np.load(...)`, a
+    project function's result) that a module-level `tf.function` with one signature (no
+    parameters, or all of them in its `input_signature`) reads from the module, when the
+    module binds it once, outside any loop and before the function, and no code of the module
+    changes it in place afterwards: the function traces once and the graph holds one copy that
+    lives as long as the array does, with nothing to grow or go stale. Arrays with a large
+    literal shape and large containers stay flagged there (the copy doubles what they cost).
+    Arrays read by a plain function the `tf.function` calls while tracing are not followed.
 
     ## Example
     ```python
@@ -65,11 +71,12 @@ class ArrayCapturedAsConstant(Rule):
     in as an argument (converted to a tensor once, outside).
 
     ## Fix safety
-    When the array is bound once in this file (`name = value`), the fix wraps that value in
-    `tf.constant(...)`. It is unsafe: every other use of the name now gets a tensor instead of
-    a NumPy array (in-place updates such as `x[i] = v` and `np.random.shuffle(x)` fail, and
-    NumPy calls convert it back at a cost), the data moves to the default device (GPU memory),
-    and a `float64` array stays `float64` where the function may expect `float32`.
+    When the array is bound once in this file (`name = value`) and nothing in the module
+    changes it in place (`x[i] = v`, `np.random.shuffle(x)` would fail on a tensor), the fix
+    wraps that value in `tf.constant(...)`. It is unsafe: every other use of the name now gets
+    a tensor instead of a NumPy array (NumPy calls convert it back at a cost), the data moves
+    to the default device (GPU memory), and a `float64` array stays `float64` where the
+    function may expect `float32`.
 
     ## Guard it
     A test of the traced graph fails when the array is captured again: the graph then holds the
@@ -182,6 +189,31 @@ class ArrayCapturedAsConstant(Rule):
 
         dataset = tf.data.Dataset.from_tensor_slices(data).map(lambda x: x * 2)
         """),
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        def to_mask(indices, size):
+            mask = np.zeros(size, dtype=bool)
+            mask[indices] = True
+            return mask
+
+        labels = np.load("labels.npy")
+        train_mask = to_mask(np.arange(140), labels.shape[0])
+
+        @tf.function
+        def train():
+            with tf.GradientTape() as tape:
+                loss = loss_fn(labels[train_mask], model(features, training=True)[train_mask])
+            return tape.gradient(loss, model.trainable_variables)
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.int32)])
+        def accuracy(ids):
+            return tf.reduce_mean(tf.gather(tf.cast(train_mask, tf.float32), ids))
+
+        for epoch in range(200):
+            train()
+        """),
         Valid(
             """
             import tensorflow as tf
@@ -265,17 +297,17 @@ class ArrayCapturedAsConstant(Rule):
             X_train = prepare(frame, 5)
 
             @tf.function
-            def train_on_batch():
-                X_batch = X_train[start : start + 64]
+            def train_on_batch(ids):
+                X_batch = tf.gather(X_train, ids)
                 return model(X_batch)
 
-            for epoch in range(10):
-                train_on_batch()
+            for ids in batches:
+                train_on_batch(ids)
             """,
             14,
-            15,
+            25,
             14,
-            22,
+            32,
             "`X_train` is a NumPy array from `np.empty` in `prepare` that `train_on_batch` reads "
             "from an enclosing scope: each trace stores a copy in the graph as a constant; "
             "convert it once outside (`tf.constant`, `tf.Variable`) or pass it as an argument",
@@ -292,12 +324,12 @@ class ArrayCapturedAsConstant(Rule):
             X_train = tf.constant(prepare(frame, 5))
 
             @tf.function
-            def train_on_batch():
-                X_batch = X_train[start : start + 64]
+            def train_on_batch(ids):
+                X_batch = tf.gather(X_train, ids)
                 return model(X_batch)
 
-            for epoch in range(10):
-                train_on_batch()
+            for ids in batches:
+                train_on_batch(ids)
             """,
         ),
         Invalid(
@@ -389,6 +421,29 @@ class ArrayCapturedAsConstant(Rule):
             "scope: each trace stores a copy in the graph as a constant; convert it once "
             "outside (`tf.constant`, `tf.Variable`) or pass it as an argument",
         ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            X_train = np.load("windows.npy")
+
+            @tf.function
+            def train_on_batch():
+                return model(X_train[:64])
+
+            for epoch in range(10):
+                np.random.shuffle(X_train)
+                train_on_batch()
+            """,
+            8,
+            18,
+            8,
+            25,
+            "`X_train` is a NumPy array from `np.load` that `train_on_batch` reads from an "
+            "enclosing scope: each trace stores a copy in the graph as a constant; convert it "
+            "once outside (`tf.constant`, `tf.Variable`) or pass it as an argument",
+        ),
     )
 
     def setup(self) -> None:
@@ -409,7 +464,7 @@ class ArrayCapturedAsConstant(Rule):
             return
         if index is None and name not in context.module_index.imports:
             return  # a builtin, or a name nothing binds
-        what = _captured(context, name, index)
+        what = _captured(context, node, traced, index)
         if what is None:
             return
         self._seen.add((function, name))
@@ -422,7 +477,7 @@ class ArrayCapturedAsConstant(Rule):
         )
         binding = _single_binding(context, name, index)
         alias = context.alias("tensorflow")
-        if binding is not None and alias is not None:
+        if binding is not None and alias is not None and not context.changed_in_place(name):
             wrapped = cst.Call(
                 cst.Attribute(cst.Name(alias), cst.Name("constant")), [cst.Arg(binding.value)]
             )
@@ -448,16 +503,47 @@ def _read_as_data(context: FileContext, node: cst.Name) -> bool:
     )
 
 
-def _captured(context: FileContext, name: str, index: int | None) -> str | None:
-    """What the captured ``name`` is, for the message, when it is a NumPy array or a large
-    Python container of numbers; None otherwise."""
+def _captured(context: FileContext, node: cst.Name, traced: int, index: int | None) -> str | None:
+    """What the captured ``node`` is, for the message, when it is a NumPy array or a large
+    Python container of numbers, copied into the graph more than once, frozen there, or known
+    to be large; None otherwise."""
+    name = node.value
     origin = context.array_origin(name)
     if origin is not None:
+        if origin.shape is None and index == 0 and _embedded_once(context, node, traced):
+            return None
         return f"a NumPy array from {origin.describe()}"
     count = _container_size(context, name)
     if count is not None:
         return f"a Python container of {count} numbers"
     return None
+
+
+def _embedded_once(context: FileContext, node: cst.Name, traced: int) -> bool:
+    """The module global ``node`` names is copied into the graph once and stays what it was:
+    the traced function is the module's own ``tf.function`` with one signature (no parameters,
+    or all of them in its ``input_signature``), so it traces once; the module binds the name
+    outside any loop, before defining the function, and nothing binds it again or changes the
+    array in place. One copy, alive as long as the array itself: nothing grows and nothing
+    goes stale."""
+    frames = context.frames
+    facts = frames[traced].facts
+    function = frames[traced].node
+    if traced != 1 or facts is None or facts.tf_function is None:
+        return False
+    assert isinstance(function, cst.FunctionDef)
+    params = function.params
+    if not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None:
+        return False
+    count = len(params.posonly_params) + len(params.params) + len(params.kwonly_params)
+    size = facts.tf_function.signature_size
+    if count and not (size is not None and (size < 0 or size >= count)):
+        return False
+    writes = context.writes(node)
+    before = all(
+        not w.function and w.loop is None and w.span.end_line < facts.first_line for w in writes
+    )
+    return bool(writes) and before and not context.changed_in_place(node.value, facts.first_line)
 
 
 def _container_size(context: FileContext, name: str) -> int | None:
