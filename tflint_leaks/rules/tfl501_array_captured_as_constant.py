@@ -536,8 +536,7 @@ def _embedded_once(context: FileContext, node: cst.Name, traced: int) -> bool:
     if not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None:
         return False
     count = len(params.posonly_params) + len(params.params) + len(params.kwonly_params)
-    size = facts.tf_function.signature_size
-    if count and not (size is not None and (size < 0 or size >= count)):
+    if count and not facts.tf_function.covers(count - 1):
         return False
     writes = context.writes(node)
     before = all(
