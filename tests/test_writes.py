@@ -314,26 +314,90 @@ def test_the_index_keeps_each_assignment_span_and_each_loop(tmp_path: Path) -> N
     assert body.loop_around(Span(2, 5, 2, 14)) is None
 
 
-def test_an_assignment_the_next_statement_repeats_is_not_a_write(tmp_path: Path) -> None:
-    """Nothing but the next line sees the first value; an assignment after a blank line, in
-    another block or under a condition is a write of its own."""
+def test_an_assignment_every_path_assigns_again_before_code_that_could_look_is_no_write(
+    tmp_path: Path,
+) -> None:
+    """Only the body sees such a value: assigned again in both branches of an ``if``, or
+    after calls that run no code of the program (``tf.argmax``, ``tf.cast``). A call that may
+    (a method, the model), a ``return``, the end of a loop's body or of the function, a
+    ``try`` and a branch that does not assign again each let the value be seen."""
     program, modules = _project(
         tmp_path,
-        detector="""
+        explainer="""
         import tensorflow as tf
 
-        class Detector:
-            def train(self, flag):
-                self.centers = tf.split(tf.range(8.0), 2)
-                self.centers = tf.concat(self.centers, axis=0)
-
-                self.centers = tf.zeros([8])
-                if flag:
-                    self.centers = tf.ones([8])
+        class Explainer:
+            def explain(self, x, a, graph_level):
+                if graph_level:
+                    self.y = tf.argmax(self.model([x, a]), axis=1)
+                else:
+                    self.y = tf.argmax(self.model([x]), axis=1)
+                self.node = self.y[0]
+                self.y = tf.cast(self.y, tf.float32)
+                self.z = tf.zeros([8])
+                self.fit(x)
+                self.z = tf.ones([8])
+                if a:
+                    self.z = self.z * 2
+                for batch in x:
+                    self.w = tf.zeros([8])
+                    self.w = tf.ones([8])
+                    if batch:
+                        return self.w
+                    self.w = tf.cast(self.w, tf.int32)
+                self.v = 1
+                try:
+                    self.v = 2
+                except ValueError:
+                    pass
         """,
     )
-    where = _method(modules["detector"], "Detector.train")
-    assert [w[2] for w in _writes(program, where, "self.centers")] == [6, 8, 10]
+    where = _method(modules["explainer"], "Explainer.explain")
+    assert [w[2] for w in _writes(program, where, "self.y")] == [10]
+    assert [w[2] for w in _writes(program, where, "self.z")] == [11, 13, 15]
+    assert [w[2] for w in _writes(program, where, "self.w")] == [18, 21]
+    assert [w[2] for w in _writes(program, where, "self.v")] == [22, 24]
+    body = modules["explainer"].functions["Explainer.explain"].body
+    assert [(target, span.line) for target, span in body.overwritten] == [
+        ("self.y", 6),
+        ("self.y", 8),
+        ("self.w", 17),
+    ]
+
+
+def test_a_value_computed_from_one_the_same_run_assigned_is_no_update(tmp_path: Path) -> None:
+    """``self.y = tf.cast(self.y, ...)`` after ``self.y`` is set on every path before it is
+    renewed, not an update of the last run's value; after a branch or a loop that may not
+    have set it, or once ``self`` is bound anew, it is an update."""
+    _, modules = _project(
+        tmp_path,
+        learner="""
+        class Learner:
+            def learn(self, flag, xs):
+                if flag:
+                    self.y = 1
+                    self.k = 1
+                else:
+                    self.y = 2
+                self.y = self.y * 2
+                self.k = self.k * 2
+                for x in xs:
+                    self.j = x
+                self.j += 1
+                self.m = 0
+                self = Learner()
+                self.m += 1
+                self.n = 0
+                self.n += 1
+                self.n += 1
+        """,
+    )
+    body = modules["learner"].functions["Learner.learn"].body
+    assert [(target, span.line) for target, span in body.renewed] == [
+        ("self.y", 8),
+        ("self.n", 17),
+        ("self.n", 18),
+    ]
 
 
 def test_values_changed_in_place_are_a_fact_of_the_body(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from tflint_leaks.analysis.names import (
     is_numpy,
     is_tensorflow,
 )
+from tflint_leaks.analysis.overwrites import PLAIN_BUILTINS, flow
 from tflint_leaks.analysis.symbolic import (
     BINARY_OPERATORS,
     UNKNOWN,
@@ -42,14 +43,6 @@ from tflint_leaks.analysis.symbolic import (
     item,
     iterate,
 )
-
-#: Builtins whose calls say nothing about models, tapes or functions.
-_PLAIN_BUILTINS = frozenset(
-    {"print", "len", "range", "isinstance", "str", "int", "float", "bool", "list", "dict",
-     "tuple", "set", "enumerate", "zip", "min", "max", "sum", "abs", "round", "sorted",
-     "hasattr", "getattr", "setattr", "super", "type", "format", "repr", "open", "iter",
-     "next", "map", "filter", "any", "all", "reversed"}
-)  # fmt: skip
 
 
 @dataclass(frozen=True, order=True)
@@ -168,6 +161,11 @@ class Body:
     #: (``x.sort()``, ``x.fill(0)``), an in-place NumPy function (``np.random.shuffle(x)``,
     #: ``np.copyto(x, y)``, ``rng.shuffle(x)``) or ``out=x``.
     changed: tuple[tuple[str, Span], ...] = ()
+    #: The assignments (target and statement) that every path from them assigns again
+    #: before any code that could look at the target from elsewhere runs, and those to a
+    #: target the same run has certainly assigned before (:mod:`.overwrites`).
+    overwritten: tuple[tuple[str, Span], ...] = ()
+    renewed: tuple[tuple[str, Span], ...] = ()
 
     def in_own_graph(self, span: Span) -> bool:
         """The code at ``span`` builds into a graph of the body's own (:attr:`own_graph`)."""
@@ -198,7 +196,7 @@ SpanOf = Callable[[ast.expr | ast.stmt], Span]
 
 def _kept(call: ast.Call, resolve: Resolve, graph_code: bool) -> bool:
     func = call.func
-    if isinstance(func, ast.Name) and func.id in _PLAIN_BUILTINS:
+    if isinstance(func, ast.Name) and func.id in PLAIN_BUILTINS:
         return False
     resolved = resolve(func)
     if resolved is None:
@@ -337,9 +335,16 @@ def collect_body(
         tuple(sorted({name for b in branches for name in _switches(b.test, params)})),
         tuple(item_stores),
         fixed,
-        tuple(_counted(top if statements is None else statements, span_of)),
+        tuple(_counted(block := list(top if statements is None else statements), span_of)),
         tuple(sorted(changed, key=lambda found: found[1])),
+        *(_placed(found, span_of) for found in flow(block, resolve)),
     )
+
+
+def _placed(found: Iterable[tuple[str, ast.stmt]], span_of: SpanOf) -> tuple[tuple[str, Span], ...]:
+    """(target, span) pairs in the order of their statements."""
+    placed = ((target, span_of(node)) for target, node in found)
+    return tuple(sorted(placed, key=lambda pair: (pair[1], pair[0])))
 
 
 #: NumPy's and the standard library's functions that change their first argument in place

@@ -20,9 +20,11 @@ makes the instance anew each iteration (``agent = Agent()`` in it, then ``agent.
 or ``agent.train()``) assigns a new instance's state each time, which repeats nothing: the
 assignment is that instance's set-up.
 
-An assignment that the next statement of its block repeats (``self.c = centers()``, then
-``self.c = tf.concat(self.c, 0)``) is not a write of its own: only that statement sees its
-value. Subscript
+An assignment that every path assigns again before any code that could look at the state runs
+(``self.c = centers()``, then ``self.c = tf.concat(self.c, 0)``; the same state set in both
+branches of an ``if`` and cast after it: :attr:`~.facts.Body.overwritten`) is not a write of
+its own: only its own body sees its value; and a new value computed from one the same run
+assigned before (:attr:`~.facts.Body.renewed`) is no update of the state. Subscript
 stores (``self.config["lr"] = x``), ``setattr`` and ``nonlocal`` rebindings are not writes here.
 """
 
@@ -69,9 +71,10 @@ class Write:
     #: The calls from that loop down to the function making the write, outermost first (empty
     #: when the loop is in the write's own body).
     chain: tuple[Hop, ...] = ()
-    #: The new value is computed from the state's own (``self.c += 1 / 1440``, ``self.k =
-    #: self.k * 2``, ``self.eps = max(self.eps * decay, floor)``): an update, which means
-    #: something only when it runs again and again (an annealed or adaptive coefficient).
+    #: The new value is computed from the state's own, as the last run left it (``self.c +=
+    #: 1 / 1440``, ``self.k = self.k * 2``, ``self.eps = max(self.eps * decay, floor)``; not
+    #: from a value the same run assigned before): an update, which means something only when
+    #: it runs again and again (an annealed or adaptive coefficient).
     accumulates: bool = False
 
 
@@ -86,8 +89,9 @@ class Writes:
         for a local, a parameter, or an attribute of something that is not project code)."""
         places = yield from self._places(expr, where)
         found: list[Write] = []
-        for assign, place in _observable(places):
-            found.append((yield from self._write(assign, place, _follows(assign, place, places))))
+        for assign, place in places:
+            if (assign.target, assign.span) not in place.body.overwritten:
+                found.append((yield from self._write(assign, place)))
         return tuple(sorted(set(found)))
 
     # -- where the state is assigned -----------------------------------------------------------
@@ -146,9 +150,8 @@ class Writes:
 
     # -- what each assignment is ---------------------------------------------------------------
 
-    def _write(self, assign: Assign, where: Where, follows: bool) -> Generator[Query, Any, Write]:
-        """The write ``assign`` makes in ``where``; ``follows``: the statement before it, in
-        its block, assigns the same state (so its own reads see that value, not the old)."""
+    def _write(self, assign: Assign, where: Where) -> Generator[Query, Any, Write]:
+        """The write ``assign`` makes in ``where``."""
         module = where.module
         span = assign.span or Span(1, 1, 1, 1)
         function = where.function
@@ -162,7 +165,8 @@ class Writes:
             place = (loop.header, module.path) if loop is not None else None
             return _made(module, span, owner, setup=loop is None, place=place)
         qualname = function.qualname
-        accumulates = not follows and _reads(assign.value, assign.target)
+        renewed = (assign.target, assign.span) in where.body.renewed
+        accumulates = not renewed and _reads(assign.value, assign.target)
         traced = function.tf_function is not None or qualname in module.traced
         setup = fresh or (yield from self._setup(module, qualname))
         summary = yield ("summary", module.path, qualname)
@@ -225,37 +229,6 @@ class Writes:
                         following.append((caller_path, caller, hops))
             frontier = following
         return None
-
-
-def _observable(places: list[tuple[Assign, Where]]) -> list[tuple[Assign, Where]]:
-    """The assignments some code can see: one that the next statement of its block assigns
-    again (``self.c = centers()`` then ``self.c = tf.concat(self.c, 0)`` on the next line, at
-    the same indentation) is left out."""
-    starts = {
-        (id(where.body), assign.span.line, assign.span.column)
-        for assign, where in places
-        if assign.span is not None
-    }
-    return [
-        (assign, where)
-        for assign, where in places
-        if assign.span is None
-        or (id(where.body), assign.span.end_line + 1, assign.span.column) not in starts
-    ]
-
-
-def _follows(assign: Assign, where: Where, places: list[tuple[Assign, Where]]) -> bool:
-    """The statement before ``assign`` in its block assigns the same state (as
-    :func:`_observable` pairs them)."""
-    if assign.span is None:
-        return False
-    return any(
-        other.span is not None
-        and other_where.body is where.body
-        and other.span.end_line + 1 == assign.span.line
-        and other.span.column == assign.span.column
-        for other, other_where in places
-    )
 
 
 def _reads(value: Expr, target: str) -> bool:

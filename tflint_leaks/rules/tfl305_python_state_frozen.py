@@ -45,8 +45,11 @@ class PythonStateFrozen(Rule):
 
     Not flagged: state set only in set-up code (a class body, `__init__`, Keras' `build`, a
     method only those call, a module's own code outside its loops) or in a single place that
-    nothing repeats (`self.batch_size = 16` once in `train()`, before its loop; two assignments
-    on consecutive lines count as one); a `tf.Variable`
+    nothing repeats (`self.batch_size = 16` once in `train()`, before its loop); an assignment
+    that every path assigns again before any code that could read the state runs (`self.y`
+    set in both branches of an `if`, then `self.y = tf.cast(self.y, tf.float32)`: only calls
+    that run none of the program's code, such as `tf.cast`, come between), and a new value
+    computed from one the same call assigned before (that cast is no update); a `tf.Variable`
     updated with `assign` (the graph reads the variable each call); an assignment whose
     function also makes a new `tf.function` (`self.r = r` and then
     `self.step = tf.function(self._step)`: the new function traces with the new value); reads
@@ -293,6 +296,31 @@ class PythonStateFrozen(Rule):
                 self.centers = tf.concat(self.centers, axis=0)
                 for boxes in batches:
                     self.loss(boxes)
+        """),
+        # spektral's GNNExplainer: `explain_node` sets `self.y_pred` in each branch and casts
+        # it at once, before any code that could read it runs; one write, nothing repeats it.
+        Valid("""
+        import tensorflow as tf
+
+        class Explainer:
+            def __init__(self, model):
+                self.model = model
+                self.y_pred = None
+
+            @tf.function
+            def loss(self, mask):
+                return tf.reduce_sum(mask * self.y_pred)
+
+            def explain(self, x, a, graph_level, epochs):
+                if graph_level:
+                    self.y_pred = tf.argmax(self.model([x, a]), axis=1)
+                else:
+                    self.y_pred = tf.argmax(self.model([x, a[0]]), axis=1)
+                self.node_pred = self.y_pred[0]
+                self.y_pred = tf.cast(self.y_pred, tf.float32)
+                mask = tf.Variable(tf.ones([4]))
+                for _ in range(epochs):
+                    self.loss(mask)
         """),
         Valid("""
         import tensorflow as tf
