@@ -160,16 +160,49 @@ class Learner:
 
 def test_a_method_only_a_tf_function_calls_runs_only_while_it_traces(tmp_path: Path) -> None:
     traced = index_source(LEARNER, tmp_path / "learner.py").traced
-    assert traced == ("Learner.forward_fn",)
+    assert traced == {"Learner.forward_fn": ("Learner.learn",)}
     eager = LEARNER + "\n\ndef evaluate(learner, x):\n    return learner.forward_fn(x)\n"
-    assert index_source(eager, tmp_path / "learner.py").traced == ()
+    assert index_source(eager, tmp_path / "learner.py").traced == {}
     also = LEARNER.replace("        kl = self.learn(x)", "        kl = self.forward_fn(x)")
-    assert index_source(also, tmp_path / "learner.py").traced == ()
+    assert index_source(also, tmp_path / "learner.py").traced == {}
     # Handed to tf.py_function, it runs eagerly on every call of the tf.function.
     callback = LEARNER.replace(
         "return self.forward_fn(x)", "return tf.py_function(self.forward_fn, [x], tf.float32)"
     )
-    assert index_source(callback, tmp_path / "learner.py").traced == ()
+    assert index_source(callback, tmp_path / "learner.py").traced == {}
+
+
+def test_a_traced_helper_knows_the_tf_functions_whose_traces_run_it(tmp_path: Path) -> None:
+    """Through helpers that call each other (a cycle too), up to the ``tf.function``s; a
+    function that a ``tf.function(...)`` call wraps is one itself."""
+    source = """\
+import tensorflow as tf
+
+
+def scale(x):
+    return shift(x) if x is None else x
+
+
+def shift(x):
+    return scale(x)
+
+
+@tf.function
+def first(x):
+    return scale(x)
+
+
+def second(x):
+    return shift(x)
+
+
+second_fn = tf.function(second)
+"""
+    assert index_source(source, tmp_path / "helpers.py").traced == {
+        "scale": ("first", "second"),
+        "second": (),
+        "shift": ("first", "second"),
+    }
 
 
 def test_a_read_in_a_method_a_tf_function_calls_is_frozen_too(

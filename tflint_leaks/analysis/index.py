@@ -143,9 +143,11 @@ class ModuleIndex:
     classes: dict[str, ClassFacts]
     #: Module-level ``name = tf.function(fn, ...)``.
     tf_function_names: dict[str, TfFunctionFacts]
-    #: Qualnames of this module's functions that a ``tf.function(...)`` call wraps (their
-    #: bodies run only while tracing, like decorated ones).
-    traced: tuple[str, ...]
+    #: Qualnames of this module's functions whose bodies run only while a ``tf.function``
+    #: traces: those a ``tf.function(...)`` call wraps (like decorated ones), and those only
+    #: such functions call; each with the ``tf.function``s whose traces run it (empty for a
+    #: wrapped one, which is itself such a function).
+    traced: dict[str, tuple[str, ...]]
     #: Whether the module mentions TensorFlow or Keras at all (a cheap relevance test).
     uses_tensorflow: bool
     #: What each top-level function and method mentions, for leaving units out of the parse.
@@ -534,17 +536,20 @@ def _uses_tf1_only(builder: IndexBuilder, tree: ast.Module) -> bool:
     return False
 
 
-def _traced_callees(builder: IndexBuilder, tree: ast.Module, source: str) -> set[str]:
+def _traced_callees(
+    builder: IndexBuilder, tree: ast.Module, source: str
+) -> dict[str, tuple[str, ...]]:
     """The module's functions and methods that run only while a ``tf.function`` traces: each
     one that the module names somewhere (``self.forward_fn(...)`` in a method of its class, a
     function by its name), and only inside ``tf.function``s or functions that are themselves
     such (xuance's traced ``learn`` calls ``self.forward_fn``, whose reads are frozen too). A
     name used anywhere else (module-level code, a class body, ``obj.name`` of an object that
-    may not be ``self``) runs eagerly there."""
+    may not be ``self``) runs eagerly there. Each with the ``tf.function``s whose traces run
+    it, through such functions."""
     functions = builder.functions
     traced = {q for q, f in functions.items() if f.tf_function is not None} | builder.traced
     if not traced:
-        return set()
+        return {}
     methods: dict[str, list[str]] = {}
     for qualname in functions:
         owner, _, name = qualname.rpartition(".")
@@ -564,15 +569,36 @@ def _traced_callees(builder: IndexBuilder, tree: ast.Module, source: str) -> set
                 _note_users(inner, user, f"{statement.name}.", functions, methods, users)
         else:
             _note_users(statement, _EAGER, "", functions, methods, users)
-    found: set[str] = set()
+    # The largest set of functions used only by ``tf.function``s and by each other (helpers
+    # that call each other in a cycle included), then those a ``tf.function`` reaches.
+    found = set(users) - traced
     changed = True
     while changed:
         changed = False
-        for callee, callers in sorted(users.items()):
-            if callee not in traced | found and callers <= traced | found:
-                found.add(callee)
+        for callee in sorted(found):
+            if not users[callee] <= traced | found:
+                found.discard(callee)
                 changed = True
-    return found
+    roots = _roots(found, users)
+    return {callee: reached for callee, reached in roots.items() if reached}
+
+
+def _roots(found: set[str], users: dict[str, set[str]]) -> dict[str, tuple[str, ...]]:
+    """For each function of ``found``, the ``tf.function``s whose traces run it: its callers
+    that are not in ``found``, and theirs for those that are (sets that only grow, so the
+    iteration ends, also around a cycle of helpers)."""
+    roots: dict[str, set[str]] = {callee: set() for callee in found}
+    changed = True
+    while changed:
+        changed = False
+        for callee in sorted(found):
+            reached = roots[callee].union(
+                *(roots[caller] if caller in found else {caller} for caller in users[callee])
+            )
+            if reached != roots[callee]:
+                roots[callee] = reached
+                changed = True
+    return {callee: tuple(sorted(reached)) for callee, reached in roots.items()}
 
 
 #: The user of a name in code that runs eagerly (module-level code, a class body).
@@ -740,7 +766,14 @@ def index_source(
         functions=builder.functions,
         classes=builder.classes,
         tf_function_names=builder.tf_function_names,
-        traced=tuple(sorted(builder.traced | _traced_callees(builder, tree, source))),
+        traced=dict(
+            sorted(
+                {
+                    **dict.fromkeys(builder.traced, ()),
+                    **_traced_callees(builder, tree, source),
+                }.items()
+            )
+        ),
         uses_tensorflow=any(marker in source for marker in _TENSORFLOW_MARKERS),
         units=units,
         body=body,

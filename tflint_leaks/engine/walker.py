@@ -161,15 +161,18 @@ class Walker:
         if outer.kind is FrameKind.CLASS and outer.class_name is not None:
             qualname = f"{outer.class_name}.{qualname}"
         line = None
+        traced_by: tuple[str, ...] = ()
         if outer.kind in {FrameKind.MODULE, FrameKind.CLASS} and len(context.frames) <= 2:
             facts = context.module_index.functions.get(qualname)
+            traced_by = context.module_index.traced.get(qualname, ())
             traced = traced or qualname in context.module_index.traced
             lines = self._redefined.get(qualname)
             if lines and id(node) in self._top:
                 seen = self._definitions.get(qualname, 0)
                 self._definitions[qualname] = seen + 1
                 line = lines[seen] if seen < len(lines) else None
-        context.frames.append(Frame(FrameKind.FUNCTION, node, facts, traced, line=line))
+        frame = Frame(FrameKind.FUNCTION, node, facts, traced, traced_by, line=line)
+        context.frames.append(frame)
         self.walk(node.body)
         context.frames.pop()
 

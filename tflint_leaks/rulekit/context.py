@@ -70,6 +70,9 @@ class Frame:
     facts: FunctionFacts | None = None
     #: The body runs only while a ``tf.function`` traces.
     traced: bool = False
+    #: For a function that runs only because ``tf.function``s of its module call it: their
+    #: qualnames (empty for a ``tf.function`` itself, or code that is not traced).
+    traced_by: tuple[str, ...] = ()
     class_name: str | None = None
     #: Python loops of this scope enclosing the current node, outermost first.
     loops: list[LoopNode] = field(default_factory=list)

@@ -6,7 +6,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.nodes import dotted
 from tflint_leaks.diagnostics import RelatedRole
-from tflint_leaks.rulekit.context import FileContext, Report
+from tflint_leaks.rulekit.context import FileContext, Frame, Report
 from tflint_leaks.rulekit.facts import Kind, Write
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._traced import defining_frame, eager_callback, first_traced
@@ -40,8 +40,10 @@ class PythonStateFrozen(Rule):
       `self.capacity += 1 / 1440`): an update means something only when it runs again and
       again (an annealed or adaptive coefficient), whoever repeats it.
 
-    The finding is the first read of each piece of state in a `tf.function`; `related` points
-    at the calls from the loop, the assignment that comes after the trace, and the loop.
+    The finding is the first read of each piece of state in a `tf.function` (a read in a
+    function that runs only while it traces counts as its own: one finding per value frozen);
+    `related` points at the calls from the loop, the assignment that comes after the trace, and
+    the loop.
 
     Not flagged: state set only in set-up code (a class body, `__init__`, Keras' `build`, a
     method only those call, a module's own code outside its loops) or in a single place that
@@ -588,6 +590,36 @@ class PythonStateFrozen(Rule):
             "though module-level code assigns it again every iteration of a loop; "
             + _REMEDY_OBJECT,
         ),
+        # A helper that only the `tf.function` calls reads the same state: the same value,
+        # frozen by the same trace, is one finding (spektral's GNNExplainer reads
+        # `self.comp_graph` in `_train_step` and in the loss it calls).
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Explainer:
+                def __init__(self):
+                    self.graph = tf.ones([4])
+
+                @tf.function
+                def step(self, mask):
+                    return self.loss(mask * self.graph)
+
+                def loss(self, masked):
+                    return tf.reduce_sum(masked - self.graph)
+
+                def explain(self, graphs, mask):
+                    for graph in graphs:
+                        self.graph = graph
+                        self.step(mask)
+            """,
+            9,
+            33,
+            9,
+            43,
+            "`self.graph` is read while `step` traces: later calls keep the value it had then, "
+            "though `explain` assigns it again every iteration of a loop; " + _REMEDY,
+        ),
         # PPO's adaptive KL penalty (xuance): `update` doubles or halves the coefficient after
         # each learning step, with no loop in sight: an update from its own value is meant
         # to run again and again, and the traced `learn` kept the first value.
@@ -621,8 +653,9 @@ class PythonStateFrozen(Rule):
     )
 
     def setup(self) -> None:
-        #: (traced function, state) pairs already reported.
-        self._seen: set[tuple[cst.CSTNode, str]] = set()
+        #: (traced function, state) pairs already reported: the ``tf.function``'s qualname (or
+        #: node, for a nested one) and the state's text.
+        self._seen: set[tuple[object, str]] = set()
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Name | cst.Attribute):
@@ -641,9 +674,13 @@ class PythonStateFrozen(Rule):
         if traced is None or context.guarded or not _read(context, node):
             return
         text = dotted(node)
-        function = context.frames[traced].node
-        if text is None or (function, text) in self._seen or eager_callback(context, traced):
+        frame = context.frames[traced]
+        function = frame.node
+        traces = _traces(frame)
+        if text is None or eager_callback(context, traced):
             return
+        if all((trace, text) in self._seen for trace in traces):
+            return  # the same value, frozen by the same traces, is reported already
         kind = context.type_of(node).kind
         if kind in _CODE_KINDS:
             return
@@ -653,7 +690,7 @@ class PythonStateFrozen(Rule):
             repeated = next((w for w in writes if w.accumulates), None)
         if repeated is None and len(writes) < 2:
             return
-        self._seen.add((function, text))
+        self._seen.update((trace, text) for trace in traces)
         assert isinstance(function, cst.FunctionDef)
         shown = [repeated] if repeated is not None else writes
         report = self.report(
@@ -664,6 +701,15 @@ class PythonStateFrozen(Rule):
         )
         for write in shown:
             _relate(report, write)
+
+
+def _traces(frame: Frame) -> tuple[object, ...]:
+    """The ``tf.function``s whose traces run ``frame``'s body: those calling it, for a function
+    that runs only because they do (a read there and one in the ``tf.function`` itself freeze
+    the same value in the same trace: one finding); else the frame's own function."""
+    if frame.traced_by:
+        return frame.traced_by
+    return (frame.facts.qualname if frame.facts is not None else frame.node,)
 
 
 def _read(context: FileContext, node: cst.Name | cst.Attribute) -> bool:
