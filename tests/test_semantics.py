@@ -197,6 +197,43 @@ def test_a_parameter_left_out_takes_its_default(tmp_path: Path) -> None:
     assert value_of(tmp_path, source, "trials", "search").ints == frozenset({30})
 
 
+def test_a_parameter_passed_in_a_mapping_takes_the_keys_value(tmp_path: Path) -> None:
+    """``search(**args)`` with ``args = {"trials": 5}`` passes 5, and the default for a key
+    it does not hold; a dict whose keys a method may have changed (``update``, ``pop``,
+    ``setdefault``, ``clear``) passes something not known."""
+    source = """
+    def search(trials=30, seed=0):
+        return trials
+
+    def study():
+        args = {"trials": 5}
+        search(**args)
+
+    def other():
+        args = {"seed": 1}
+        search(**args)
+    """
+    assert value_of(tmp_path, source, "trials", "search").ints == frozenset({5, 30})
+    for change in (
+        "args.update(trials=500)",
+        "args.update(dict(trials=500))",
+        "args.setdefault('trials', 500)",
+        "args.pop('trials')",
+        "args.clear()",
+    ):
+        changed = source.replace(
+            "        search(**args)\n\n    def other",
+            f"        {change}\n        search(**args)\n\n    def other",
+        )
+        assert change in changed
+        assert value_of(tmp_path, changed, "trials", "search").ints is None, change
+    updated = source.replace(
+        "search(**args)\n\n    def other",
+        "args.update(seed=2)\n        search(**args)\n\n    def other",
+    )
+    assert value_of(tmp_path, updated, "trials", "search").ints is None  # keys not known
+
+
 def test_a_parameter_nothing_calls_is_its_default_or_unknown(tmp_path: Path) -> None:
     source = """
     def search(trials=30, data=None):

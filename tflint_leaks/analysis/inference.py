@@ -61,7 +61,8 @@ from tflint_leaks.analysis.lattice import (
 )
 from tflint_leaks.analysis.names import IMPORT_MODULE, canonical, resolve_dotted
 from tflint_leaks.analysis.project import ProjectIndex
-from tflint_leaks.analysis.symbolic import SPREAD, Expr, Op, ref, string_text
+from tflint_leaks.analysis.symbolic import SPREAD, Expr, Op, ref, string, string_text
+from tflint_leaks.analysis.symbolic import UNKNOWN as UNKNOWN_EXPR
 
 Query = tuple[Any, ...]
 Computation = Generator[Query, Any, Value]
@@ -89,6 +90,9 @@ BUILTINS = frozenset(
 MAX_CONE = 8
 #: Calls that put their argument into the container they are called on.
 STORE_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put"})
+#: The methods that change which keys a dict holds or their values (``kwargs.update(lr=0.1)``,
+#: ``config.pop("seed")``): what they store, as item stores.
+DICT_CHANGES = frozenset({"update", "setdefault", "pop", "popitem", "clear"})
 _LITERALS = {"number": NUMBER, "str": STR, "true": TRUE, "false": FALSE, "none": NONE}
 _ANNOTATIONS = {
     "int": NUMBER, "float": NUMBER, "bool": BOOL, "str": STR, "list": atom(Kind.CONTAINER),
@@ -228,13 +232,16 @@ class Inference:
             found = self._stored[key] = {}
             for site in where.body.calls:
                 method = site.call.method
-                if method is not None and method[1] in STORE_METHODS and site.call.positional:
-                    receiver = method[0]
-                    if receiver.op is Op.REF:
-                        value = site.call.positional[-1]
-                        if method[1] == "extend":
-                            value = Expr(Op.ITERATE, "", (value,))
-                        found.setdefault(receiver.text, []).append(value)
+                if method is None or method[0].op is not Op.REF:
+                    continue
+                receiver = method[0].text
+                if method[1] in STORE_METHODS and site.call.positional:
+                    value = site.call.positional[-1]
+                    if method[1] == "extend":
+                        value = Expr(Op.ITERATE, "", (value,))
+                    found.setdefault(receiver, []).append(value)
+                elif method[1] in DICT_CHANGES:
+                    found.setdefault(receiver, []).extend(_dict_change(site.call, method[1]))
             for container, item, value in where.body.item_stores:
                 found.setdefault(container, []).append(Expr(Op.OTHER, ITEM_STORE, (item, value)))
         return found
@@ -925,7 +932,12 @@ class Inference:
             argument = call.argument(position, name)
             if argument is not None:
                 values.append((yield from self.evaluate(argument, caller)))
-            elif default is not None and not call.open:
+                continue
+            # ``f(**args)`` with ``args = {"data_aug": 1}``: the key's value.
+            passed = yield from self._spread(call, name, caller)
+            if passed is not None and passed is not BOTTOM:
+                values.append(passed)
+            elif passed is BOTTOM and default is not None:
                 values.append((yield from self.evaluate(default, Where(module))))
             else:
                 values.append(UNKNOWN)
@@ -1305,6 +1317,22 @@ def _filled(value: Value, stored: list[Value], length: Ints = None) -> Value:
         )
 
     return join([Value(tuple(filled(a) if a.kind is Kind.CONTAINER else a for a in value.atoms))])
+
+
+def _dict_change(call: Expr, method: str) -> list[Expr]:
+    """What a dict method puts into the dict, as item stores (:data:`ITEM_STORE`):
+    ``update(lr=0.1)`` stores 0.1 under ``"lr"``, ``setdefault(key, value)`` ``value`` under
+    ``key``; a mapping ``update`` is given, or a key taken out, is an unknown key with an
+    unknown value (the keys the dict holds are no longer known)."""
+    if method == "update" and not call.positional and SPREAD not in call.keywords:
+        return [
+            Expr(Op.OTHER, ITEM_STORE, (string(name), value))
+            for name, value in zip(call.keywords, call.keyword_values, strict=True)
+        ]
+    if method == "setdefault" and call.positional:
+        value = call.positional[1] if len(call.positional) > 1 else UNKNOWN_EXPR
+        return [Expr(Op.OTHER, ITEM_STORE, (call.positional[0], value))]
+    return [Expr(Op.OTHER, ITEM_STORE, (UNKNOWN_EXPR, UNKNOWN_EXPR))]
 
 
 def _item_store(value: Value) -> bool:

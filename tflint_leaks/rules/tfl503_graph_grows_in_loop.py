@@ -133,6 +133,25 @@ class GraphGrowsInLoop(Rule):
                         sess.run(variables[str(i)][k].assign(variables[str(i - 1)][k]))
                 sess.run(train_op)
         """),
+        # cleverhans's mnist_blackbox: each of the substitute's augmentation rounds (6 by
+        # default) builds its training ops; its test passes `**args` with `data_aug` 1: the
+        # loop runs 6 times at most.
+        Valid("""
+        import tensorflow as tf
+
+        DATA_AUG = 6
+
+        def train_sub(sess, x, data_aug):
+            for rho in range(data_aug):
+                sess.run(tf.compat.v1.reduce_sum(x))
+
+        def blackbox(sess, x, data_aug=DATA_AUG):
+            train_sub(sess, x, data_aug)
+
+        def test_blackbox():
+            args = {"data_aug": 1, "x": 1.0}
+            blackbox(tf.compat.v1.Session(), **args)
+        """),
         # The helper makes its own Saver only when it is not given one; the loop gives it the
         # Saver made once before (openai/maddpg's `U.save_state(..., saver=saver)`).
         Valid("""
