@@ -14,6 +14,7 @@ import pytest
 from tflint_leaks.cli import main
 from tflint_leaks.config import Configuration, Overrides, Settings
 from tflint_leaks.engine.runner import lint_paths
+from tflint_leaks.frameworks import read_documented
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -587,3 +588,142 @@ def test_colab_tensorflow_version_magic_says_the_notebooks_world(
     assert [(d.cell, d.start.line, d.start.column, d.message) for d in result.diagnostics] == [
         (2, line, column, message) for line, column, message in expected
     ]
+
+
+#: A README's requirement lines in the forms research repositories write them, each with the
+#: range the line states for TensorFlow ("" for none stated): a bare version is its series
+#: (``1.6.0``: ``1.6.0.*``; ``2.x``: ``2.*``).
+README_LINES = [
+    ("- tensorflow==1.14.0", "==1.14"),
+    ("* Tensorflow 1.6.0 ", ">=1.6,<1.6.1"),
+    ("- Tensorflow v1.14.0", ">=1.14,<1.14.1"),
+    ("* Tensorflow r0.10", ">=0.10,<0.11"),
+    ("- tensorflow-gpu == 1.4.0", "==1.4"),
+    ("* Tensorflow 0.12.0 / 1.2.1", ">=0.12,<1.2.2"),
+    (
+        "- Known dependencies: Python (3.5.4), OpenAI gym (0.10.5), tensorflow (1.8.0)",
+        ">=1.8,<1.8.1",
+    ),
+    ("python 2.7 + tensorflow 1.8/1.13 + keras 2.2.4", ">=1.8,<1.14"),
+    ("- [Tensorflow 1.0](http://www.tensorflow.org)", ">=1,<1.1"),
+    ("* `Keras >= 2.2.0` / `TensorFlow >= 1.12.0`", ">=1.12"),
+    ("2) keras >= 2.2.0 or tensorflow >= 1.13", ">=1.13"),
+    ("- TensorFlow 2.x", ">=2,<3"),
+    ("* [TensorFlow >= 2.0](https://www.tensorflow.org/versions/r2.0)", ">=2"),
+    ("- TensorFlow 2.5+", ">=2.5"),
+    ("- TensorFlow 1.13 or later", ">=1.13"),
+    ("- tensorflow >= 1.13, < 2", ">=1.13,<2"),
+    ("    pip install tensorflow-gpu==1.14 # if you have a CUDA-compatible gpu", "==1.14"),
+    ("$ pip install -U 'tensorflow>=2.4,<2.6' numpy", ">=2.4,<2.6"),
+    ("conda install -c conda-forge tensorflow=1.15", ">=1.15,<1.16"),
+    # Prose, titles, tables and links to sections state nothing.
+    ("Originally implemented in tensorflow 1.14 by OpenAI.", ""),
+    ("# Deep Reinforcement Learning with TensorFlow 2.1", ""),
+    ("- Switch to TensorFlow 2.x and tf.keras by default", ""),
+    ("* [TensorFlow 1.x and GPflow 1.x](#tensorflow-1x-and-gpflow-1x)", ""),
+    ("| TensorFlow 1.14+ | `kashgari<2.0.0` |", ""),
+    ("- TensorFlow", ""),
+    ("The code is tested under Linux with TensorFlow 1.12 and Python 2.", ""),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), README_LINES)
+def test_what_a_readme_line_states(tmp_path: Path, line: str, expected: str) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "README.md").write_text(f"# A project\n\n{line}\n", encoding="utf-8")
+    stated = {d.family: str(d.versions) for d in read_documented(str(tmp_path), None)}
+    assert stated.get("tensorflow", "") == expected
+
+
+def test_the_nearest_readme_that_states_a_version_counts(tmp_path: Path) -> None:
+    """Looking up from the file's directory to the repository's root: a README that states
+    nothing is passed over, a nearer one that states something wins; never above the root."""
+    _project(tmp_path, {"README.md": "- tensorflow==2.4\n"})
+    (tmp_path / "gan").mkdir()
+    (tmp_path / "gan" / "README.md").write_text("A GAN.\n\n- Keras==2.0.8\n", encoding="utf-8")
+    (tmp_path / "gan" / "src").mkdir()
+    (tmp_path / "gan" / "src" / "README").write_text("Run train.py.\n", encoding="utf-8")
+    stated = read_documented(str(tmp_path / "gan" / "src"), None)
+    assert [(d.family, str(d.versions), d.where) for d in stated] == [
+        ("keras", "==2.0.8", f"{tmp_path}/gan/README.md:3")
+    ]
+    assert read_documented(str(tmp_path / "gan" / "src"), str(tmp_path / "gan" / "src")) == ()
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    (inner / ".git").mkdir()
+    (tmp_path / "README.md").write_text("- tensorflow==1.4\n", encoding="utf-8")
+    assert read_documented(str(inner), None) == ()
+
+
+def test_a_readme_that_states_tensorflow_1_makes_the_project_tf1(tmp_path: Path) -> None:
+    """faceswap-GAN, keras-yolo3: no pin file, the README's requirements: TensorFlow 1 with
+    standalone Keras 2, whose `predict` runs one cached function (quiet), and a session loop
+    that builds ops (flagged); the same script without the README is TF2 code."""
+    readme = "# A GAN\n\n## Requirements\n\n* keras 2.1.5\n* Tensorflow 1.6.0\n"
+    script = GAN_COMPAT
+    _project(tmp_path, {"gan.py": script})
+    assert [code for code, *_ in _findings(tmp_path / "gan.py")] == ["TFL402", "TFL503"]
+    (tmp_path / "README.md").write_text(readme, encoding="utf-8")
+    assert _findings(tmp_path / "gan.py") == [SESSION_LOOP]
+    frameworks = Configuration().for_path(tmp_path / "gan.py").options.frameworks
+    assert str(frameworks).endswith(
+        f"README: tensorflow >=1.6,<1.6.1 ({tmp_path}/README.md:6); "
+        f"README: keras >=2.1.5,<2.1.6 ({tmp_path}/README.md:5)"
+    )
+
+
+def test_pins_and_code_decide_over_a_readme(tmp_path: Path) -> None:
+    """A README narrows what a pin file allows; where they contradict, the pin file decides
+    (a README left behind by an upgrade), and so does the code's own evidence."""
+    _project(tmp_path, {"gan.py": GAN_COMPAT, "requirements.txt": "tensorflow>=1.6\n"})
+    (tmp_path / "README.md").write_text("- tensorflow 1.6.0\n", encoding="utf-8")
+    assert _findings(tmp_path / "gan.py") == [SESSION_LOOP]
+    (tmp_path / "requirements.txt").write_text("tensorflow>=2.4\n", encoding="utf-8")
+    assert [code for code, *_ in _findings(tmp_path / "gan.py")] == ["TFL402", "TFL503"]
+    files = {"agent.py": KERAS_1_AGENT, "train.py": FRAME_LOOP, "README.md": "- Keras 2.12\n"}
+    (tmp_path / "agent").mkdir()
+    root = _project(tmp_path / "agent", files)
+    assert _findings(root / "train.py") == []  # Keras 1 arguments: before 2.4, as the code says
+
+
+#: Eve (tdeboissiere/DeepLearningImplementations): Keras 2.0.8 on Theano 0.9, a model built
+#: and fit per optimizer named on the command line.
+THEANO_README = "## Requirements\n\n- numpy==1.13.3\n- Keras==2.0.8\n- Theano==0.9.0\n"
+EXPERIMENTS = textwrap.dedent(
+    """\
+    import sys
+    from keras.models import Sequential
+    from keras.layers import Dense
+    from keras import backend as K
+
+    for name in sys.argv[1:]:
+        model = Sequential([Dense(1, input_shape=(4,))])
+        model.compile(name, "mse")
+        model.fit(x, y)
+        f = K.function([model.input], [model.output])
+        f([x])
+    """
+)
+
+
+def test_keras_on_theano_runs_no_tensorflow(tmp_path: Path) -> None:
+    """A project that installs Theano and multi-backend Keras, and not TensorFlow, runs its
+    Keras on Theano: no rule about TensorFlow speaks, unless the program imports TensorFlow
+    itself; with TensorFlow stated beside Theano, it is linted as before."""
+    _project(tmp_path, {"main.py": EXPERIMENTS})
+    everything = ["TFL401", "TFL403", "TFL503"]
+    assert [code for code, *_ in _findings(tmp_path / "main.py")] == everything
+    (tmp_path / "README.md").write_text(THEANO_README, encoding="utf-8")
+    assert _findings(tmp_path / "main.py") == []
+    frameworks = Configuration().for_path(tmp_path / "main.py").options.frameworks
+    assert frameworks.keras_on_theano == f"{tmp_path}/README.md:5"
+    (tmp_path / "main.py").write_text("import tensorflow as tf\n" + EXPERIMENTS, encoding="utf-8")
+    assert [code for code, *_ in _findings(tmp_path / "main.py")] == everything
+    (tmp_path / "main.py").write_text(EXPERIMENTS, encoding="utf-8")
+    both = THEANO_README.replace("- Theano==0.9.0", "- tensorflow==1.3.0 or theano==0.9.0")
+    (tmp_path / "README.md").write_text(both, encoding="utf-8")
+    # TensorFlow 1.3 where it runs on TensorFlow: graph mode, no `fit` registry.
+    assert [code for code, *_ in _findings(tmp_path / "main.py")] == ["TFL401", "TFL503"]
+    (tmp_path / "README.md").unlink()
+    (tmp_path / "requirements.txt").write_text("keras==2.0.8\ntheano==0.9.0\n", encoding="utf-8")
+    assert _findings(tmp_path / "main.py") == []

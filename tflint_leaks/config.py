@@ -31,6 +31,7 @@ from tflint_leaks.frameworks import (
     parse_target,
     project_root,
     python2_evidence,
+    read_documented,
     read_pins,
 )
 from tflint_leaks.registry import SELECTABLE
@@ -385,6 +386,9 @@ class Configuration:
             python2 = python2_evidence(directory)
             if python2 is not None:
                 pins = replace(pins, python2=python2)
+            readme = read_documented(directory, root)
+            if readme:
+                pins = replace(pins, readme=readme)
             where = f"{settings.source}: tool.{TABLE}"
             frameworks = pins.with_targets(settings.target_tensorflow, settings.target_keras, where)
             options = replace(settings.options, frameworks=frameworks)

@@ -15,6 +15,11 @@ would be a new dependency of the static linter for three constructs) -- into a
 ``tf-nightly``...), the standalone ``keras`` and ``tf-keras``, the versions allowed and the
 places that say so.
 
+:func:`read_documented` reads what the nearest README states (requirement lines and install
+commands, never prose), which narrows what the pins and the code allow (they decide where it
+contradicts them); a project that installs Theano and multi-backend Keras, not TensorFlow, runs
+its Keras on Theano (:attr:`Frameworks.keras_on_theano`).
+
 Every requirement found is a constraint on the one environment the project runs in, so the
 versions allowed are the intersection of what each file (and each extra, each dependency group)
 allows; lines with an environment marker are alternatives (a marker cannot be evaluated here:
@@ -78,6 +83,9 @@ TENSORFLOW = frozenset(
 )
 KERAS = frozenset({"keras", "keras-gpu", "keras-nightly"})
 TF_KERAS = frozenset({"tf-keras", "tf-keras-nightly"})
+#: Theano: multi-backend Keras (before 2.4) runs on it instead of TensorFlow when a project
+#: installs it and not TensorFlow.
+THEANO = frozenset({"theano", "theano-pymc"})
 
 #: What an unpinned nightly is at least: newer than every release, and every release since
 #: 2019 is TensorFlow 2 (and every ``keras-nightly`` since 2023 is Keras 3).
@@ -323,7 +331,12 @@ def _name(text: str) -> str:
 
 
 def _family(distribution: str) -> str | None:
-    for family, names in (("tensorflow", TENSORFLOW), ("keras", KERAS), ("tf-keras", TF_KERAS)):
+    for family, names in (
+        ("tensorflow", TENSORFLOW),
+        ("keras", KERAS),
+        ("tf-keras", TF_KERAS),
+        ("theano", THEANO),
+    ):
         if distribution in names:
             return family
     return None
@@ -569,9 +582,55 @@ class _Reader:
             tensorflow=self._pin("tensorflow", "TensorFlow"),
             keras=self._pin("keras", "keras"),
             tf_keras=self._pin("tf-keras", "tf-keras"),
+            theano=self._pin("theano", "Theano"),
             root=root,
             notes=tuple(self.notes),
         )
+
+    def documented(self) -> tuple[Documented, ...]:
+        """What the statements read (a README's) say of each framework, with where."""
+        found = []
+        for family, label in _FAMILIES:
+            pin = self._pin(family, label)
+            if pin is not None:
+                found.append(Documented(family, pin.versions, ", ".join(pin.sources)))
+        return tuple(found)
+
+    # -- a README's statements -------------------------------------------------------------
+
+    def readme(self, path: Path) -> None:
+        """The versions a README states: each list item or line that is nothing but
+        requirements (``- Keras==2.0.8``, ``* Tensorflow 0.12.0 / 1.2.1``, ``- Known
+        dependencies: Python (3.5.4), tensorflow (1.8.0)``, ``python 2.7 + tensorflow 1.8 +
+        keras 2.2.4``; names of one or two words, versions bare, with an operator, in
+        parentheses, or followed by ``+`` or "or later"), and each ``pip install`` or ``conda
+        install`` command. A line with anything else (prose, a heading, a table, a link to a
+        section of the README) states nothing; the alternatives one line gives (``/``, "or")
+        count as one range, and every line constrains."""
+        text = self.read(path)
+        if text is None:
+            return
+        fenced = False
+        for number, raw in enumerate(text.splitlines(), start=1):
+            line = raw.strip()
+            if line.startswith(("```", "~~~")):
+                fenced = not fenced
+                continue
+            where = f"{path}:{number}"
+            install = _INSTALL.search(line)
+            if install is not None:
+                conda = install.group("tool") in {"conda", "mamba"}
+                for spec in _install_arguments(install.group("args")):
+                    if conda:
+                        self._conda(spec, where, where)
+                    else:
+                        self.requirement(spec, where, where)
+                continue
+            if fenced or line.startswith(("#", "|", ">")) or "](#" in line:
+                continue
+            clauses = _stated(_LIST_MARKER.sub("", line, count=1))
+            for name, versions in clauses or ():
+                self.add(name, versions, where, where, marked=len(clauses or ()) > 1)
 
     def _pin(self, family: str, label: str) -> Pin | None:
         mine = [found for found in self.found if _family(found.distribution) == family]
@@ -607,6 +666,112 @@ _PER_REQUIREMENT_OPTIONS = re.compile(r"\s+--")
 #: pip's comment: ``#`` at the start of a line or after whitespace.
 _COMMENT = re.compile(r"(?:^|\s+)#.*$")
 _CONDA = re.compile(r"\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*?)(?P<rest>(?:\s|[=<>!~]).*)?")
+
+#: The families a README may state, with their labels.
+_FAMILIES = (
+    ("tensorflow", "TensorFlow"),
+    ("keras", "keras"),
+    ("tf-keras", "tf-keras"),
+    ("theano", "Theano"),
+)
+#: README file names (compared lower-cased).
+README_NAMES = frozenset({"readme", "readme.md", "readme.markdown", "readme.rst", "readme.txt"})
+_LIST_MARKER = re.compile(r"^(?:[-*+\u2022]|\d{1,2}[.)])\s+")
+_INSTALL = re.compile(
+    r"(?:^|[\s`$>!])(?P<tool>pip3?|python3?\s+-m\s+pip|conda|mamba)\s+install\s+(?P<args>.*)"
+)
+#: Options of ``pip install`` and ``conda install`` that take a value.
+_INSTALL_VALUES = frozenset(
+    {"-r", "-c", "-e", "-i", "-f", "-t", "-n", "-p", "--requirement", "--constraint",
+     "--editable", "--index-url", "--extra-index-url", "--find-links", "--target", "--name",
+     "--prefix", "--channel"}
+)  # fmt: skip
+#: Markdown and reStructuredText decoration around a statement: links (their text kept),
+#: emphasis, inline code, HTML tags.
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_DECORATION = re.compile(r"</?[A-Za-z][^>]*>|\*\*|__|[`*]")
+#: What separates the statements of one line: ``,`` ``;`` `` + `` `` / `` "or" "and" ``&``.
+_SEPARATOR = re.compile(
+    r"\s*(?:[,;&]|\s\+\s|\s/\s|\s(?:or|and)\s(?!(?:later|newer|higher|above)\b))\s*",
+    re.IGNORECASE,
+)
+_WORD = r"[A-Za-z][A-Za-z0-9_-]*(?:\.[A-Za-z][A-Za-z0-9_-]*)*"
+_BARE = r"[vVrR]?\d+(?:\.\d+)*(?:\.[xX*])?"
+_STATEMENT = re.compile(
+    rf"(?P<name>{_WORD}(?:\s(?![vVrR]?\d){_WORD})?)?\s*"
+    r"(?:(?P<op>~=|==|!=|<=|>=|<|>|=)\s*(?P<operand>v?\d[\w.*]*)"
+    rf"|\(\s*(?:tested\s+(?:on|with)\s+)?(?P<parenthesised>{_BARE})\s*\)"
+    rf"|(?P<bare>{_BARE}(?:/{_BARE})*))?"
+    r"(?P<later>\+|\s+(?:or|and)\s+(?:later|newer|higher|above))?"
+)
+
+
+def _stated(line: str) -> list[tuple[str, VersionRange]] | None:
+    """The framework versions a README line states, when it is nothing but requirements (see
+    :meth:`_Reader.readme`); None when it is anything else."""
+    text = _DECORATION.sub("", _LINK.sub(r"\1", line)).strip()
+    label, colon, rest = text.partition(":")
+    if colon and rest.strip() and len(label.split()) <= 3 and not any(c.isdigit() for c in label):
+        text = rest.strip()  # ``Known dependencies: ...``
+    found: list[tuple[str, VersionRange]] = []
+    versioned = False
+    name: str | None = None
+    for clause in _SEPARATOR.split(text):
+        match = _STATEMENT.fullmatch(clause)
+        if not clause or match is None or not any(match.groupdict().values()):
+            return None
+        own = match.group("name")
+        name = own or name
+        versions = _statement_range(match)
+        if name is None or (versions is None and match.group("later")):
+            return None
+        if versions is None:
+            continue
+        versioned = True
+        distribution = name.replace(" ", "-")
+        if own is None and match.group("op") and found and found[-1][0] == distribution:
+            found[-1] = (distribution, found[-1][1].intersect(versions))  # ``>=1.13, <2``
+        else:
+            found.append((distribution, versions))
+    return found if versioned else None
+
+
+def _statement_range(match: re.Match[str]) -> VersionRange | None:
+    """The versions one statement allows (None: it names no version)."""
+    if match.group("op") is not None:
+        op, operand = match.group("op"), match.group("operand").lstrip("v")
+        return specifier_range(f"{'==' if op == '=' else op}{operand}")
+    written = match.group("parenthesised") or match.group("bare")
+    if written is None:
+        return None
+    found: VersionRange | None = None
+    for version in written.split("/"):
+        digits = version.lstrip("vVrR").rstrip("*").removesuffix(".x").removesuffix(".X")
+        release = parse_release(digits.rstrip("."))
+        if release is None:
+            return None
+        one = (
+            VersionRange(low=Bound(_normalised(release), True))
+            if match.group("later")
+            else VersionRange.series(release)
+        )
+        found = one if found is None else found.hull(one)
+    return found
+
+
+def _install_arguments(arguments: str) -> Iterator[str]:
+    """The requirements of a ``pip install`` or ``conda install`` command line: its words up
+    to the end of the command (``#``, ``&&``, ``;``, ``|``), unquoted, without its options."""
+    words = re.split(r"\s+", re.split(r"\s#|&&|;|\|", arguments)[0].strip())
+    skip = False
+    for word in words:
+        written = word.strip("'\"`")
+        if skip:
+            skip = False
+        elif written.startswith("-"):
+            skip = written in _INSTALL_VALUES
+        elif written and written[0].isalpha():
+            yield written
 
 
 def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
@@ -814,6 +979,32 @@ def read_pins(root: str) -> Frameworks:
     return reader.frameworks(root)
 
 
+def read_documented(directory: str, stop: str | None) -> tuple[Documented, ...]:
+    """What the nearest README at or above ``directory`` that states a framework's version
+    says (:meth:`_Reader.readme`): looking no higher than ``stop`` (the project root whose pins
+    count) or, without one, a repository's root (``.git``, ``.hg``). Read, never run."""
+    current = os.path.abspath(directory)  # noqa: PTH100 - symlinks are kept, as given
+    while True:
+        try:
+            names = sorted(os.listdir(current))  # noqa: PTH208 - strings: this runs per directory
+        except OSError:
+            names = []
+        for name in names:
+            path = Path(current) / name
+            if name.lower() in README_NAMES and path.is_file():
+                reader = _Reader()
+                reader.readme(path)
+                found = reader.documented()
+                if found:
+                    return found
+        parent = os.path.dirname(current)  # noqa: PTH120
+        if current in (stop, parent):
+            return ()
+        if stop is None and any(marker in names for marker in _REPOSITORY_MARKERS):
+            return ()
+        current = parent
+
+
 class Keras(str, enum.Enum):
     """Which Keras a project runs."""
 
@@ -823,6 +1014,16 @@ class Keras(str, enum.Enum):
     KERAS_2 = "keras 2"
     KERAS_3 = "keras 3"
     UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Documented:
+    """What a README states of one framework's version (:func:`read_documented`): weaker than
+    a pin file or the code, so it only narrows what they allow."""
+
+    family: str
+    versions: VersionRange
+    where: str
 
 
 @dataclass(frozen=True)
@@ -849,6 +1050,7 @@ class Frameworks:
     #: The standalone ``keras`` package.
     keras: Pin | None = None
     tf_keras: Pin | None = None
+    theano: Pin | None = None
     #: The project root whose files were read (None: no pin file was found).
     root: str | None = None
     #: What could not be read or decided (a missing include, pins that contradict each other).
@@ -856,6 +1058,11 @@ class Frameworks:
     #: Where Python 2 code sits beside the file (``path:line``, :func:`python2_evidence`): read
     #: as a code pin of Python 2 (:mod:`tflint_leaks.analysis.eras`).
     python2: str | None = None
+    #: What the nearest README states (:func:`read_documented`); applied by :meth:`documented`
+    #: after the code's own evidence.
+    readme: tuple[Documented, ...] = ()
+    #: Why the program runs no TensorFlow at all (its Keras runs on Theano), or None.
+    no_tensorflow: str | None = None
 
     @property
     def tensorflow_versions(self) -> VersionRange:
@@ -906,23 +1113,57 @@ class Frameworks:
             keras=pin("keras", keras, self.keras),
         )
 
-    def constrained(self, family: str, specifier: str, where: str) -> Frameworks:
-        """What the project's code says (``family`` ``"tensorflow"`` or ``"keras"``, the
-        versions of :mod:`tflint_leaks.analysis.eras`) added to what its pin files say: the
-        pinned range narrowed, or the range itself where nothing is pinned. Pins the code
-        contradicts decide (a note says so)."""
-        allowed = _declared(specifier)
-        current = self.keras if family == "keras" else self.tensorflow
+    def constrained(self, family: str, allowed: VersionRange, where: str) -> Frameworks:
+        """What the project's code (the versions of :mod:`tflint_leaks.analysis.eras`) or its
+        README says of a framework (``family``: ``"tensorflow"``, ``"keras"``, ``"tf-keras"``
+        or ``"theano"``) added to what is known: the known range narrowed, or the range
+        itself where nothing is. What is known decides where they contradict (a note says
+        so)."""
+        pins = {
+            "tensorflow": self.tensorflow,
+            "keras": self.keras,
+            "tf-keras": self.tf_keras,
+            "theano": self.theano,
+        }
+        current = pins[family]
         if current is None:
             pin = Pin(allowed, (where,))
         elif current.versions.intersect(allowed).empty:
-            note = f"{where} says {family} {specifier}, which the pins exclude: the pins decide"
+            note = f"{where} says {family} {allowed}, which {current} excludes: that decides"
             return replace(self, notes=(*self.notes, note))
         else:
             pin = Pin(current.versions.intersect(allowed), (*current.sources, where))
-        if family == "keras":
-            return replace(self, keras=pin)
-        return replace(self, tensorflow=pin)
+        pins[family] = pin
+        return replace(
+            self,
+            tensorflow=pins["tensorflow"],
+            keras=pins["keras"],
+            tf_keras=pins["tf-keras"],
+            theano=pins["theano"],
+        )
+
+    def documented(self) -> Frameworks:
+        """With what the README states, where the pins and the code allow it."""
+        found = self
+        for statement in self.readme:
+            found = found.constrained(statement.family, statement.versions, statement.where)
+        return found
+
+    @property
+    def keras_on_theano(self) -> str | None:
+        """Where it is said that the project's Keras runs on Theano (None when it is not): it
+        installs Theano (a pin file or the README), not TensorFlow, and no Keras that has no
+        Theano backend (2.4 and later)."""
+        stated = self.documented()
+        keras = stated.keras
+        if (
+            stated.theano is None
+            or stated.tensorflow is not None
+            or stated.tf_keras is not None
+            or (keras is not None and keras.versions.at_least((2, 4)))
+        ):
+            return None
+        return stated.theano.sources[0]
 
     def __str__(self) -> str:
         major = self.tensorflow_major
@@ -934,8 +1175,16 @@ class Frameworks:
             for label, pin in (("keras", self.keras), ("tf-keras", self.tf_keras))
             if pin is not None
         )
+        if self.theano is not None:
+            parts.append(f"Theano: {self.theano}")
         if self.python2 is not None:
             parts.append(f"Python 2 code beside it: {self.python2}")
+        parts.extend(
+            f"README: {statement.family} {statement.versions} ({statement.where})"
+            for statement in self.readme
+        )
+        if self.no_tensorflow is not None:
+            parts.append(f"no TensorFlow: {self.no_tensorflow}")
         parts.extend(f"note: {note}" for note in self.notes)
         return "; ".join(parts)
 
@@ -949,7 +1198,7 @@ def parse_target(text: str) -> Release | None:
     return tuple(int(part) for part in text.split(".")) if _TARGET.fullmatch(text) else None
 
 
-def _declared(text: str) -> VersionRange:
+def declared(text: str) -> VersionRange:
     found = specifier_range(text)
     if found is None:
         raise ValueError(f"not a version specifier: {text!r}")
@@ -969,18 +1218,19 @@ class Versions:
     eager_only: bool = False
 
     def __post_init__(self) -> None:
-        _declared(self.tensorflow)
-        _declared(self.keras)
+        declared(self.tensorflow)
+        declared(self.keras)
 
     def applies(self, frameworks: Frameworks, *, graph_mode: bool) -> bool:
         """Whether the rule runs on a file of a project that runs ``frameworks``, in graph mode
-        or not: the versions the project allows meet the rule's."""
-        if self.eager_only and graph_mode:
+        or not: the program runs TensorFlow, and the versions the project allows meet the
+        rule's."""
+        if frameworks.no_tensorflow is not None or (self.eager_only and graph_mode):
             return False
-        if not frameworks.tensorflow_versions.meets(_declared(self.tensorflow)):
+        if not frameworks.tensorflow_versions.meets(declared(self.tensorflow)):
             return False
         keras = frameworks.keras
-        return keras is None or keras.versions.meets(_declared(self.keras))
+        return keras is None or keras.versions.meets(declared(self.keras))
 
     def describe(self) -> str:
         """One sentence for the rule's docs."""

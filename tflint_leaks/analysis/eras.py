@@ -240,6 +240,11 @@ def imports_standalone_keras(imports: dict[str, str]) -> bool:
     return any(target.split(".")[0] == "keras" for target in imports.values())
 
 
+def imports_tensorflow(imports: dict[str, str]) -> bool:
+    """The module imports TensorFlow (``tensorflow`` or anything in it)."""
+    return any(target.split(".")[0] == "tensorflow" for target in imports.values())
+
+
 def framework_pins(pin: CodePin, standalone: bool) -> list[tuple[str, str]]:
     """What one code pin says of TensorFlow and the standalone Keras (each a family and a
     specifier), in a program that imports standalone Keras or not: Python 2 runs TensorFlow

@@ -15,11 +15,16 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tflint_leaks.analysis import keras
-from tflint_leaks.analysis.eras import CodePin, framework_pins, imports_standalone_keras
+from tflint_leaks.analysis.eras import (
+    CodePin,
+    framework_pins,
+    imports_standalone_keras,
+    imports_tensorflow,
+)
 from tflint_leaks.analysis.index import (
     ClassFacts,
     FunctionFacts,
@@ -28,7 +33,7 @@ from tflint_leaks.analysis.index import (
     index_source,
 )
 from tflint_leaks.analysis.names import resolve_dotted
-from tflint_leaks.frameworks import Frameworks, distributes, project_root
+from tflint_leaks.frameworks import Frameworks, declared, distributes, project_root
 from tflint_leaks.source import SourceError, read_source
 
 
@@ -348,8 +353,9 @@ class ProjectIndex:
         of ``xrange``: Python 2; :mod:`.eras`)."""
         if self._code_pins is None:
             self._code_pins = any(found.code_pins for found in self._by_path.values())
-        if not self._code_pins and frameworks.python2 is None:
-            return frameworks
+        theano = frameworks.keras_on_theano
+        if not self._code_pins and frameworks.python2 is None and theano is None:
+            return frameworks.documented()
         key = (module.path, frameworks)
         known = self._worlds.get(key)
         if known is not None:
@@ -367,7 +373,10 @@ class ProjectIndex:
             pins.append((f"{frameworks.python2}: {beside.evidence}", beside))
         for where, pin in pins:
             for family, specifier in framework_pins(pin, standalone):
-                world = world.constrained(family, specifier, where)
+                world = world.constrained(family, declared(specifier), where)
+        world = world.documented()
+        if theano is not None and not any(imports_tensorflow(found.imports) for found in modules):
+            world = replace(world, no_tensorflow=f"its Keras runs on Theano ({theano})")
         self._worlds[key] = world
         return world
 
