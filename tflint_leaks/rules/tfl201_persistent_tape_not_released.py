@@ -28,7 +28,8 @@ class PersistentTapeNotReleased(Rule):
     ends every persistent-tape example with `del tape`.
 
     Not flagged: non-persistent tapes (their resources are released by the first `gradient`
-    call), a tape whose last use is the last thing its function or iteration does (it is
+    call), a tape whose last use is the last thing its function or iteration does but for a
+    test's checks (`assert`, `np.testing.assert_allclose(...)`, `self.assertEqual(...)`: it is
     released right after), a tape that is returned, stored or captured by a nested function
     (whoever holds it releases it), tapes inside a `tf.function` (they exist only while it
     traces), a single tape created once at module level, and files that turn eager execution
@@ -86,6 +87,21 @@ class PersistentTapeNotReleased(Rule):
     """
 
     VALID = (
+        # zfit's gradient test: after the tape's last use only the test's checks run.
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        def test_gradients(f, x, expected):
+            with tf.GradientTape(persistent=True) as tape:
+                tape.watch(x)
+                real, imag = f(x)
+            grad_real = tape.gradient(real, x)
+            grad_imag = tape.gradient(imag, x)
+            assert np.all(np.isfinite(grad_real))
+            np.testing.assert_allclose(grad_real, expected.real)
+            np.testing.assert_allclose(grad_imag, expected.imag)
+        """),
         Valid("""
         import tensorflow as tf
 
@@ -207,6 +223,29 @@ class PersistentTapeNotReleased(Rule):
         """),
     )
     INVALID = (
+        # zfit's gradient test: a check, then the slow numerical gradient runs while the tape
+        # still holds the recorded computation.
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def test_gradients(f, x, numeric_gradient):
+                with tf.GradientTape(persistent=True) as tape:
+                    tape.watch(x)
+                    y = f(x)
+                grad = tape.gradient(y, x)
+                assert np.all(np.isfinite(grad))
+                expected = numeric_gradient(f, x)
+                np.testing.assert_allclose(grad, expected)
+            """,
+            5,
+            10,
+            5,
+            42,
+            "persistent tape `tape` is created every call and stays alive after its last use "
+            "while more work runs; `del tape` after its last `gradient`",
+        ),
         Invalid(
             """
             import tensorflow as tf
@@ -407,13 +446,16 @@ def _work_after(
     branch (an ``if``, ``with`` or ``try`` block) with work after it there, as in ``if
     auto_alpha: grad = tape.gradient(...); optimizer.apply_gradients(...)``; a loop's body is not
     entered (its next iteration may use the tape again)."""
-    uses = [index for index in range(start, len(body)) if mentions(body[index], name)]
+    # A statement that binds the name again ends this tape's life: it is the last that runs
+    # while the tape is alive (``with tf.GradientTape(...) as tape:`` again records anew).
+    end = next((i for i in range(start + 1, len(body)) if _binds(body[i], name)), len(body))
+    uses = [index for index in range(start, end) if mentions(body[index], name)]
     if not uses and not opening:
         return None
     last = uses[-1] if uses else start
-    for stmt in body[last + 1 :]:
-        if isinstance(stmt, cst.SimpleStatementLine) and isinstance(
-            stmt.body[0], cst.Del | cst.Pass
+    for stmt in body[last + 1 : end + 1]:
+        if isinstance(stmt, cst.SimpleStatementLine) and all(
+            isinstance(small, cst.Del | cst.Pass) or _check(small) for small in stmt.body
         ):
             continue
         if any(isinstance(n, cst.Call) for n in own_nodes(stmt)):
@@ -426,6 +468,32 @@ def _work_after(
         if found is not None:
             return found
     return None
+
+
+def _binds(statement: cst.BaseStatement, name: str) -> bool:
+    """``statement`` binds ``name`` (``name = ...``, ``with ... as name:``, ``for name in``)."""
+    for node in own_nodes(statement):
+        target = None
+        if isinstance(node, cst.AssignTarget | cst.AnnAssign | cst.AugAssign | cst.For):
+            target = node.target
+        elif isinstance(node, cst.AsName):
+            target = node.name
+        if isinstance(target, cst.Name) and target.value == name:
+            return True
+    return False
+
+
+def _check(statement: cst.BaseSmallStatement) -> bool:
+    """An ``assert`` or a call of an assertion (``np.testing.assert_allclose(...)``,
+    ``self.assertEqual(...)``, ``tf.debugging.assert_near(...)``): a test's checks, which end
+    it, not work that runs while the tape holds what it recorded."""
+    if isinstance(statement, cst.Assert):
+        return True
+    if not (isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call)):
+        return False
+    func = statement.value.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+    return isinstance(name, str) and name.startswith("assert")
 
 
 def _branches(
