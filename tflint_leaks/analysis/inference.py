@@ -1146,6 +1146,12 @@ class Inference:
         mapping = yield from self.evaluate(spread, where)
         if mapping.top or not mapping.atoms:
             return None
+        if _stored_under(
+            self._stores(where).get(spread.text, ()) if spread.op is Op.REF else (), name
+        ):
+            return None  # ``args[name] = ...`` somewhere: passed or not, here, is not known
+        if spread.op is not Op.REF and any(a.length is None for a in mapping.atoms):
+            return None  # a dict stored into elsewhere: which keys it holds here is not known
         keyed = [each.keyed for each in mapping.atoms]
         if any(known is None for known in keyed):
             return None
@@ -1299,6 +1305,7 @@ def _filled(value: Value, stored: list[Value], length: Ints = None) -> Value:
     keyed = [a for v in stored if _item_store(v) for a in v.atoms]
     keys = join(a.element or BOTTOM for a in keyed)
     mapped = join(a.mapped or BOTTOM for a in keyed)
+    by_key = _stored_by_key(keyed) if not items else None
 
     def filled(a: Atom) -> Atom:
         if a.mapped is not None:  # a dict: its keys and values
@@ -1307,7 +1314,7 @@ def _filled(value: Value, stored: list[Value], length: Ints = None) -> Value:
                 mapped=join([a.mapped, mapped]),
                 length=None,
                 items=None,
-                keyed=None,
+                keyed=_keyed_after(a.keyed, by_key),
             )
         return a._replace(
             element=join([a.element or BOTTOM, mapped, *items]),
@@ -1319,20 +1326,77 @@ def _filled(value: Value, stored: list[Value], length: Ints = None) -> Value:
     return join([Value(tuple(filled(a) if a.kind is Kind.CONTAINER else a for a in value.atoms))])
 
 
+def _stored_by_key(stores: list[Atom]) -> dict[str, Value] | None:
+    """What item stores put under each key, when every key is a known string (None when one
+    is not: the dict's keys are then not known)."""
+    found: dict[str, list[Value]] = {}
+    for store in stores:
+        texts = store.element.atoms[0].texts if store.element and store.element.atoms else None
+        if texts is None or store.element is None or len(store.element.atoms) != 1:
+            return None
+        for text in texts:
+            found.setdefault(text, []).append(store.mapped or UNKNOWN)
+    return {key: join(values) for key, values in found.items()}
+
+
+def _stored_under(stores: Iterable[Expr], key: str) -> bool:
+    """One of a container's item stores (:data:`ITEM_STORE`) may put something under ``key``:
+    its key is ``key`` or not a known string."""
+    for store in stores:
+        if store.op is Op.OTHER and store.text == ITEM_STORE:
+            text = string_text(store.parts[0])
+            if text is None or text == key:
+                return True
+    return False
+
+
+def _keyed_after(
+    keyed: tuple[tuple[str, Value], ...] | None, stored: dict[str, Value] | None
+) -> tuple[tuple[str, Value], ...] | None:
+    """A dict's value by key once the code stores into it (anywhere, in any order): a key it
+    had may also hold what is stored under it; a key only stores give may be absent, so its
+    value is not known."""
+    if keyed is None or stored is None:
+        return None
+    merged = dict(keyed)
+    for key, value in stored.items():
+        merged[key] = join([merged[key], value]) if key in merged else value
+    return tuple(sorted(merged.items()))
+
+
 def _dict_change(call: Expr, method: str) -> list[Expr]:
     """What a dict method puts into the dict, as item stores (:data:`ITEM_STORE`):
-    ``update(lr=0.1)`` stores 0.1 under ``"lr"``, ``setdefault(key, value)`` ``value`` under
-    ``key``; a mapping ``update`` is given, or a key taken out, is an unknown key with an
-    unknown value (the keys the dict holds are no longer known)."""
-    if method == "update" and not call.positional and SPREAD not in call.keywords:
-        return [
-            Expr(Op.OTHER, ITEM_STORE, (string(name), value))
-            for name, value in zip(call.keywords, call.keyword_values, strict=True)
-        ]
+    ``update(lr=0.1)`` and ``update({"lr": 0.1})`` store 0.1 under ``"lr"``,
+    ``setdefault(key, value)`` ``value`` under ``key``; an ``update`` with a mapping whose keys
+    are not known, or a key taken out, is an unknown key with an unknown value (the keys the
+    dict holds are no longer known)."""
+    entries = list(zip(call.keywords, call.keyword_values, strict=True))
+    given = _literal_entries(call.positional[0]) if len(call.positional) == 1 else []
+    if method == "update" and SPREAD not in call.keywords and given is not None:
+        return [Expr(Op.OTHER, ITEM_STORE, (string(key), value)) for key, value in entries + given]
     if method == "setdefault" and call.positional:
         value = call.positional[1] if len(call.positional) > 1 else UNKNOWN_EXPR
         return [Expr(Op.OTHER, ITEM_STORE, (call.positional[0], value))]
     return [Expr(Op.OTHER, ITEM_STORE, (UNKNOWN_EXPR, UNKNOWN_EXPR))]
+
+
+def _literal_entries(mapping: Expr) -> list[tuple[str, Expr]] | None:
+    """The entries of a dict written with known string keys (``{"lr": 0.1}``, ``dict(lr=0.1)``),
+    else None."""
+    if mapping.op is Op.DISPLAY and mapping.text == "dict":
+        keys = [string_text(key) for key in mapping.parts[0::2]]
+        if mapping.number != len(keys) or None in keys:
+            return None
+        return [(str(key), value) for key, value in zip(keys, mapping.parts[1::2], strict=True)]
+    if (
+        mapping.op is Op.CALL
+        and mapping.func.op is Op.REF
+        and mapping.func.text == "dict"
+        and not mapping.positional
+        and SPREAD not in mapping.keywords
+    ):
+        return list(zip(mapping.keywords, mapping.keyword_values, strict=True))
+    return None
 
 
 def _item_store(value: Value) -> bool:
