@@ -236,6 +236,35 @@ def test_a_parameter_passed_in_a_mapping_takes_the_keys_value(tmp_path: Path) ->
         assert found == (None if expected is None else frozenset(expected)), change
 
 
+def test_a_test_parametrized_by_pytest_takes_the_values_it_lists(tmp_path: Path) -> None:
+    """pytest calls the test once per row of each ``parametrize``: one name written as a
+    string takes each row (a tuple too), names written as a tuple or ``"a, b"`` each take
+    their item of every row or ``pytest.param``; a table that is a name is its items; a row
+    not written out leaves the parameter unknown."""
+    source = """
+    import pytest
+    from pytest import mark
+
+    SIZES = [4, 8]
+
+    @pytest.mark.parametrize("size", [1, 2, 3])
+    @pytest.mark.parametrize("a, b", [(10, 20), pytest.param(30, 40, id="big")])
+    @mark.parametrize(("shape",), [((5, 6),), ((7, 8),)])
+    @pytest.mark.parametrize("pair", [(1, 2)])
+    @pytest.mark.parametrize("width", SIZES)
+    @pytest.mark.parametrize("depth", [1, make_depth()])
+    def test_cache(size, a, b, shape, pair, width, depth, seed=0):
+        return size
+    """
+    for name, expected in (("size", {1, 2, 3}), ("a", {10, 30}), ("b", {20, 40})):
+        assert value_of(tmp_path, source, name, "test_cache").ints == frozenset(expected), name
+    assert value_of(tmp_path, source, "shape", "test_cache").lengths == frozenset({2})
+    assert value_of(tmp_path, source, "pair", "test_cache").lengths == frozenset({2})
+    assert value_of(tmp_path, source, "width", "test_cache").ints == frozenset({4, 8})
+    assert value_of(tmp_path, source, "depth", "test_cache").ints is None
+    assert value_of(tmp_path, source, "seed", "test_cache").ints == frozenset({0})
+
+
 def test_a_parameter_nothing_calls_is_its_default_or_unknown(tmp_path: Path) -> None:
     source = """
     def search(trials=30, data=None):

@@ -921,7 +921,11 @@ class Inference:
         default = function.body.default(name)
         position = function.params.index(name)
         values: list[Value] = []
-        if self.is_open(function):
+        parametrized = _parametrized(function, module, name)
+        if parametrized is not None:
+            # pytest calls it once with each value its ``parametrize`` lists for the name.
+            values.extend((yield from self.evaluate_all(parametrized, Where(module))))
+        elif self.is_open(function):
             # Called from where the project cannot see: its default, or anything.
             values.append(
                 (yield from self.evaluate(default, Where(module))) if default else UNKNOWN
@@ -1337,6 +1341,61 @@ def _stored_by_key(stores: list[Atom]) -> dict[str, Value] | None:
         for text in texts:
             found.setdefault(text, []).append(store.mapped or UNKNOWN)
     return {key: join(values) for key, values in found.items()}
+
+
+#: pytest's decorator that calls a test once per value it lists.
+PARAMETRIZE = "pytest.mark.parametrize"
+
+
+def _parametrized(function: FunctionFacts, module: ModuleIndex, name: str) -> list[Expr] | None:
+    """The values ``@pytest.mark.parametrize`` lists for the parameter ``name`` of a test
+    (``("size", [1, 2, 3])``, ``("a, b", [(1, 2), (3, 4)])``, ``pytest.param(1, id="x")``); None
+    when no such decorator names it or its values are not written out."""
+    for decorator in function.decorators:
+        if decorator.op is not Op.CALL or decorator.func.op is not Op.REF:
+            continue
+        if resolve_dotted(decorator.func.text, module.imports) != PARAMETRIZE:
+            continue
+        arguments = decorator.positional
+        names = _parameter_names(arguments[0]) if arguments else None
+        if names is None or name not in names or len(arguments) < 2:
+            continue
+        # One name written as a string: each row is the value (pytest's ``force_tuple``).
+        whole = len(names) == 1 and string_text(arguments[0]) is not None
+        table = arguments[1]
+        if table.op is not Op.DISPLAY and whole:
+            return [Expr(Op.ITERATE, "", (table,))]  # ``("size", SIZES)``: its items
+        if table.op is not Op.DISPLAY or table.number != len(table.parts):
+            return None
+        index = names.index(name)
+        values: list[Expr] = []
+        for row in table.parts:
+            if row.op is Op.CALL and row.func.op is Op.REF:
+                if resolve_dotted(row.func.text, module.imports) != "pytest.param":
+                    return None  # a call that makes the row: not written out
+                items = row.positional  # ``pytest.param(1, 2, id="x")``
+            elif whole:
+                items = (row,)  # the row itself, a tuple or not
+            elif row.op is Op.DISPLAY and row.number == len(row.parts):
+                items = row.parts
+            else:
+                return None
+            if len(items) != len(names):
+                return None
+            values.append(items[index])
+        return values
+    return None
+
+
+def _parameter_names(expr: Expr) -> list[str] | None:
+    """``"a, b"`` or ``("a", "b")`` as parameter names."""
+    text = string_text(expr)
+    if text is not None:
+        return [part.strip() for part in text.split(",") if part.strip()]
+    if expr.op is Op.DISPLAY and expr.number == len(expr.parts):
+        names = [string_text(part) for part in expr.parts]
+        return [str(n) for n in names] if None not in names else None
+    return None
 
 
 def _stored_under(stores: Iterable[Expr], key: str) -> bool:

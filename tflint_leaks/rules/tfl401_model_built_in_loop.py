@@ -131,6 +131,17 @@ class ModelBuiltInLoop(Rule):
     """
 
     VALID = (
+        # A test that pytest runs with 1, 2 and 3 members: at most 3 models per run.
+        Valid("""
+        import pytest
+        import tensorflow as tf
+
+        @pytest.mark.parametrize("members", [1, 2, 3])
+        def test_ensemble(members, x, y):
+            for _ in range(members):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("sgd", "mse")
+        """),
         Valid("""
         import tensorflow as tf
 
@@ -495,6 +506,26 @@ class ModelBuiltInLoop(Rule):
         """),
     )
     INVALID = (
+        # The same test with a 50-member case: 50 models in one run.
+        Invalid(
+            """
+            import pytest
+            import tensorflow as tf
+
+            @pytest.mark.parametrize("members", [1, 50])
+            def test_ensemble(members, x, y):
+                for _ in range(members):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile("sgd", "mse")
+            """,
+            7,
+            17,
+            7,
+            64,
+            "`tf.keras.Sequential` builds a new Keras model every iteration (50 in all) and the "
+            "loop never calls `clear_session()`; Keras' global state grows with each model "
+            "(`del` and `gc.collect()` do not release it)",
+        ),
         Invalid(
             """
             import tensorflow as tf
