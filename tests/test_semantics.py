@@ -557,27 +557,53 @@ def {name}(xs):
 
 
 @pytest.mark.parametrize(
-    ("statement", "expected"),
+    ("statement", "expected", "most"),
     [
         # One item per iteration: the loop's trip count.
-        ("found.append(x)", frozenset({8})),
-        # Not one per iteration: under a test, twice, after a `break` or a `continue`,
-        # or emptied again in the loop.
-        ("if x:\n            found.append(x)", None),
-        ("found.append(x)\n        found.append(-x)", None),
-        ("found.append(x)\n        if x > 3:\n            break", None),
-        ("if x in xs:\n            continue\n        found.append(x)", None),
-        ("found.append(x)\n        found = []", None),
-        ("found.append(x)\n        found.extend(xs)", None),
+        ("found.append(x)", frozenset({8}), 8),
+        # At most one per iteration: under a test, after a `break` or a `continue`: at
+        # most the trip count.
+        ("if x:\n            found.append(x)", None, 8),
+        ("found.append(x)\n        if x > 3:\n            break", None, 8),
+        ("if x in xs:\n            continue\n        found.append(x)", None, 8),
+        # Not known: twice per iteration, emptied again in the loop, extended.
+        ("found.append(x)\n        found.append(-x)", None, None),
+        ("found.append(x)\n        found = []", None, None),
+        ("found.append(x)\n        found.extend(xs)", None, None),
+        ("for y in xs:\n            found.append(y)", None, None),
     ],
 )
 def test_a_list_filled_once_per_iteration_has_the_loops_length(
-    tmp_path: Path, statement: str, expected: frozenset[int] | None
+    tmp_path: Path, statement: str, expected: frozenset[int] | None, most: int | None
 ) -> None:
     source = APPENDED.format(name="grow", statement=statement)
-    assert value_of(tmp_path, source, "found", "grow").lengths == expected
+    found = value_of(tmp_path, source, "found", "grow")
+    assert (found.lengths, found.bound) == (expected, most)
     # Through a call: the default list of five splits makes five folds.
     assert value_of(tmp_path, source, "folds()").lengths == frozenset({5})
+
+
+def test_a_list_of_a_graphs_variables_is_structure(tmp_path: Path) -> None:
+    """cleverhans's ``ordered_union`` of two collections of the graph's variables: the sum of
+    the two, and the list it fills from it (at most one item per variable), hold as many
+    items as the graph has variables."""
+    source = """
+    import tensorflow as tf
+
+    def ordered_union(l1, l2):
+        out = []
+        for e in l1 + l2:
+            if e not in out:
+                out.append(e)
+        return out
+
+    both = tf.compat.v1.trainable_variables() + tf.compat.v1.global_variables()
+    union = ordered_union(tf.compat.v1.trainable_variables(), tf.compat.v1.model_variables())
+    mixed = tf.compat.v1.trainable_variables() + [1, 2]
+    """
+    assert value_of(tmp_path, source, "both").structural
+    assert value_of(tmp_path, source, "union").structural
+    assert not value_of(tmp_path, source, "mixed").structural
 
 
 CERTIFY = """

@@ -99,15 +99,18 @@ class Branch:
 
 @dataclass(frozen=True)
 class Counted:
-    """``container.append(item)`` as a statement of a top-level ``for`` loop's own block, in a
-    loop that never leaves an iteration early (no ``break``, ``continue``, ``return`` or
-    ``raise`` in it): the container gains one item per iteration of the loop."""
+    """``container.append(item)`` in a top-level ``for`` loop, outside any loop nested in it:
+    the container gains at most one item per iteration of the loop; exactly one when the
+    append is a statement of the loop's own block and the loop never leaves an iteration early
+    (no ``break``, ``continue``, ``return`` or ``raise`` in it)."""
 
     container: str
-    #: The loop's iterable: the container gains one item per item of it.
+    #: The loop's iterable: the container gains (at most) one item per item of it.
     iterable: Expr
     #: The whole ``for`` statement.
     loop: Span
+    #: One item per iteration, not at most one.
+    exact: bool = True
 
 
 @dataclass(frozen=True)
@@ -392,21 +395,37 @@ def _changed_in_place(
 
 
 def _counted(statements: Iterable[ast.stmt], span_of: SpanOf) -> Iterator[Counted]:
-    """:class:`Counted` appends of the top-level ``for`` loops among ``statements``."""
+    """:class:`Counted` appends of the top-level ``for`` loops among ``statements``: the
+    statements of each loop's block and of the ``if`` blocks in it (``if e not in out:
+    out.append(e)``: at most one per iteration)."""
     for loop in statements:
-        if not isinstance(loop, ast.For) or any(_leaves(node) for node in loop.body):
+        if not isinstance(loop, ast.For):
             continue
-        for statement in loop.body:
-            call = statement.value if isinstance(statement, ast.Expr) else None
-            if (
-                isinstance(call, ast.Call)
-                and isinstance(call.func, ast.Attribute)
-                and call.func.attr == "append"
-                and len(call.args) == 1
-                and not call.keywords
-                and (container := dotted_ast(call.func.value)) is not None
-            ):
-                yield Counted(container, from_ast(loop.iter), span_of(loop))
+        leaves = any(_leaves(node) for node in loop.body)
+        blocks: list[tuple[list[ast.stmt], bool]] = [(loop.body, not leaves)]
+        while blocks:
+            block, exact = blocks.pop()
+            for statement in block:
+                if isinstance(statement, ast.If):
+                    blocks.extend(((statement.body, False), (statement.orelse, False)))
+                    continue
+                container = _appended(statement)
+                if container is not None:
+                    yield Counted(container, from_ast(loop.iter), span_of(loop), exact)
+
+
+def _appended(statement: ast.stmt) -> str | None:
+    """The container ``statement`` appends one item to (``out.append(e)``), if it does."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "append"
+        and len(call.args) == 1
+        and not call.keywords
+    ):
+        return dotted_ast(call.func.value)
+    return None
 
 
 def _leaves(statement: ast.stmt) -> bool:

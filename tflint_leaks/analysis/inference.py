@@ -641,16 +641,19 @@ class Inference:
                 given = yield ("param", path, qualname, name)
             values.append(given.stale())
         stored = yield from self.evaluate_all(self._stores(where).get(name, ()), where)
-        length = yield from self._counted_length(where, name, assigns, len(stored))
-        return _filled(join(values), stored, length)
+        counting = yield from self._counted_length(where, name, assigns, len(stored))
+        return _filled(join(values), stored, counting)
 
     def _counted_length(
         self, where: Where, name: str, assigns: list[Assign], stores: int
-    ) -> Generator[Query, Any, Ints]:
+    ) -> Generator[Query, Any, Counting | None]:
         """The length of a list that starts empty and gains one item per iteration of one
         loop (``folds = []`` then ``for s in splits: folds.append(...)``, :class:`~tflint_leaks.
         analysis.facts.Counted`): the loop's trip count, when the body assigns the name only
-        that once, before the loop and outside any loop, and puts nothing else into it."""
+        that once, before the loop and outside any loop, and puts nothing else into it; at
+        most the trip count when an iteration may add nothing (``if e not in out:
+        out.append(e)``); a model's or graph's variables, iterated, make a list of as many of
+        them as it has at most: structure (cleverhans's ``ordered_union`` of two collections)."""
         counted = [c for c in where.body.counted if c.container == name]
         if stores != 1 or len(counted) != 1 or len(assigns) != 1:
             return None
@@ -666,7 +669,9 @@ class Inference:
         ):
             return None
         iterable = yield from self.evaluate(append.iterable, where)
-        return iterable.lengths
+        if append.exact:
+            return Counting(iterable.lengths, iterable.bound, iterable.structural)
+        return Counting(None, iterable.bound, iterable.structural)
 
     def _global(self, query: Query) -> Computation:
         _, path, name = query
@@ -679,12 +684,12 @@ class Inference:
                 values.append((yield from self.evaluate(assign.value, place)))
             stored = yield from self.evaluate_all(self._stores(where).get(name, ()), where)
             assigns = [assign for assign, _ in placed]
-            length = yield from self._counted_length(where, name, assigns, len(stored))
-            if length is not None and any(
+            counting = yield from self._counted_length(where, name, assigns, len(stored))
+            if counting is not None and any(
                 name in self._stores(self.where_of(module, q)) for q in module.functions
             ):
-                length = None  # a function appends to it too
-            return _filled(join(values), stored, length)
+                counting = None  # a function appends to it too
+            return _filled(join(values), stored, counting)
         annotation = next((a.value for a in module.body.annotations if a.target == name), None)
         if annotation is not None:
             return self._annotation(annotation, where)
@@ -1298,9 +1303,18 @@ def _values(assigns: Iterable[Assign]) -> Iterator[Expr]:
     return (assign.value for assign in assigns)
 
 
-def _filled(value: Value, stored: list[Value], length: Ints = None) -> Value:
+class Counting(NamedTuple):
+    """How many items a list filled by a loop gets (:meth:`Inference._counted_length`)."""
+
+    length: Ints
+    bound: int | None
+    structural: bool
+
+
+def _filled(value: Value, stored: list[Value], counting: Counting | None = None) -> Value:
     """``value`` with what the code puts into it: its containers may also hold the stored
-    values (and their length is then ``length``, else not known); ``X[key] = v``
+    values (and their length, bound and structure are then ``counting``'s, else not known);
+    ``X[key] = v``
     (:data:`ITEM_STORE`, a one-entry container of ``key`` and ``v``) puts ``v`` in a dict
     under ``key``, and in a list; a Keras ``Sequential``'s ``add`` is no container's."""
     if not stored or value.top:
@@ -1322,7 +1336,9 @@ def _filled(value: Value, stored: list[Value], length: Ints = None) -> Value:
             )
         return a._replace(
             element=join([a.element or BOTTOM, mapped, *items]),
-            length=length,
+            length=counting.length if counting is not None else None,
+            bound=counting.bound if counting is not None else None,
+            structural=counting is not None and counting.structural,
             items=None,
             keyed=None,
         )
@@ -1629,6 +1645,7 @@ def _pair(operator: str, a: Atom, b: Atom) -> Value:
         return container(
             length=arithmetic("+", a.length, b.length),
             element=join(v for v in (a.element, b.element) if v is not None),
+            structural=a.structural and b.structural,  # two collections of a graph's variables
         )
     if kinds == {Kind.CONTAINER, Kind.NUMBER} and operator == "*":
         sequence, times = (a, b) if a.kind is Kind.CONTAINER else (b, a)

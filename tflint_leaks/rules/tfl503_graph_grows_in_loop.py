@@ -152,6 +152,24 @@ class GraphGrowsInLoop(Rule):
             args = {"data_aug": 1, "x": 1.0}
             blackbox(tf.compat.v1.Session(), **args)
         """),
+        # A helper that joins two collections of the graph's variables without repeats
+        # (cleverhans's `ordered_union`): one assign per variable, once.
+        Valid("""
+        import tensorflow as tf
+
+        def ordered_union(l1, l2):
+            out = []
+            for e in l1 + l2:
+                if e not in out:
+                    out.append(e)
+            return out
+
+        sess = tf.compat.v1.Session()
+        a = tf.compat.v1.trainable_variables("a")
+        b = tf.compat.v1.trainable_variables("b")
+        for src, dst in zip(ordered_union(a, a), ordered_union(b, b)):
+            sess.run(tf.compat.v1.assign(dst, src))
+        """),
         # The helper makes its own Saver only when it is not given one; the loop gives it the
         # Saver made once before (openai/maddpg's `U.save_state(..., saver=saver)`).
         Valid("""
