@@ -11,6 +11,7 @@ import pytest
 
 from tflint_leaks.cli import main
 from tflint_leaks.config import Settings
+from tflint_leaks.engine.cache import FORMAT
 from tflint_leaks.engine.runner import RunResult, lint_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,6 +94,46 @@ def test_changing_an_imported_module_rechecks_its_importers(tmp_path: Path) -> N
     assert lint_paths([tmp_path], EVERY_RULE, cache_dir=cache).diagnostics == []
     (tmp_path / "steps.py").write_text(STEPS)
     assert len(lint_paths([tmp_path], EVERY_RULE, cache_dir=cache).diagnostics) == 1
+
+
+LIB = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+
+    def train(n):
+        for _ in range(n):
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+    """
+)
+
+
+def test_changing_a_caller_or_what_it_imports_rechecks_the_callee(tmp_path: Path) -> None:
+    """``lib.py`` imports nothing of the project, but how often its loop runs is what its
+    callers pass: editing ``main.py`` (or a module it imports that is not linted itself)
+    changes ``lib.py``'s findings, warm as cold."""
+    (tmp_path / "lib.py").write_text(LIB)
+    (tmp_path / "settings").mkdir()
+    (tmp_path / "settings" / "__init__.py").write_text("")
+    (tmp_path / "settings" / "sizes.py").write_text("N = 5\n")
+    main_py = tmp_path / "main.py"
+    main_py.write_text("from lib import train\nfrom settings.sizes import N\n\ntrain(N)\n")
+    paths = [tmp_path / "lib.py", main_py]
+    cache = tmp_path / ".cache"
+
+    def findings() -> list[tuple[str, int]]:
+        warm = lint_paths(paths, EVERY_RULE, cache_dir=cache)
+        cold = lint_paths(paths, EVERY_RULE)
+        assert _key(warm) == _key(cold)
+        return [(Path(d.file).name, d.start.line) for d in warm.diagnostics]
+
+    assert findings() == []
+    (tmp_path / "settings" / "sizes.py").write_text("N = 500\n")
+    assert findings() == [("lib.py", 6)]
+    main_py.write_text("from lib import train\n\ntrain(3)\n")
+    assert findings() == []
+    assert findings() == []  # warm again, nothing changed
 
 
 #: A trading script that picks its agent module by a command-line option (Albert-Z-Guo's
@@ -180,7 +221,7 @@ def test_corrupt_cache_is_reported_and_ignored(
     assert main(["--cache-dir", str(cache), str(tmp_path)]) == 1
     capsys.readouterr()
     (stored,) = cache.glob("results-*.json")
-    stored.write_bytes(b"tflint-leaks-cache-2 0123\n\x80garbage")
+    stored.write_bytes(f"{FORMAT} 0123\n".encode() + b"\x80garbage")
     assert main(["--cache-dir", str(cache), str(tmp_path)]) == 1
     captured = capsys.readouterr()
     assert "TFL101" in captured.out
@@ -211,7 +252,7 @@ def test_a_crafted_cache_never_runs_code(
     assert main(["."]) == 1
     assert "TFL101" in capsys.readouterr().out
     (results,) = cache.glob("results-*.json")
-    for forged in (b"tflint-leaks-cache-2 " + b"0" * 128 + b"\n[]", payload):
+    for forged in (f"{FORMAT} ".encode() + b"0" * 128 + b"\n[]", payload):
         results.write_bytes(forged)
         assert main(["."]) == 1
         captured = capsys.readouterr()
@@ -235,7 +276,7 @@ def test_a_signed_cache_of_the_wrong_shape_is_rejected(
     capsys.readouterr()
     (stored,) = directory.glob("results-*.json")
     key = cache_module.secret_path().read_bytes()
-    body = b'{"train.py": [1, [], [], [], []]}'
+    body = b'["", [], {"train.py": [1, [], [], []]}]'
     signature = cache_module.hmac.new(key, body, cache_module.hashlib.blake2b).hexdigest()
     stored.write_bytes(f"{cache_module.FORMAT} {signature}\n".encode() + body)
     assert main(["--cache-dir", str(directory), str(tmp_path)]) == 1

@@ -1,13 +1,15 @@
 """The results cache: a warm run with nothing changed reads and hashes files and nothing else.
 
 Two JSON files per project root and settings, in a directory marked with ``CACHEDIR.TAG``:
-``results-*.json`` keeps, for every linted file, the digest of its text, the project modules it
-imports (path and digest) and its findings after suppressions; ``index-*.json`` keeps the ``ast``
-index of every file, read only when some file has to be checked again. A file's findings are
-reused when its text and the text of every project module it imports are unchanged; editing
-``steps.py`` re-checks ``train.py``, which imports a ``tf.function`` from it. The settings, the
-tool's version and its own source files, and the set of files linted are part of the key, so a
-file added or removed re-checks everything.
+``results-*.json`` keeps, for every linted file, the digest of its text and its findings after
+suppressions, and for the whole run the digest of the project: every linted file and every
+project module they import (:class:`Results`); ``index-*.json`` keeps the ``ast`` index of every
+file, read only when some file has to be checked again. Findings are reused while the project
+is unchanged: the whole-program facts make a file's findings depend on modules it does not
+import (the values its callers pass, what a function returns to every caller), so editing any
+module re-checks every file, from the cached indexes of those that did not change. The
+settings, the tool's version and its own source files, and the set of files linted are part of
+the key, so a file added or removed re-checks everything too.
 
 Nothing in the cache can run code (no pickle: :mod:`.codec` rebuilds only this tool's
 dataclasses, checked against their types), and nothing is trusted that this tool did not write:
@@ -34,7 +36,7 @@ from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.atomic import write_bytes_atomic
 from tflint_leaks.engine.codec import CodecError, from_json, to_json
 
-FORMAT = "tflint-leaks-cache-2"
+FORMAT = "tflint-leaks-cache-3"
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by tflint-leaks.\n"
@@ -49,12 +51,28 @@ class Entry:
 
     #: The digest of the file's text as read.
     digest: str
-    #: (path, digest) of every project module the file imports.
-    dependencies: tuple[tuple[str, str], ...]
     #: The findings after suppressions, the warnings the file gave, the rules' tracebacks.
     diagnostics: tuple[Diagnostic, ...]
     warnings: tuple[str, ...]
     tracebacks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Results:
+    """What ``results-*.json`` holds."""
+
+    #: The digest of the project the entries were checked in (:func:`project_digest`).
+    project: str
+    #: (path, digest) of the project modules that were not linted but are imported.
+    outside: tuple[tuple[str, str], ...]
+    entries: dict[str, Entry]
+
+
+def project_digest(linted: dict[str, str], outside: tuple[tuple[str, str], ...]) -> str:
+    """One digest of every module of a run's project: the linted files and the modules they
+    import that were not linted, each by path and digest."""
+    modules = sorted({**linted, **dict(outside)}.items())
+    return text_digest("\n".join(f"{path}\0{digest}" for path, digest in modules))
 
 
 def _tool_fingerprint() -> str:
@@ -110,13 +128,18 @@ class Cache:
         self._index_path = directory / f"index-{key}.json"
         self._warnings = warnings
         self._secret = _secret(warnings)
+        self._stored = Results("", (), {})
+        self._fresh: bool | None = None
         self._entries: dict[str, Entry] = {}
+        self._outside: tuple[tuple[str, str], ...] = ()
         self._indexes: dict[str, ModuleIndex] | None = None
         self._new_indexes: dict[str, ModuleIndex] = {}
         self._changed = False
         if self._secret is not None:
             warned = len(warnings)
-            self._entries = self._load(self._results_path, dict[str, Entry]) or {}
+            self._stored = self._load(self._results_path, Results) or self._stored
+            self._entries = dict(self._stored.entries)
+            self._outside = self._stored.outside
             if len(warnings) > warned:
                 self._indexes = {}  # one warning is enough: the index is not read either
 
@@ -157,19 +180,24 @@ class Cache:
     # -- lookups -------------------------------------------------------------------------------
 
     def result(self, path: str, digest: str, digests: dict[str, str]) -> Entry | None:
-        """The cached findings of ``path`` if its text (``digest``) and every module it imports
-        are unchanged; ``digests`` gives the current digest of every linted file, and modules
-        outside it are read again."""
+        """The cached findings of ``path`` if the project they were checked in is unchanged:
+        ``digests`` gives the current digest of every linted file, and the modules the last
+        run imported from outside them are read again (once per run)."""
+        if self._fresh is None:
+            outside = tuple((p, _digest_on_disk(p)) for p, _ in self._stored.outside)
+            self._fresh = bool(self._stored.project) and (
+                project_digest(digests, outside) == self._stored.project
+            )
         entry = self._entries.get(path)
-        if entry is None or entry.digest != digest:
+        if not self._fresh or entry is None or entry.digest != digest:
             return None
-        for dependency, known in entry.dependencies:
-            current = digests.get(dependency)
-            if current is None:
-                current = digests[dependency] = _digest_on_disk(dependency)
-            if current != known:
-                return None
         return entry
+
+    def checked_in(self, outside: tuple[tuple[str, str], ...]) -> None:
+        """The project modules, outside the linted files, that this run's files import (each
+        with its digest): part of the project whose digest the saved entries carry."""
+        self._outside = outside
+        self._changed = True
 
     def index(self, path: str, digest: str) -> ModuleIndex | None:
         """The ``ast`` index of ``path`` if its text has not changed since it was cached."""
@@ -194,11 +222,14 @@ class Cache:
             self._new_indexes[path] = index
             self._changed = True
 
-    def save(self, paths: set[str]) -> None:
-        """Write the cache if this run changed it (entries of files not linted are dropped)."""
+    def save(self, digests: dict[str, str]) -> None:
+        """Write the cache if this run changed it (entries of files not linted are dropped):
+        ``digests``, of every linted file, with the modules outside them, are its project."""
         if not self._changed or self._secret is None:
             return
+        paths = set(digests)
         entries = {p: e for p, e in self._entries.items() if p in paths}
+        results = Results(project_digest(digests, self._outside), self._outside, entries)
         indexes = {
             p: i for p, i in {**(self._indexes or {}), **self._new_indexes}.items() if p in paths
         }
@@ -210,7 +241,7 @@ class Cache:
             gitignore = self.directory / ".gitignore"
             if not gitignore.exists():
                 gitignore.write_text("*\n", encoding="utf-8")
-            self._dump(self._results_path, entries)
+            self._dump(self._results_path, results)
             self._dump(self._index_path, indexes)
         except OSError as error:
             self._warnings.append(

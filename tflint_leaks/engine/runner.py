@@ -105,7 +105,7 @@ def lint_paths(
                     todo.append(path)
             if todo:
                 _lint(todo, texts, cache, per_file, prefilter, jobs, phases, result)
-            cache.save(set(names))
+            cache.save({path: digests[path] for path in names if path in digests})
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
@@ -145,7 +145,7 @@ def _lint(
             if outcome.file in checked:
                 result.diagnostics.append(outcome)
                 if cache is not None and not _given_up(phases[-1].deaths, file):
-                    _store(cache, outcome.file, texts, (outcome,), [], [], [], None)
+                    _store(cache, outcome.file, texts, (outcome,), [], [], None)
         else:
             indexed[outcome.path] = outcome
     _report_deaths(phases[-1].deaths, str, result)
@@ -162,14 +162,12 @@ def _lint(
         result.warnings.extend(warnings)
         result.tracebacks.extend(tracebacks)
         if cache is not None and not _given_up(phases[-1].deaths, parsed):
-            # What it imports as written: a re-export it reads a library's name through too.
-            module = own[parsed.path]
-            imported = [*own_project.dependencies(module), *own_project.imported_by_name(module)]
-            dependencies = [(m.path, m.digest) for m in imported]
             index = own[parsed.path] if parsed.notebook is None else None
-            _store(cache, parsed.path, texts, kept, warnings, tracebacks, dependencies, index)
+            _store(cache, parsed.path, texts, kept, warnings, tracebacks, index)
     _report_deaths(phases[-1].deaths, lambda parsed: parsed.path, result)
     if cache is not None:
+        outside = [m for m in own_project.close().modules() if m.path not in texts]
+        cache.checked_in(tuple((m.path, m.digest) for m in outside))
         for path, parsed in indexed.items():
             if path not in checked and parsed.notebook is None:
                 cache.store_index(path, own[path])
@@ -221,14 +219,12 @@ def _store(
     diagnostics: Sequence[Diagnostic],
     warnings: list[str],
     tracebacks: list[str],
-    dependencies: list[tuple[str, str]],
     index: ModuleIndex | None,
 ) -> None:
     from tflint_leaks.engine.cache import Entry
 
     entry = Entry(
         texts[path][1],
-        tuple(dependencies),
         tuple(diagnostics),
         tuple(warnings),
         tuple(tracebacks),
