@@ -181,7 +181,7 @@ class Inference:
         self._handed: tuple[dict[str, set[str]], frozenset[str]] | None = None
         self._outside: dict[str, list[tuple[Assign, Where]]] | None = None
 
-    def equations(self) -> dict[str, tuple[Any, Value | tuple[()]]]:
+    def equations(self) -> dict[str, tuple[Any, Value | tuple[()] | frozenset[str]]]:
         return {
             "local": (self._local, BOTTOM),
             "global": (self._global, BOTTOM),
@@ -190,6 +190,7 @@ class Inference:
             "returns": (self._returns, BOTTOM),
             "callers": (self._callers, ()),
             "dead": (self._dead, ()),
+            "state switches": (self._state_switches, frozenset()),
         }
 
     # -- what the equations read -------------------------------------------------------------
@@ -1045,25 +1046,54 @@ class Inference:
 
     def given_for(self, ref: FunctionRef, call: Expr, where: Where) -> Generator[Query, Any, Given]:
         """What ``call`` (made in ``where``) passes for the parameters ``ref`` tests, and what
-        the instance it is made on holds in the attributes ``ref`` tests
-        (:meth:`_constructed`), when that rules out some of its blocks; () otherwise."""
+        the instance it is made on holds in the attributes ``ref`` tests, or the methods it
+        calls on ``self`` test (:meth:`_state_switches`): from the one construction that made
+        a named receiver (:meth:`_constructed`), or, for a call on ``self``, what the caller
+        was given of it. () when nothing of that rules out a block."""
         module = self.module(ref.path)
         function = module.functions[ref.qualname]
         found: list[tuple[str, Value]] = []
         for name in function.body.switches:
             if name in function.params:
                 value = yield from self._passed(module, function, call, name, where)
-            elif function.is_method and name.startswith("self."):
-                value = yield from self._constructed(ref, call, name[len("self.") :], where)
+                if value is not None and branches.decisive(value):
+                    found.append((name, value))
+        state: frozenset[str] = frozenset()
+        if function.is_method:
+            state = yield ("state switches", ref.path, ref.qualname)
+        receiver = call.method[0] if call.method is not None else None
+        held = dict(where.given) if receiver == SELF else {}
+        for name in sorted(state):
+            if receiver == SELF:
+                value = held.get(name)
             else:
-                continue
+                value = yield from self._constructed(ref, call, name[len("self.") :], where)
             if value is not None and branches.decisive(value):
                 found.append((name, value))
         if not found:
             return ()
         given = tuple(found)
+        if any(name.startswith("self.") for name, _ in given):
+            return given  # the blocks it rules out may be those of a method it calls
         dead: tuple[Span, ...] = yield ("dead", ref.path, ref.qualname, given)
         return given if dead else ()
+
+    def _state_switches(self, query: Query) -> Generator[Query, Any, frozenset[str]]:
+        """The instance's attributes a method tests (``if self.compile_cache_size > 0:``), and
+        those the methods it calls on ``self`` test, through any depth of such calls."""
+        _, path, qualname = query
+        where = self.where_of(self.module(path), qualname)
+        function = where.function
+        assert function is not None
+        found = {name for name in function.body.switches if name.startswith("self.")}
+        for site in function.body.calls:
+            if site.call.method is None or site.call.method[0] != SELF:
+                continue
+            targets = yield from self.targets(site.call, where)
+            for target in targets:
+                if target.kind is TargetKind.FUNCTION and target.ref is not None:
+                    found |= yield ("state switches", target.ref.path, target.ref.qualname)
+        return frozenset(found)
 
     def _passed(
         self, module: ModuleIndex, function: FunctionFacts, call: Expr, name: str, where: Where
@@ -1359,6 +1389,8 @@ def _stored_by_key(stores: list[Atom]) -> dict[str, Value] | None:
     return {key: join(values) for key, values in found.items()}
 
 
+#: ``self``, as an expression.
+SELF = ref("self")
 #: pytest's decorator that calls a test once per value it lists.
 PARAMETRIZE = "pytest.mark.parametrize"
 

@@ -99,6 +99,36 @@ class FunctionRecreated(Rule):
     """
 
     VALID = (
+        # GPflow's Scipy optimizer: `minimize` calls `eval_func`, which keeps the
+        # tf.function it makes in a cache unless the optimizer was built without one; this
+        # optimizer has one, so the loop traces once (what a construction passes decides the
+        # tests of the methods its method calls on `self`).
+        Valid("""
+        import tensorflow as tf
+
+        class Scipy:
+            def __init__(self, compile_cache_size=2):
+                self.compile_cache_size = compile_cache_size
+                self.compile_cache = {}
+
+            def eval_func(self, closure):
+                if self.compile_cache_size > 0:
+                    if closure not in self.compile_cache:
+                        self.compile_cache[closure] = tf.function(closure)
+                    compiled = self.compile_cache[closure]
+                else:
+                    compiled = tf.function(closure)
+                return compiled
+
+            def minimize(self, closure, x):
+                return self.eval_func(closure)(x)
+
+        cached = Scipy()
+        plain = Scipy(compile_cache_size=0)
+        plain.minimize(loss, x)
+        for _ in range(50):
+            cached.minimize(loss, x)
+        """),
         Valid("""
         import tensorflow as tf
 
@@ -262,6 +292,41 @@ class FunctionRecreated(Rule):
         """),
     )
     INVALID = (
+        # The same optimizer built without a cache: a new tf.function per call.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Scipy:
+                def __init__(self, compile_cache_size=2):
+                    self.compile_cache_size = compile_cache_size
+                    self.compile_cache = {}
+
+                def eval_func(self, closure):
+                    if self.compile_cache_size > 0:
+                        if closure not in self.compile_cache:
+                            self.compile_cache[closure] = tf.function(closure)
+                        compiled = self.compile_cache[closure]
+                    else:
+                        compiled = tf.function(closure)
+                    return compiled
+
+                def minimize(self, closure, x):
+                    return self.eval_func(closure)(x)
+
+            cached = Scipy()
+            plain = Scipy(compile_cache_size=0)
+            plain.minimize(loss, x)
+            for _ in range(50):
+                plain.minimize(loss, x)
+            """,
+            14,
+            24,
+            14,
+            44,
+            "`eval_func` makes a new `tf.function` on every call and is called in a loop; each "
+            "one traces again",
+        ),
         # The same model every iteration: one function would do.
         Invalid(
             """
