@@ -386,6 +386,10 @@ def test_a_models_own_variables_and_layers_are_structure(
         ('name = "DQN"', 'f"{name!r}"', None),  # a conversion: not known
         ('name = "DQN"', 'f"{name:>8}"', None),  # a format spec: not known
         ("", 'f"agents.{name}"', None),  # a piece not known
+        # A split of known texts by a known separator: its pieces.
+        ('model = "DQN_ep10"', 'model.split("_")[0]', {"DQN"}),
+        ('model = "a-b" if x else "c-d"', 'model.split("-")[0]', {"a", "c"}),
+        ('model = "DQN_ep10"', 'f"agents.{model.split(chr(95))[0]}"', None),  # separator?
     ],
 )
 def test_strings_joined_by_meaning(
@@ -443,7 +447,8 @@ def test_an_option_with_choices_and_no_default_is_none_or_one_of_them(tmp_path: 
 
 def test_a_module_imported_by_a_computed_name(tmp_path: Path) -> None:
     """``importlib.import_module(f"agents.{name}")`` is the project module the name names (read
-    from the index, never imported); a name that names none, or is not known, is unknown."""
+    from the index, never imported; the name a split of a known text, as Albert-Z-Guo's
+    evaluation script picks its agent); a name that names none, or is not known, is unknown."""
     (tmp_path / "agents").mkdir()
     (tmp_path / "agents" / "__init__.py").write_text("")
     agent = tmp_path / "agents" / "dqn.py"
@@ -452,7 +457,7 @@ def test_a_module_imported_by_a_computed_name(tmp_path: Path) -> None:
     text = textwrap.dedent(
         """\
         import importlib
-        name = "dqn"
+        name = "dqn_ep10".split("_")[0]
         found = importlib.import_module(f"agents.{name}")
         agent = found.Agent()
         absent = importlib.import_module("agents.ppo")

@@ -611,6 +611,9 @@ class Inference:
                 return atom(Kind.DATASET, bound=taken if taken is not None else most)
             if receiver.ref == library.ARGUMENT_PARSER and target.name == "parse_args":
                 return (yield from library.command_line(self._arguments(where.module)))
+            if receiver.kind is Kind.STR and target.name == "split" and len(call.positional) == 1:
+                separator = yield from self.evaluate(call.positional[0], where)
+                return library.split(receiver, separator)
             return library.method(receiver, target.name)
         if kind is TargetKind.VALUE and receiver is not None:
             if receiver.kind in {Kind.TF_FUNCTION, Kind.MODEL}:

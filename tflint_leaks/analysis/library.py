@@ -628,6 +628,28 @@ def method(found: Atom, name: str) -> Value:
     return UNKNOWN
 
 
+def split(found: Atom, separator: Value) -> Value:
+    """``text.split(sep)``: the pieces of each text it may be, when the texts and the one
+    separator are known (``"DQN_ep10".split("_")`` is ``["DQN", "ep10"]``), else a list of
+    strings."""
+    separators = separator.atoms[0].texts if len(separator.atoms) == 1 else None
+    if (
+        found.texts is None
+        or separator.top
+        or separator.kind is not Kind.STR
+        or separators is None
+        or len(separators) != 1
+        or "" in separators
+    ):
+        return container(element=STR)
+    (sep,) = separators
+    lists = []
+    for text in sorted(found.texts):
+        pieces = tuple(strings([piece]) for piece in text.split(sep))
+        lists.append(container(length=frozenset({len(pieces)}), element=join(pieces), items=pieces))
+    return join(lists)
+
+
 #: The methods of ``str`` that give a string computed from the receiver alone.
 _SAME_STRING: dict[str, Callable[[str], str]] = {
     "lower": str.lower,
