@@ -248,13 +248,26 @@ class _Workers:
 
 @contextlib.contextmanager
 def fewer_collections() -> Iterator[None]:
-    """Run the body with :data:`COLLECTOR_THRESHOLDS`, then restore the caller's."""
+    """Run the body with :data:`COLLECTOR_THRESHOLDS`, then restore the caller's, and give the
+    collector back what :func:`settle` took from it (unless the caller had frozen objects
+    itself: then they all stay so)."""
     before = gc.get_threshold()
+    frozen = gc.get_freeze_count()
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
     try:
         yield
     finally:
+        if not frozen:
+            gc.unfreeze()
         gc.set_threshold(*before)
+
+
+def settle() -> None:
+    """Leave every object alive now out of the cyclic collector's scans until the run ends
+    (:func:`fewer_collections`): the project's indexes, which live as long as the run. Its one
+    scan of the older generation rescanned them all (0.3 s of a 10 s run on tf-keras's sources),
+    and forked workers no longer copy the pages such a scan writes to."""
+    gc.freeze()
 
 
 def default_jobs() -> int:

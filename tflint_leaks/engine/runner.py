@@ -27,7 +27,7 @@ from tflint_leaks.engine.indexing import (
     with_library_aliases,
 )
 from tflint_leaks.engine.notebook import in_cells
-from tflint_leaks.engine.parallel import Death, Phase, fewer_collections
+from tflint_leaks.engine.parallel import Death, Phase, fewer_collections, settle
 from tflint_leaks.engine.suppression import unsuppressed
 from tflint_leaks.registry import INTERNAL_ERROR
 from tflint_leaks.source import SourceError, read_source
@@ -149,6 +149,7 @@ def _lint(
         else:
             indexed[outcome.path] = outcome
     _report_deaths(phases[-1].deaths, str, result)
+    settle()
     # The cache keeps each file's own index: what another file re-exports is read each run.
     own = {path: parsed.index for path, parsed in indexed.items()}
     own_project = ProjectIndex(own.values())
