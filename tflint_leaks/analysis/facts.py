@@ -287,7 +287,10 @@ def collect_body(
         if type(node) not in _COLLECTED:
             continue
         changed.extend(_changed_in_place(node, resolve, span_of))
-        if isinstance(node, ast.Assign):
+        if isinstance(node, ast.Call):  # the most common by far: tested first
+            if _kept(node, resolve, graph_code):
+                calls.append(Site(from_ast(node), span_of(node)))
+        elif isinstance(node, ast.Assign):
             value = from_ast(node.value)
             assigns.extend(a for t in node.targets for a in _targets(t, value, span_of(node)))
             item_stores.extend(_items_stored(node.targets, value))
@@ -317,8 +320,6 @@ def collect_body(
             returns.append(from_ast(node.value))
         elif isinstance(node, ast.Global):
             declared.extend(node.names)
-        elif isinstance(node, ast.Call) and _kept(node, resolve, graph_code):
-            calls.append(Site(from_ast(node), span_of(node)))
         elif isinstance(node, ast.If | ast.BoolOp):
             _condition(node, params, (guards, branches, alternatives), span_of)
     local = (params | {a.target for a in assigns}) - set(declared)
@@ -368,13 +369,17 @@ _IN_PLACE_FUNCTIONS = frozenset(
 _IN_PLACE_METHODS = frozenset({"sort", "fill", "resize", "put", "itemset", "partition", "setfield"})
 
 
-def _changed_in_place(
-    node: ast.AST, resolve: Resolve, span_of: SpanOf
-) -> Iterator[tuple[str, Span]]:
+#: The node types that may change a value in place (:func:`_changed_in_place`).
+_CHANGING = frozenset({ast.Assign, ast.AugAssign, ast.Call})
+
+
+def _changed_in_place(node: ast.AST, resolve: Resolve, span_of: SpanOf) -> list[tuple[str, Span]]:
     """The dotted names of the values ``node`` changes in place, with its span
     (:attr:`Body.changed`). A ``shuffle`` method of an object nothing resolves
     (``rng.shuffle(x)``, a NumPy ``Generator``) counts; one that resolves elsewhere
     (``tf.random.shuffle``, ``sklearn.utils.shuffle``) returns a new value and does not."""
+    if type(node) not in _CHANGING:
+        return []  # most nodes: answered without building anything
     names: list[str | None] = []
     if isinstance(node, ast.Assign | ast.AugAssign):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -391,7 +396,8 @@ def _changed_in_place(
         ):
             names.append(dotted_ast(node.args[0]))
     if names and isinstance(node, ast.expr | ast.stmt):
-        yield from ((name, span_of(node)) for name in names if name is not None)
+        return [(name, span_of(node)) for name in names if name is not None]
+    return []
 
 
 def _counted(statements: Iterable[ast.stmt], span_of: SpanOf) -> Iterator[Counted]:

@@ -194,6 +194,9 @@ class IndexBuilder(ast.NodeVisitor):
         self.own: dict[ast.AST, list[ast.AST]] = {}
         #: TF1 graph code: bodies keep the calls that add nodes to the graph.
         self.graph_code = graph_code
+        #: What :meth:`resolve` gave each node, once the imports are all read (the facts of a
+        #: call resolve its callee four times).
+        self._resolved: dict[ast.expr, str | None] | None = None
 
     def own_nodes(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
         """:func:`_own_nodes` of a function, walked once however many facts read them (the
@@ -224,7 +227,13 @@ class IndexBuilder(ast.NodeVisitor):
 
     def resolve(self, node: ast.expr) -> str | None:
         """The canonical qualified name of a dotted expression, through this module's imports."""
-        return resolve_ast(node, self.imports)
+        known = self._resolved
+        if known is None:
+            return resolve_ast(node, self.imports)
+        if node in known:
+            return known[node]
+        found = known[node] = resolve_ast(node, self.imports)
+        return found
 
     def _absolute(self, module: str | None, level: int) -> str:
         if level == 0:
@@ -271,6 +280,7 @@ class IndexBuilder(ast.NodeVisitor):
                 # decorator with preset keywords.
                 self.imports[name.id] = TF_FUNCTION
                 self.partials[name.id] = self._partial_tf_function(value) or []
+        self._resolved = {}  # the imports are final: each node resolves the same from here on
 
     def _partial_tf_function(self, node: ast.expr) -> list[ast.keyword] | None:
         """The keywords of ``functools.partial(tf.function, **keywords)``; None otherwise."""

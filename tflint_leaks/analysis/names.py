@@ -9,6 +9,8 @@ the many public paths to one object compare equal: ``tensorflow.compat.v2.functi
 
 from __future__ import annotations
 
+import functools
+
 _PREFIX_ALIASES: tuple[tuple[str, str], ...] = (
     ("tensorflow.compat.v2.", "tensorflow."),
     ("tensorflow.python.eager.polymorphic_function.polymorphic_function.", "tensorflow."),
@@ -75,6 +77,7 @@ CONTAINER_TYPES = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the index and the facts ask for the same names often
 def canonical(name: str) -> str:
     """Return the one spelling the rules compare against for a fully qualified ``name``."""
     for prefix, replacement in _PREFIX_ALIASES:
