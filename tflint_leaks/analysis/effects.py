@@ -14,7 +14,6 @@ are solved before an effect reads them, so a summary reads final values.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,6 +31,7 @@ from tflint_leaks.analysis.index import FunctionFacts, TfFunctionFacts
 from tflint_leaks.analysis.inference import Inference, Target, TargetKind, Where, callee_name
 from tflint_leaks.analysis.lattice import ClassRef, FunctionRef, Kind, Value
 from tflint_leaks.analysis.names import GRADIENT_TAPE, resolve_dotted
+from tflint_leaks.analysis.singletons import Singletons
 from tflint_leaks.analysis.symbolic import Expr, Op
 
 Query = tuple[Any, ...]
@@ -41,7 +41,7 @@ Query = tuple[Any, ...]
 MAX_CHAIN = 4
 
 
-class EffectKind(enum.Enum):
+class EffectKind(Singletons):
     PREDICT = "predict"
     BUILD_MODEL = "build-model"
     FIT = "fit"

@@ -24,7 +24,6 @@ answers are the least solution, whichever question comes first.
 
 from __future__ import annotations
 
-import enum
 import functools
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any, NamedTuple
@@ -61,6 +60,7 @@ from tflint_leaks.analysis.lattice import (
 )
 from tflint_leaks.analysis.names import IMPORT_MODULE, canonical, resolve_dotted
 from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.analysis.singletons import Singletons
 from tflint_leaks.analysis.symbolic import SPREAD, Expr, Op, ref, string, string_text
 from tflint_leaks.analysis.symbolic import UNKNOWN as UNKNOWN_EXPR
 
@@ -134,7 +134,7 @@ class Where(NamedTuple):
         return self.function.qualname if self.function is not None else ""
 
 
-class TargetKind(enum.Enum):
+class TargetKind(Singletons):
     #: A project function or method (``ref``), found on ``klass`` when it is a method.
     FUNCTION = "function"
     #: A project class constructed: ``klass``, and its ``__init__`` (``ref``) if it has one.

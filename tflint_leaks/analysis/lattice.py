@@ -28,10 +28,11 @@ equations in, the answers are the same.
 
 from __future__ import annotations
 
-import enum
 import math
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
+
+from tflint_leaks.analysis.singletons import Singletons
 
 #: Integers (and a string's texts) kept exactly; a set of more is "some integer" (``None``).
 MAX_INTEGERS = 16
@@ -43,7 +44,7 @@ MAX_NESTING = 3
 MAX_MAGNITUDE = 10**12
 
 
-class Kind(enum.Enum):
+class Kind(Singletons):
     """What an atom is."""
 
     NONE = "None"

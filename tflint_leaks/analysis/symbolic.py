@@ -18,12 +18,13 @@ else": generated code, whose values no rule needs.
 from __future__ import annotations
 
 import ast
-import enum
 import re
 from typing import NamedTuple
 
+from tflint_leaks.analysis.singletons import Singletons
 
-class Op(enum.Enum):
+
+class Op(Singletons):
     #: A dotted name, ``text``: ``model``, ``self.actor.model``, ``tf.keras.Sequential``.
     REF = "ref"
     #: ``parts[0](*parts[1:])``; the last ``len(keywords)`` arguments are keyword arguments;

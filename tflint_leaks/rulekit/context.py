@@ -9,7 +9,6 @@ loops, ancestors); expensive facts (per-scope assignments, tapes) are computed o
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -31,6 +30,7 @@ from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.repetition import EntryPoint, script_entry
 from tflint_leaks.analysis.repetition import entry_point as find_entry_point
 from tflint_leaks.analysis.scope import ScopeFacts, collect_scope
+from tflint_leaks.analysis.singletons import Singletons
 from tflint_leaks.analysis.symbolic import Expr, ref
 from tflint_leaks.analysis.symbolic_cst import from_cst
 from tflint_leaks.analysis.tapes import Tape, collect_tapes
@@ -53,7 +53,7 @@ ScopeNode = cst.Module | cst.ClassDef | cst.FunctionDef | cst.Lambda
 UNKNOWN_PERIOD = 1
 
 
-class FrameKind(enum.Enum):
+class FrameKind(Singletons):
     MODULE = "module"
     CLASS = "class"
     FUNCTION = "function"
