@@ -175,6 +175,7 @@ class Inference:
         self._locals: dict[int, dict[str, list[Assign]]] = {}
         self._stored: dict[int, dict[str, list[Expr]]] = {}
         self._attribute_values: dict[tuple[str, str, str], Placed] = {}
+        self._class_places: dict[tuple[str, str], dict[str, Placed]] = {}
         self._calls_named: dict[str, list[SiteId]] | None = None
         self._flag_table: dict[str, list[tuple[Expr, Where]]] | None = None
         self._argument_calls: dict[str, list[tuple[Expr, library.Evaluate]]] = {}
@@ -782,17 +783,38 @@ class Inference:
         if definition is None:
             return found
         assigned, stored = found
-        target = f"self.{name}"
         for owner_module, owner in self.project.mro(*definition):
-            in_body = Where(owner_module, klass=owner)
-            assigned.extend((a, in_body) for a in self.assigned(in_body).get(name, ()))
-            for method_name in owner.methods:
-                function = owner_module.functions.get(f"{owner.name}.{method_name}")
-                if function is None:
-                    continue
-                inside = Where(owner_module, function, owner)
-                assigned.extend((a, inside) for a in self.assigned(inside).get(target, ()))
-                stored.extend((v, inside) for v in self._stores(inside).get(target, ()))
+            own = self._class_attributes(owner_module, owner).get(name)
+            if own is not None:
+                assigned.extend(own[0])
+                stored.extend(own[1])
+        return found
+
+    def _class_attributes(self, module: ModuleIndex, owner: ClassFacts) -> dict[str, Placed]:
+        """:meth:`_assignments` of one class alone (not its bases), for every attribute at
+        once: its body's assignments, then its methods' ``self.name = ...`` and what they put
+        into ``self.name``, in the order of its methods. Built once per class: a class's
+        attributes are asked for one by one, and a framework's base class has hundreds of
+        methods to read for each."""
+        key = (module.path, owner.name)
+        found = self._class_places.get(key)
+        if found is not None:
+            return found
+        found = self._class_places[key] = {}
+        in_body = Where(module, klass=owner)
+        for target, assigns in self.assigned(in_body).items():
+            found.setdefault(target, ([], []))[0].extend((a, in_body) for a in assigns)
+        for method_name in owner.methods:
+            function = module.functions.get(f"{owner.name}.{method_name}")
+            if function is None:
+                continue
+            inside = Where(module, function, owner)
+            for target, assigns in self.assigned(inside).items():
+                if target.startswith("self."):
+                    found.setdefault(target[5:], ([], []))[0].extend((a, inside) for a in assigns)
+            for target, values in self._stores(inside).items():
+                if target.startswith("self."):
+                    found.setdefault(target[5:], ([], []))[1].extend((v, inside) for v in values)
         return found
 
     def attribute_assignments(self, ref: ClassRef, name: str) -> list[tuple[Assign, Where]]:

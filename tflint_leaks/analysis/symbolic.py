@@ -18,6 +18,7 @@ else": generated code, whose values no rule needs.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from typing import NamedTuple
 
@@ -118,11 +119,17 @@ class Expr(NamedTuple):
             return None
         func = self.func
         if func.op is Op.REF and "." in func.text:
-            head, _, name = func.text.rpartition(".")
-            return ref(head), name
+            return _split_method(func.text)
         if func.op is Op.ATTR:
             return func.parts[0], func.text
         return None
+
+
+@functools.lru_cache(maxsize=1 << 16)  # the facts ask each call for it again and again
+def _split_method(dotted: str) -> tuple[Expr, str]:
+    """``(ref("a.b"), "c")`` for ``a.b.c``: a call's receiver and method name."""
+    head, _, name = dotted.rpartition(".")
+    return ref(head), name
 
 
 UNKNOWN = Expr(Op.OTHER)
