@@ -43,6 +43,7 @@ from tflint_leaks.analysis.symbolic import (
     item,
     iterate,
 )
+from tflint_leaks.analysis.units import walk
 
 
 @dataclass(frozen=True, order=True)
@@ -578,7 +579,7 @@ def _once(
                 isinstance(node, ast.Call)
                 and _collection(node, resolve(node.func), COLLECTION_WRITES) == collection
                 for statement in block
-                for node in ast.walk(statement)
+                for node in walk(statement)
             )
         return outlives(state) and _sets(block, state)
 
@@ -783,7 +784,7 @@ def _sets(block: Sequence[ast.AST], state: str) -> bool:
         and isinstance(node.func, ast.Attribute)
         and dotted_ast(node.func.value) == owner
         for statement in block
-        for node in ast.walk(statement)
+        for node in walk(statement)
     )
 
 
@@ -793,7 +794,7 @@ def _set_in(block: Sequence[ast.AST]) -> set[str]:
     "a")`` tests)."""
     found: set[str] = set()
     for statement in block:
-        for node in ast.walk(statement):
+        for node in walk(statement):
             targets: list[ast.expr] = []
             if isinstance(node, ast.Assign):
                 targets = list(node.targets)
@@ -835,7 +836,7 @@ def _rebound(top: Iterable[ast.stmt]) -> tuple[str, ...]:
     found: list[str] = []
     for statement in top:
         if isinstance(statement, ast.Assign):
-            read = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name)}
+            read = {n.id for n in walk(statement.value) if isinstance(n, ast.Name)}
             found.extend(
                 target.id
                 for target in statement.targets

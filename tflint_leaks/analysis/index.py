@@ -38,7 +38,7 @@ from tflint_leaks.analysis.names import (
     resolve_dotted,
 )
 from tflint_leaks.analysis.symbolic import Expr, Op, from_ast, string_text
-from tflint_leaks.analysis.units import FileUnits, ImportNode, child_nodes, collect_units
+from tflint_leaks.analysis.units import FileUnits, ImportNode, child_nodes, collect_units, walk
 from tflint_leaks.source import split_lines
 
 
@@ -624,7 +624,7 @@ def _note_callbacks(
     """A function handed to ``tf.py_function`` or ``tf.numpy_function`` (its first argument,
     ``helper``, or ``self.helper``: a method of that name) runs eagerly on every call, even
     from a ``tf.function``."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not (isinstance(node, ast.Call) and builder.resolve(node.func) in EAGER_CALLBACKS):
             continue
         handed = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "func")]
@@ -649,7 +649,7 @@ def _note_users(
     """Record ``user`` as a user of each module function ``node`` names, and of each method
     of its class (``prefix``) it names as ``self.name``; a method named through anything else
     (``agent.name``) may be any class's, used by code that may run eagerly."""
-    for inner in ast.walk(node):
+    for inner in walk(node):
         if isinstance(inner, ast.Name) and inner.id in functions:
             users.setdefault(inner.id, set()).add(user)
         elif isinstance(inner, ast.Attribute) and inner.attr in methods:

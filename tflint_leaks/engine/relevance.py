@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from tflint_leaks.analysis.index import ModuleIndex
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.triggers import Triggers
-from tflint_leaks.analysis.units import Unit
+from tflint_leaks.analysis.units import Unit, walk
 from tflint_leaks.source import split_lines
 
 
@@ -115,7 +115,7 @@ def module_statements(tree: ast.Module) -> tuple[Statement, ...]:
         binds: set[str] = set()
         names: set[str] = set()
         has_loop = False
-        for node in ast.walk(statement):
+        for node in walk(statement):
             if isinstance(node, ast.Name):
                 names.add(node.id)
                 if isinstance(node.ctx, ast.Store):
