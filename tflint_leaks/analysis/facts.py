@@ -342,8 +342,21 @@ def collect_body(
         fixed,
         tuple(_counted(block := list(top if statements is None else statements), span_of)),
         tuple(sorted(changed, key=lambda found: found[1])),
-        *(_placed(found, span_of) for found in flow(block, resolve)),
+        *(_placed(found, span_of) for found in _flow(block, assigns, resolve)),
     )
+
+
+def _flow(
+    block: list[ast.stmt], assigns: list[Assign], resolve: Resolve
+) -> tuple[list[tuple[str, ast.stmt]], list[tuple[str, ast.stmt]]]:
+    """:func:`~.overwrites.flow` of the targets a body assigns more than once: only those
+    may be overwritten or renewed (most bodies have none, and the flow walks what may run
+    code)."""
+    seen: set[str] = set()
+    twice: set[str] = set()
+    for assign in assigns:
+        (twice if assign.target in seen else seen).add(assign.target)
+    return flow(block, resolve, frozenset(twice)) if twice else ([], [])
 
 
 def _placed(found: Iterable[tuple[str, ast.stmt]], span_of: SpanOf) -> tuple[tuple[str, Span], ...]:

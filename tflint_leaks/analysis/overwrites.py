@@ -69,18 +69,20 @@ def runs_no_code(call: ast.Call, resolve: Resolve) -> bool:
 
 
 def flow(
-    statements: Sequence[ast.stmt], resolve: Resolve
+    statements: Sequence[ast.stmt], resolve: Resolve, tracked: Targets
 ) -> tuple[list[tuple[str, ast.stmt]], list[tuple[str, ast.stmt]]]:
-    """The overwritten and the renewed assignments of a body, each as (target, statement)."""
-    found = _Flow(resolve)
+    """The overwritten and the renewed assignments of a body, each as (target, statement),
+    for the ``tracked`` targets (those it assigns more than once: no other can be either)."""
+    found = _Flow(resolve, tracked)
     found.backward(statements, _NONE)
     found.forward(statements, _NONE)
     return found.overwritten, found.renewed
 
 
 class _Flow:
-    def __init__(self, resolve: Resolve) -> None:
+    def __init__(self, resolve: Resolve, tracked: Targets) -> None:
         self.resolve = resolve
+        self.tracked = tracked
         self.overwritten: list[tuple[str, ast.stmt]] = []
         self.renewed: list[tuple[str, ast.stmt]] = []
 
@@ -98,19 +100,20 @@ class _Flow:
             self.overwritten.extend((t, node) for t in targets if t in after)
             if isinstance(node, ast.AnnAssign) and node.value is None:
                 return after  # ``x: int`` assigns nothing
-            return self._through(node, _bind(after, targets))
+            return self._through(node, _bind(after, targets, self.tracked))
         if isinstance(node, ast.If):
             joined = self.backward(node.body, after) & self.backward(node.orelse, after)
             return self._through(node.test, joined)
         if isinstance(node, ast.With):
-            if all(self._plain_context(item.context_expr) for item in node.items):
-                inner = self.backward(node.body, after)
-                return inner - _under(inner, _bound(i.optional_vars for i in node.items))
-            self.backward(node.body, _NONE)
-            return _NONE
+            if after and not all(self._plain_context(item.context_expr) for item in node.items):
+                after = _NONE  # its context may look: nothing after it counts inside
+            inner = self.backward(node.body, after)
+            if not inner or not all(self._plain_context(i.context_expr) for i in node.items):
+                return _NONE
+            return inner - _under(inner, _bound(i.optional_vars for i in node.items))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             header = (*node.decorator_list, *node.args.defaults, *node.args.kw_defaults)
-            return self._through_all(header, _bind(after, {node.name}))
+            return self._through_all(header, _bind(after, {node.name}, self.tracked))
         if isinstance(node, ast.Expr | ast.Assert | ast.Delete):
             return self._through(node, after - _under(after, _deleted(node)))
         if isinstance(node, ast.Pass | ast.Global | ast.Nonlocal):
@@ -126,10 +129,10 @@ class _Flow:
 
     def _through(self, node: ast.AST, after: Targets) -> Targets:
         """What is killed before ``node`` runs: nothing when it may look."""
-        return _NONE if _looks(node, self.resolve) else after
+        return _NONE if after and _looks(node, self.resolve) else after
 
     def _through_all(self, nodes: Iterable[ast.AST | None], after: Targets) -> Targets:
-        looks = any(node is not None and _looks(node, self.resolve) for node in nodes)
+        looks = after and any(node is not None and _looks(node, self.resolve) for node in nodes)
         return _NONE if looks else after
 
     # -- forwards: what this run has certainly assigned -----------------------------------
@@ -149,7 +152,7 @@ class _Flow:
                 return before
             targets = _bound(_targets(node))
             self.renewed.extend((t, node) for t in targets if t in before)
-            return _bind(before, targets)
+            return _bind(before, targets, self.tracked)
         if isinstance(node, ast.If):
             return _meet(self.forward(node.body, before), self.forward(node.orelse, before))
         if isinstance(node, ast.With):
@@ -163,7 +166,7 @@ class _Flow:
                 return self.forward(node.finalbody, before if normal is _NOWHERE else normal)
             return normal
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            return _bind(before, {node.name})
+            return _bind(before, {node.name}, self.tracked)
         if isinstance(node, ast.Return | ast.Raise | ast.Break | ast.Continue):
             return _NOWHERE
         if isinstance(node, ast.Delete):
@@ -223,9 +226,11 @@ def _under(known: Targets, names: set[str]) -> Targets:
     )
 
 
-def _bind(known: Targets, names: set[str]) -> Targets:
-    """``known`` once ``names`` are bound: they are, their old attributes are not."""
-    return (known - _under(known, names)) | names
+def _bind(known: Targets, names: set[str], tracked: Targets) -> Targets:
+    """``known`` (of the ``tracked`` targets) once ``names`` are bound: they are, their old
+    attributes are not."""
+    kept = known - _under(known, names) if known else known
+    return kept | (names & tracked)
 
 
 def _meet(first: Targets | None, second: Targets | None) -> Targets | None:
