@@ -27,6 +27,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from tflint_leaks.frameworks import (
+    Documented,
     Frameworks,
     parse_target,
     project_root,
@@ -364,6 +365,7 @@ class Configuration:
         self._tables: dict[str, Settings] = {}
         self._directories: dict[str, Settings] = {}
         self._pins: dict[str | None, Frameworks] = {None: Frameworks()}
+        self._readmes: dict[str, tuple[Documented, ...]] = {}
 
     def for_path(self, path: Path | str) -> Settings:
         """The settings of a file or directory."""
@@ -386,7 +388,7 @@ class Configuration:
             python2 = python2_evidence(directory)
             if python2 is not None:
                 pins = replace(pins, python2=python2)
-            readme = read_documented(directory, root)
+            readme = read_documented(directory, root, self._readmes)
             if readme:
                 pins = replace(pins, readme=readme)
             where = f"{settings.source}: tool.{TABLE}"

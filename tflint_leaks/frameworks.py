@@ -979,30 +979,44 @@ def read_pins(root: str) -> Frameworks:
     return reader.frameworks(root)
 
 
-def read_documented(directory: str, stop: str | None) -> tuple[Documented, ...]:
+def read_documented(
+    directory: str, stop: str | None, read: dict[str, tuple[Documented, ...]] | None = None
+) -> tuple[Documented, ...]:
     """What the nearest README at or above ``directory`` that states a framework's version
     says (:meth:`_Reader.readme`): looking no higher than ``stop`` (the project root whose pins
-    count) or, without one, a repository's root (``.git``, ``.hg``). Read, never run."""
+    count) or, without one, a repository's root (``.git``, ``.hg``). Read, never run; ``read``
+    keeps what each directory's README says, for the directories of one run."""
+    read = {} if read is None else read
     current = os.path.abspath(directory)  # noqa: PTH100 - symlinks are kept, as given
     while True:
         try:
             names = sorted(os.listdir(current))  # noqa: PTH208 - strings: this runs per directory
         except OSError:
             names = []
-        for name in names:
-            path = Path(current) / name
-            if name.lower() in README_NAMES and path.is_file():
-                reader = _Reader()
-                reader.readme(path)
-                found = reader.documented()
-                if found:
-                    return found
+        found = read.get(current)
+        if found is None:
+            found = read[current] = _readme_statements(current, names)
+        if found:
+            return found
         parent = os.path.dirname(current)  # noqa: PTH120
         if current in (stop, parent):
             return ()
         if stop is None and any(marker in names for marker in _REPOSITORY_MARKERS):
             return ()
         current = parent
+
+
+def _readme_statements(directory: str, names: list[str]) -> tuple[Documented, ...]:
+    """What the first README of ``directory`` that states a version says (``()``: none)."""
+    for name in names:
+        path = Path(directory) / name
+        if name.lower() in README_NAMES and path.is_file():
+            reader = _Reader()
+            reader.readme(path)
+            found = reader.documented()
+            if found:
+                return found
+    return ()
 
 
 class Keras(str, enum.Enum):
