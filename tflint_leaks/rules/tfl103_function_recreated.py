@@ -13,6 +13,34 @@ from tflint_leaks.rules._models import passes_new_variables
 _KEEPING_METHODS = frozenset({"append", "add", "insert", "setdefault", "extend"})
 
 
+#: GPflow's ``Scipy`` optimizer, reduced: ``eval_func`` keeps the ``tf.function`` it makes in
+#: a cache unless the optimizer is built without one; one optimizer of each kind.
+_OPTIMIZERS = """\
+import tensorflow as tf
+
+class Scipy:
+    def __init__(self, compile_cache_size=2):
+        self.compile_cache_size = compile_cache_size
+        self.compile_cache = {}
+
+    def eval_func(self, closure):
+        if self.compile_cache_size > 0:
+            if closure not in self.compile_cache:
+                self.compile_cache[closure] = tf.function(closure)
+            compiled = self.compile_cache[closure]
+        else:
+            compiled = tf.function(closure)
+        return compiled
+
+    def minimize(self, closure, x):
+        return self.eval_func(closure)(x)
+
+cached = Scipy()
+plain = Scipy(compile_cache_size=0)
+plain.minimize(loss, x)
+"""
+
+
 class FunctionRecreated(Rule):
     """
     ## What it does
@@ -103,32 +131,7 @@ class FunctionRecreated(Rule):
         # tf.function it makes in a cache unless the optimizer was built without one; this
         # optimizer has one, so the loop traces once (what a construction passes decides the
         # tests of the methods its method calls on `self`).
-        Valid("""
-        import tensorflow as tf
-
-        class Scipy:
-            def __init__(self, compile_cache_size=2):
-                self.compile_cache_size = compile_cache_size
-                self.compile_cache = {}
-
-            def eval_func(self, closure):
-                if self.compile_cache_size > 0:
-                    if closure not in self.compile_cache:
-                        self.compile_cache[closure] = tf.function(closure)
-                    compiled = self.compile_cache[closure]
-                else:
-                    compiled = tf.function(closure)
-                return compiled
-
-            def minimize(self, closure, x):
-                return self.eval_func(closure)(x)
-
-        cached = Scipy()
-        plain = Scipy(compile_cache_size=0)
-        plain.minimize(loss, x)
-        for _ in range(50):
-            cached.minimize(loss, x)
-        """),
+        Valid(_OPTIMIZERS + "for _ in range(50):\n    cached.minimize(loss, x)\n"),
         Valid("""
         import tensorflow as tf
 
@@ -294,32 +297,7 @@ class FunctionRecreated(Rule):
     INVALID = (
         # The same optimizer built without a cache: a new tf.function per call.
         Invalid(
-            """
-            import tensorflow as tf
-
-            class Scipy:
-                def __init__(self, compile_cache_size=2):
-                    self.compile_cache_size = compile_cache_size
-                    self.compile_cache = {}
-
-                def eval_func(self, closure):
-                    if self.compile_cache_size > 0:
-                        if closure not in self.compile_cache:
-                            self.compile_cache[closure] = tf.function(closure)
-                        compiled = self.compile_cache[closure]
-                    else:
-                        compiled = tf.function(closure)
-                    return compiled
-
-                def minimize(self, closure, x):
-                    return self.eval_func(closure)(x)
-
-            cached = Scipy()
-            plain = Scipy(compile_cache_size=0)
-            plain.minimize(loss, x)
-            for _ in range(50):
-                plain.minimize(loss, x)
-            """,
+            _OPTIMIZERS + "for _ in range(50):\n    plain.minimize(loss, x)\n",
             14,
             24,
             14,
