@@ -87,6 +87,14 @@ TF_KERAS = frozenset({"tf-keras", "tf-keras-nightly"})
 #: installs it and not TensorFlow.
 THEANO = frozenset({"theano", "theano-pymc"})
 
+#: Each framework read from pins: its family, its label in messages, its distributions.
+_FAMILIES = (
+    ("tensorflow", "TensorFlow", TENSORFLOW),
+    ("keras", "keras", KERAS),
+    ("tf-keras", "tf-keras", TF_KERAS),
+    ("theano", "Theano", THEANO),
+)
+
 #: What an unpinned nightly is at least: newer than every release, and every release since
 #: 2019 is TensorFlow 2 (and every ``keras-nightly`` since 2023 is Keras 3).
 _NIGHTLY_FLOOR: dict[str, Release] = {
@@ -331,15 +339,7 @@ def _name(text: str) -> str:
 
 
 def _family(distribution: str) -> str | None:
-    for family, names in (
-        ("tensorflow", TENSORFLOW),
-        ("keras", KERAS),
-        ("tf-keras", TF_KERAS),
-        ("theano", THEANO),
-    ):
-        if distribution in names:
-            return family
-    return None
+    return next((family for family, _, names in _FAMILIES if distribution in names), None)
 
 
 @dataclass(frozen=True)
@@ -579,10 +579,10 @@ class _Reader:
 
     def frameworks(self, root: str) -> Frameworks:
         return Frameworks(
-            tensorflow=self._pin("tensorflow", "TensorFlow"),
-            keras=self._pin("keras", "keras"),
-            tf_keras=self._pin("tf-keras", "tf-keras"),
-            theano=self._pin("theano", "Theano"),
+            tensorflow=self._pin("tensorflow"),
+            keras=self._pin("keras"),
+            tf_keras=self._pin("tf-keras"),
+            theano=self._pin("theano"),
             root=root,
             notes=tuple(self.notes),
         )
@@ -590,8 +590,8 @@ class _Reader:
     def documented(self) -> tuple[Documented, ...]:
         """What the statements read (a README's) say of each framework, with where."""
         found = []
-        for family, label in _FAMILIES:
-            pin = self._pin(family, label)
+        for family, _, _ in _FAMILIES:
+            pin = self._pin(family)
             if pin is not None:
                 found.append(Documented(family, pin.versions, ", ".join(pin.sources)))
         return tuple(found)
@@ -628,11 +628,12 @@ class _Reader:
                 continue
             if fenced or line.startswith(("#", "|", ">")) or "](#" in line:
                 continue
-            clauses = _stated(_LIST_MARKER.sub("", line, count=1))
-            for name, versions in clauses or ():
-                self.add(name, versions, where, where, marked=len(clauses or ()) > 1)
+            clauses = _stated(_LIST_MARKER.sub("", line, count=1)) or []
+            for name, versions in clauses:
+                self.add(name, versions, where, where, marked=len(clauses) > 1)
 
-    def _pin(self, family: str, label: str) -> Pin | None:
+    def _pin(self, family: str) -> Pin | None:
+        label = next(label for name, label, _ in _FAMILIES if name == family)
         mine = [found for found in self.found if _family(found.distribution) == family]
         if not mine:
             return None
@@ -667,13 +668,6 @@ _PER_REQUIREMENT_OPTIONS = re.compile(r"\s+--")
 _COMMENT = re.compile(r"(?:^|\s+)#.*$")
 _CONDA = re.compile(r"\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*?)(?P<rest>(?:\s|[=<>!~]).*)?")
 
-#: The families a README may state, with their labels.
-_FAMILIES = (
-    ("tensorflow", "TensorFlow"),
-    ("keras", "keras"),
-    ("tf-keras", "tf-keras"),
-    ("theano", "Theano"),
-)
 #: README file names (compared lower-cased).
 README_NAMES = frozenset({"readme", "readme.md", "readme.markdown", "readme.rst", "readme.txt"})
 _LIST_MARKER = re.compile(r"^(?:[-*+\u2022]|\d{1,2}[.)])\s+")
@@ -714,7 +708,6 @@ def _stated(line: str) -> list[tuple[str, VersionRange]] | None:
     if colon and rest.strip() and len(label.split()) <= 3 and not any(c.isdigit() for c in label):
         text = rest.strip()  # ``Known dependencies: ...``
     found: list[tuple[str, VersionRange]] = []
-    versioned = False
     name: str | None = None
     for clause in _SEPARATOR.split(text):
         match = _STATEMENT.fullmatch(clause)
@@ -727,13 +720,12 @@ def _stated(line: str) -> list[tuple[str, VersionRange]] | None:
             return None
         if versions is None:
             continue
-        versioned = True
         distribution = name.replace(" ", "-")
         if own is None and match.group("op") and found and found[-1][0] == distribution:
             found[-1] = (distribution, found[-1][1].intersect(versions))  # ``>=1.13, <2``
         else:
             found.append((distribution, versions))
-    return found if versioned else None
+    return found or None
 
 
 def _statement_range(match: re.Match[str]) -> VersionRange | None:

@@ -950,7 +950,6 @@ class Inference:
         assert function is not None
         path, qualname = module.path, function.qualname
         default = function.body.default(name)
-        position = function.params.index(name)
         values: list[Value] = []
         parametrized = _parametrized(function, module, name)
         if parametrized is not None:
@@ -964,18 +963,8 @@ class Inference:
         sites = yield ("callers", path, qualname)
         for site in sites:
             call, caller = self.site(site)
-            argument = call.argument(position, name)
-            if argument is not None:
-                values.append((yield from self.evaluate(argument, caller)))
-                continue
-            # ``f(**args)`` with ``args = {"data_aug": 1}``: the key's value.
-            passed = yield from self._spread(call, name, caller)
-            if passed is not None and passed is not BOTTOM:
-                values.append(passed)
-            elif passed is BOTTOM and default is not None:
-                values.append((yield from self.evaluate(default, Where(module))))
-            else:
-                values.append(UNKNOWN)
+            passed = yield from self._passed(module, function, call, name, caller, self.evaluate)
+            values.append(UNKNOWN if passed is None else passed)
         return join(values)
 
     def ruled_out(
@@ -1080,7 +1069,7 @@ class Inference:
         found: list[tuple[str, Value]] = []
         for name in function.body.switches:
             if name in function.params:
-                value = yield from self._passed(module, function, call, name, where)
+                value = yield from self._passed(module, function, call, name, where, self.constant)
                 if value is not None and branches.decisive(value):
                     found.append((name, value))
         state: frozenset[str] = frozenset()
@@ -1121,14 +1110,22 @@ class Inference:
         return frozenset(found)
 
     def _passed(
-        self, module: ModuleIndex, function: FunctionFacts, call: Expr, name: str, where: Where
+        self,
+        module: ModuleIndex,
+        function: FunctionFacts,
+        call: Expr,
+        name: str,
+        where: Where,
+        evaluate: Callable[[Expr, Where], Computation],
     ) -> Generator[Query, Any, Value | None]:
         """What ``call`` (made in ``where``) binds the parameter ``name`` of ``function`` (of
-        ``module``) to: its argument or the default; None when a ``*args`` or ``**kwargs``
-        may pass it, or it has no default."""
+        ``module``) to, each expression read with ``evaluate``: its argument, what a
+        ``**mapping`` holds under the name (``f(**args)`` with ``args = {"data_aug": 1}``), or
+        the default; None when a ``*args`` or ``**kwargs`` may pass it, or it has no
+        default."""
         argument = call.argument(function.params.index(name), name)
         if argument is not None:
-            return (yield from self.constant(argument, where))
+            return (yield from evaluate(argument, where))
         passed = yield from self._spread(call, name, where)
         if passed is None:
             return None  # ``*args`` or ``**kwargs`` may pass it
@@ -1137,7 +1134,7 @@ class Inference:
         default = function.body.default(name)
         if default is None:
             return None
-        return (yield from self.constant(default, Where(module)))
+        return (yield from evaluate(default, Where(module)))
 
     def _constructed(
         self, method: FunctionRef, call: Expr, attribute: str, where: Where
@@ -1195,7 +1192,9 @@ class Inference:
         ):
             return None  # not set from a parameter its ``__init__`` keeps as given
         return (
-            yield from self._passed(inside.module, initializer, construction, value.text, place)
+            yield from self._passed(
+                inside.module, initializer, construction, value.text, place, self.constant
+            )
         )
 
     def _spread(self, call: Expr, name: str, where: Where) -> Generator[Query, Any, Value | None]:
@@ -1406,8 +1405,9 @@ def _stored_by_key(stores: list[Atom]) -> dict[str, Value] | None:
     is not: the dict's keys are then not known)."""
     found: dict[str, list[Value]] = {}
     for store in stores:
-        texts = store.element.atoms[0].texts if store.element and store.element.atoms else None
-        if texts is None or store.element is None or len(store.element.atoms) != 1:
+        key = store.element
+        texts = key.atoms[0].texts if key is not None and len(key.atoms) == 1 else None
+        if texts is None:
             return None
         for text in texts:
             found.setdefault(text, []).append(store.mapped or UNKNOWN)
@@ -1416,8 +1416,9 @@ def _stored_by_key(stores: list[Atom]) -> dict[str, Value] | None:
 
 #: ``self``, as an expression.
 SELF = ref("self")
-#: pytest's decorator that calls a test once per value it lists.
+#: pytest's decorator that calls a test once per value it lists, and a row of its table.
 PARAMETRIZE = "pytest.mark.parametrize"
+PARAM = "pytest.param"
 
 
 def _parametrized(function: FunctionFacts, module: ModuleIndex, name: str) -> list[Expr] | None:
@@ -1444,7 +1445,7 @@ def _parametrized(function: FunctionFacts, module: ModuleIndex, name: str) -> li
         values: list[Expr] = []
         for row in table.parts:
             if row.op is Op.CALL and row.func.op is Op.REF:
-                if resolve_dotted(row.func.text, module.imports) != "pytest.param":
+                if resolve_dotted(row.func.text, module.imports) != PARAM:
                     return None  # a call that makes the row: not written out
                 items = row.positional  # ``pytest.param(1, 2, id="x")``
             elif whole:
@@ -1485,9 +1486,10 @@ def _stored_under(stores: Iterable[Expr], key: str) -> bool:
 def _keyed_after(
     keyed: tuple[tuple[str, Value], ...] | None, stored: dict[str, Value] | None
 ) -> tuple[tuple[str, Value], ...] | None:
-    """A dict's value by key once the code stores into it (anywhere, in any order): a key it
-    had may also hold what is stored under it; a key only stores give may be absent, so its
-    value is not known."""
+    """A dict's value by key once the code stores into it under known keys (anywhere, in any
+    order): a key it had may also hold what is stored under it, a key only a store gives holds
+    that (whether it is there at a given point is not known: :meth:`Inference._spread` asks
+    the stores)."""
     if keyed is None or stored is None:
         return None
     merged = dict(keyed)

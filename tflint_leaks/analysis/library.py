@@ -632,15 +632,9 @@ def split(found: Atom, separator: Value) -> Value:
     """``text.split(sep)``: the pieces of each text it may be, when the texts and the one
     separator are known (``"DQN_ep10".split("_")`` is ``["DQN", "ep10"]``), else a list of
     strings."""
-    separators = separator.atoms[0].texts if len(separator.atoms) == 1 else None
-    if (
-        found.texts is None
-        or separator.top
-        or separator.kind is not Kind.STR
-        or separators is None
-        or len(separators) != 1
-        or "" in separators
-    ):
+    one = separator.kind is Kind.STR and len(separator.atoms) == 1
+    separators = separator.atoms[0].texts if one else None
+    if found.texts is None or separators is None or len(separators) != 1 or "" in separators:
         return container(element=STR)
     (sep,) = separators
     lists = []
