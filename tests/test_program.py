@@ -139,6 +139,43 @@ def test_a_copy_of_a_module_asks_about_its_parameters_as_the_original(tmp_path: 
         assert type_in(program, where, "model") == (Kind.MODEL, False)
 
 
+def test_a_base_constructor_takes_what_its_subclasses_pass_it(tmp_path: Path) -> None:
+    """``super().__init__(...)`` and ``Base.__init__(self, ...)`` are call sites of the base's
+    ``__init__`` (failed before: no call named the base class, so its parameters took only
+    their defaults, and the folds a subclass asked for were never seen); the instance an
+    unbound call passes first is not the first parameter's argument."""
+    modules = project(
+        tmp_path,
+        drift="""
+        from sklearn.model_selection import StratifiedKFold
+
+        class Base:
+            def __init__(self, n_folds=None, seed=0):
+                self.n_folds = n_folds
+                self.seed = seed
+
+        class Child(Base):
+            def __init__(self, n_folds=None):
+                super().__init__(n_folds=n_folds)
+
+        class Old(Base):
+            def __init__(self):
+                Base.__init__(self, 7, seed=1)
+
+        detectors = [Child(n_folds=5), Old()]
+        """,
+    )
+    drift = modules["drift"]
+    program = Program(ProjectIndex([drift]))
+    init = Where(drift, drift.functions["Base.__init__"], drift.classes["Base"])
+    folds = program.value(from_ast(ast.parse("n_folds", mode="eval").body), init)
+    assert folds.ints == frozenset({5, 7})  # None (the default of Child's) is neutral
+    seed = program.value(from_ast(ast.parse("seed", mode="eval").body), init)
+    assert seed.ints == frozenset({0, 1})  # its default where Child leaves it out
+    sites = program.callers(FunctionRef(str(tmp_path / "drift.py"), "Base.__init__"))
+    assert [program.site_span(site).line for site in sites] == [11, 15]
+
+
 def test_summaries_follow_calls_and_stop_at_tf_functions(tmp_path: Path) -> None:
     modules = project(
         tmp_path,

@@ -955,7 +955,7 @@ class Inference:
         if parametrized is not None:
             # pytest calls it once with each value its ``parametrize`` lists for the name.
             values.extend((yield from self.evaluate_all(parametrized, Where(module))))
-        elif self.is_open(function):
+        elif self.is_open(module, function):
             # Called from where the project cannot see: its default, or anything.
             values.append(
                 (yield from self.evaluate(default, Where(module))) if default else UNKNOWN
@@ -1123,7 +1123,10 @@ class Inference:
         ``**mapping`` holds under the name (``f(**args)`` with ``args = {"data_aug": 1}``), or
         the default; None when a ``*args`` or ``**kwargs`` may pass it, or it has no
         default."""
-        argument = call.argument(function.params.index(name), name)
+        position = function.params.index(name)
+        if _unbound_init(call):
+            position += 1  # ``Base.__init__(self, units)`` passes the instance first
+        argument = call.argument(position, name)
         if argument is not None:
             return (yield from evaluate(argument, where))
         passed = yield from self._spread(call, name, where)
@@ -1229,7 +1232,7 @@ class Inference:
         _, path, qualname = query
         wanted = FunctionRef(path, qualname)
         found: list[SiteId] = []
-        for site in self.candidates(qualname):
+        for site in self.candidates(self.module(path), qualname):
             call, where = self.site(site)
             targets = yield from self.targets(call, where)
             if any(t.ref == wanted for t in targets):
@@ -1281,18 +1284,29 @@ class Inference:
             self._calls_named = table
         return self._calls_named
 
-    def candidates(self, qualname: str) -> list[SiteId]:
+    def candidates(self, module: ModuleIndex, qualname: str) -> list[SiteId]:
         """The call sites that may run a function: those that call it by its name, and those
         that call a name it is handed to (``decoder=beam_search`` ... ``decoder(model, x)``,
-        ``fn = build`` ... ``fn()``)."""
+        ``fn = build`` ... ``fn()``), and for a constructor of ``module``, the calls of
+        ``__init__`` in its subclasses."""
         short = short_name(qualname)
         last = qualname.rpartition(".")[2]
         receivers = self._flows()[0]
         names = {short, *receivers.get(short, ()), *receivers.get(last, ())}
         table = self.calls_named()
-        return sorted(site for name in names for site in table.get(name, ()))
+        found = [site for name in names for site in table.get(name, ())]
+        klass = module.classes.get(short) if last == "__init__" else None
+        if klass is not None:
+            # ``super().__init__(...)`` (or ``Base.__init__(self, ...)``) in a subclass.
+            below = {(m.path, k.name) for m, k in self.project.subclasses(module, klass)}
+            found += [
+                site
+                for site in table.get("__init__", ())
+                if (site[0], site[1].partition(".")[0]) in below
+            ]
+        return sorted(found)
 
-    def is_open(self, function: FunctionFacts) -> bool:
+    def is_open(self, module: ModuleIndex, function: FunctionFacts) -> bool:
         """Whether the project cannot see every call of ``function``: no call names it, it
         is handed to code the project cannot follow (a library: ``Thread(target=...)``,
         ``tf.function(fn)``; stored in a container, returned), or it is a special method
@@ -1302,7 +1316,7 @@ class Inference:
             return True
         escaped = self._flows()[1]
         short = short_name(function.qualname)
-        return short in escaped or last in escaped or not self.candidates(function.qualname)
+        return short in escaped or last in escaped or not self.candidates(module, function.qualname)
 
     def handed(self) -> dict[str, set[str]]:
         """The names each function (by its last identifier) is handed to."""
@@ -1618,6 +1632,18 @@ def short_name(qualname: str) -> str:
     """The name a call of a function uses: its last name (a constructor: its class's)."""
     owner, _, short = qualname.rpartition(".")
     return owner if short == "__init__" and owner else short
+
+
+def _unbound_init(call: Expr) -> bool:
+    """``Base.__init__(self, ...)``: a constructor called on its class, not through
+    ``super()``."""
+    method = call.method
+    if method is None or method[1] != "__init__":
+        return False
+    receiver = method[0]
+    return not (
+        receiver.op is Op.CALL and receiver.func.op is Op.REF and receiver.func.text == "super"
+    )
 
 
 def callee_name(call: Expr) -> str | None:
