@@ -181,6 +181,8 @@ class Inference:
         self._argument_calls: dict[str, list[tuple[Expr, library.Evaluate]]] = {}
         self._handed: tuple[dict[str, set[str]], frozenset[str]] | None = None
         self._outside: dict[str, list[tuple[Assign, Where]]] | None = None
+        #: The parameters each function's returns may be computed from (by path, qualname).
+        self._returned: dict[tuple[str, str], tuple[str, ...]] = {}
 
     def equations(self) -> dict[str, tuple[Any, Value | tuple[()] | frozenset[str]]]:
         return {
@@ -579,7 +581,11 @@ class Inference:
         """What running ``target`` for ``call`` returns."""
         kind = target.kind
         if kind is TargetKind.FUNCTION and target.ref is not None:
-            returned = yield ("returns", target.ref.path, target.ref.qualname)
+            query: Query = ("returns", target.ref.path, target.ref.qualname)
+            if not where.given:
+                structure = yield from self._structure_passed(target.ref, call, where)
+                query = (*query, structure) if structure else query
+            returned = yield query
             return _made_in(returned, target.ref.qualname)
         if kind is TargetKind.CONSTRUCTOR and target.klass is not None:
             return self.instance(target.klass, fresh=True)
@@ -917,8 +923,10 @@ class Inference:
         )
 
     def _returns(self, query: Query) -> Computation:
-        _, path, qualname = query
+        path, qualname = query[1:3]
         where = self.where_of(self.module(path), qualname)
+        if len(query) > 3:
+            where = where._replace(given=query[3])
         function = where.function
         assert function is not None
         if function.generator:
@@ -1091,6 +1099,58 @@ class Inference:
             return given  # the blocks it rules out may be those of a method it calls
         dead: tuple[Span, ...] = yield ("dead", ref.path, ref.qualname, given)
         return given if dead else ()
+
+    def _structure_passed(
+        self, ref: FunctionRef, call: Expr, where: Where
+    ) -> Generator[Query, Any, Given]:
+        """The parameters of the function ``ref`` that ``call`` (made in ``where``) passes
+        structure for (a model's or graph's variables: :attr:`~.lattice.Value.structural`)
+        and that what it returns may be computed from, with what it passes. What the function
+        returns to this call is evaluated with them (``ordered_union(trainable, moving)`` of
+        two collections of a graph's variables is structure, whatever other callers pass the
+        helper). Only structure is passed on, so the calls evaluated apart are few, and each
+        is evaluated one call deep (not again for the calls it makes)."""
+        module = self.module(ref.path)
+        function = module.functions[ref.qualname]
+        if function.generator or function.memoized or not function.body.returns:
+            return ()
+        found: list[tuple[str, Value]] = []
+        for name in self._returned_from(self.where_of(module, ref.qualname)):
+            value = yield from self._passed(module, function, call, name, where, self.evaluate)
+            if value is not None and value.structural:
+                found.append((name, value))
+        return tuple(found)
+
+    def _returned_from(self, where: Where) -> tuple[str, ...]:
+        """The parameters what a function returns may be computed from: those its returned
+        expressions read, through the names they read and what those are assigned, stored
+        and filled from (flow-insensitively), and those its branches test; in the order of
+        the parameters."""
+        function = where.function
+        assert function is not None
+        key = (where.module.path, function.qualname)
+        found = self._returned.get(key)
+        if found is None:
+            assigned = self.assigned(where)
+            stored = self._stores(where)
+            filled: dict[str, list[Expr]] = {}
+            for counted in function.body.counted:
+                filled.setdefault(counted.container, []).append(counted.iterable)
+            todo = [name for expr in function.body.returns for name in branches.heads(expr)]
+            read: set[str] = set(function.body.switches)
+            while todo:
+                name = todo.pop()
+                if name in read:
+                    continue
+                read.add(name)
+                sources = (
+                    *_values(assigned.get(name, ())),
+                    *stored.get(name, ()),
+                    *filled.get(name, ()),
+                )
+                todo.extend(head for expr in sources for head in branches.heads(expr))
+            found = self._returned[key] = tuple(p for p in function.params if p in read)
+        return found
 
     def _state_switches(self, query: Query) -> Generator[Query, Any, frozenset[str]]:
         """The instance's attributes a method tests (``if self.compile_cache_size > 0:``), and

@@ -153,7 +153,8 @@ class GraphGrowsInLoop(Rule):
             blackbox(tf.compat.v1.Session(), **args)
         """),
         # A helper that joins two collections of the graph's variables without repeats
-        # (cleverhans's `ordered_union`): one assign per variable, once.
+        # (cleverhans's `ordered_union`): one assign per variable, once. What it returns to
+        # this call is read from what this call passes, whatever other callers pass it.
         Valid("""
         import tensorflow as tf
 
@@ -162,6 +163,12 @@ class GraphGrowsInLoop(Rule):
             for e in l1 + l2:
                 if e not in out:
                     out.append(e)
+            return out
+
+        def layer_params(layers):
+            out = []
+            for layer in layers:
+                out = ordered_union(out, layer.get_params())
             return out
 
         sess = tf.compat.v1.Session()
@@ -367,6 +374,33 @@ class GraphGrowsInLoop(Rule):
         """),
     )
     INVALID = (
+        # The same helper over the batches of an unending stream: one op per batch.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def ordered_union(l1, l2):
+                out = []
+                for e in l1 + l2:
+                    if e not in out:
+                        out.append(e)
+                return out
+
+            sess = tf.compat.v1.Session()
+            params = tf.compat.v1.trainable_variables()
+            for name in ordered_union(params, params):
+                sess.run(tf.compat.v1.assign(name, tf.zeros_like(name)))
+            for batch in ordered_union(list(stream()), []):
+                sess.run(tf.reduce_sum(batch))
+            """,
+            15,
+            14,
+            15,
+            34,
+            "`tf.reduce_sum(...)` every iteration adds nodes to the default graph of a loop "
+            "that runs it (`sess.run`): the graph grows for as long as the loop runs; build it "
+            "once before the loop (`graph.finalize()` catches this)",
+        ),
         Invalid(
             """
             import tensorflow as tf
