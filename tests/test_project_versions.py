@@ -672,6 +672,49 @@ def test_a_readme_that_states_tensorflow_1_makes_the_project_tf1(tmp_path: Path)
     )
 
 
+#: jrosebr1/simple-keras-rest-api: standalone Keras serving ResNet50 from a Flask route, and
+#: its README's copy of the server's output.
+KERAS_SERVER = textwrap.dedent(
+    """\
+    import flask
+    from keras.applications import ResNet50
+
+    app = flask.Flask(__name__)
+    model = ResNet50(weights="imagenet")
+
+    @app.route("/predict", methods=["POST"])
+    def predict():
+        return flask.jsonify(model.predict(flask.request.files["image"].read()).tolist())
+    """
+)
+SERVER_OUTPUT = (
+    "# A Keras REST API\n\n```sh\n$ python run_keras_server.py\nUsing TensorFlow backend.\n"
+    " * Loading Keras model and Flask starting server...\n```\n"
+)
+
+
+def test_a_readme_showing_multi_backend_keras_output_states_keras_before_2_4(
+    tmp_path: Path,
+) -> None:
+    """Multi-backend Keras (2.0 to 2.3) writes ``Using TensorFlow backend.`` when imported; a
+    README that shows it shows the program ran that Keras, whose ``predict`` runs one cached
+    function (no ``tf.data`` pipeline per call): TFL402 is quiet on the route. Without the
+    README the route's ``predict`` per request is flagged; prose that names a backend states
+    nothing."""
+    _project(tmp_path, {"run_keras_server.py": KERAS_SERVER})
+    flagged = [code for code, *_ in _findings(tmp_path / "run_keras_server.py")]
+    assert flagged == ["TFL402"]
+    (tmp_path / "README.md").write_text(SERVER_OUTPUT, encoding="utf-8")
+    assert _findings(tmp_path / "run_keras_server.py") == []
+    stated = read_documented(str(tmp_path), None)
+    assert [(d.family, str(d.versions), d.where) for d in stated] == [
+        ("keras", "<2.4", f"{tmp_path}/README.md:5")
+    ]
+    prose = "Keras prints `Using TensorFlow backend.` when it starts.\n"
+    (tmp_path / "README.md").write_text(prose, encoding="utf-8")
+    assert read_documented(str(tmp_path), None) == ()
+
+
 def test_pins_and_code_decide_over_a_readme(tmp_path: Path) -> None:
     """A README narrows what a pin file allows; where they contradict, the pin file decides
     (a README left behind by an upgrade), and so does the code's own evidence."""

@@ -606,7 +606,10 @@ class _Reader:
         parentheses, or followed by ``+`` or "or later"), and each ``pip install`` or ``conda
         install`` command. A line with anything else (prose, a heading, a table, a link to a
         section of the README) states nothing; the alternatives one line gives (``/``, "or")
-        count as one range, and every line constrains."""
+        count as one range, and every line constrains. A program's output that multi-backend
+        Keras printed when imported, a line of its own (``Using TensorFlow backend.``, Keras
+        2.0 to 2.3; the ``tf.keras`` redirect of 2.4 and later prints nothing), states Keras
+        before 2.4."""
         text = self.read(path)
         if text is None:
             return
@@ -617,6 +620,9 @@ class _Reader:
                 fenced = not fenced
                 continue
             where = f"{path}:{number}"
+            if _BACKEND_BANNER.fullmatch(line) is not None:
+                self.add("keras", _MULTI_BACKEND_KERAS, where, where)
+                continue
             install = _INSTALL.search(line)
             if install is not None:
                 conda = install.group("tool") in {"conda", "mamba"}
@@ -674,6 +680,10 @@ _LIST_MARKER = re.compile(r"^(?:[-*+\u2022]|\d{1,2}[.)])\s+")
 _INSTALL = re.compile(
     r"(?:^|[\s`$>!])(?P<tool>pip3?|python3?\s+-m\s+pip|conda|mamba)\s+install\s+(?P<args>.*)"
 )
+#: What multi-backend Keras writes to stderr when imported (``keras/backend/__init__.py``,
+#: 2.0 to 2.3), in a README's copy of a program's output; and the versions that print it.
+_BACKEND_BANNER = re.compile(r"Using (?:TensorFlow|Theano|CNTK) backend\.")
+_MULTI_BACKEND_KERAS = VersionRange(high=Bound((2, 4), False))
 #: Options of ``pip install`` and ``conda install`` that take a value.
 _INSTALL_VALUES = frozenset(
     {"-r", "-c", "-e", "-i", "-f", "-t", "-n", "-p", "--requirement", "--constraint",
