@@ -295,6 +295,15 @@ class Inference:
         op = expr.op
         if op is Op.REF:
             head, _, rest = expr.text.partition(".")
+            if rest and head == SELF.text and where.given:
+                attribute, _, rest = rest.partition(".")
+                held = dict(where.given).get(f"{head}.{attribute}")
+                if held is None:
+                    rest = expr.text.partition(".")[2]
+                else:  # what the instance the call runs on holds (:meth:`given_for`)
+                    for name in rest.split(".") if rest else ():
+                        held = yield from self.attribute_of(held, name)
+                    return held
             value = yield from self._name(head, where)
             for name in rest.split(".") if rest else ():
                 value = yield from self.attribute_of(value, name)
@@ -1092,13 +1101,53 @@ class Inference:
                 value = yield from self._constructed(ref, call, name[len("self.") :], where)
             if value is not None and branches.decisive(value):
                 found.append((name, value))
+        if function.is_method and receiver != SELF:
+            for name in _dispatched(function.body):
+                if name in state:
+                    continue
+                value = yield from self._constructed(ref, call, name[len("self.") :], where)
+                if value is not None and not value.top and value.kind is not Kind.UNKNOWN:
+                    found.append((name, value))  # what runs ``self._detector.predict(x)``
+            if receiver is not None:
+                holder = yield from self._inheriting(ref, receiver, where)
+                if holder is not None:
+                    found.append((SELF.text, holder))
         if not found:
             return ()
-        given = tuple(found)
-        if any(name.startswith("self.") for name, _ in given):
+        given = tuple(sorted(found, key=lambda item: item[0]))
+        if any(name.partition(".")[0] == SELF.text for name, _ in given):
             return given  # the blocks it rules out may be those of a method it calls
         dead: tuple[Span, ...] = yield ("dead", ref.path, ref.qualname, given)
         return given if dead else ()
+
+    def _inheriting(
+        self, ref: FunctionRef, receiver: Expr, where: Where
+    ) -> Generator[Query, Any, Value | None]:
+        """What a call runs the method ``ref`` on, when that is an instance of known
+        subclasses of the method's class, not of the class and all its subclasses, and the
+        method calls methods on ``self``: those calls then run the subclasses' own
+        (``BaseDrift.predict`` calling ``self.score(x)`` on a ``DriftTorch``). None
+        otherwise."""
+        function = self.module(ref.path).functions[ref.qualname]
+        if not any(
+            site.call.method is not None and site.call.method[0] == SELF
+            for site in function.body.calls
+        ):
+            return None
+        value = yield from self.evaluate(receiver, where)
+        owner = ref.qualname.partition(".")[0]
+        if value.top or not value.atoms:
+            return None
+        classes: set[tuple[str, str]] = set()
+        for each in value.atoms:
+            if each.kind not in {Kind.INSTANCE, Kind.MODEL} or each.cone:
+                return None
+            if not isinstance(each.ref, ClassRef):
+                return None
+            classes.add((each.ref.path, each.ref.name))
+        if classes == {(ref.path, owner)}:
+            return None  # its own class: ``self`` is what the method's body says already
+        return value
 
     def _structure_passed(
         self, ref: FunctionRef, call: Expr, where: Where
@@ -1204,61 +1253,96 @@ class Inference:
     ) -> Generator[Query, Any, Value | None]:
         """What the instance that ``call`` (``agent.memorize(...)``, made in ``where``) runs
         ``method`` on holds in ``attribute``, from the one construction that made it: when
-        the receiver is a name bound once, to a call of a project class whose ``__init__``
-        sets ``self.attribute`` from one of its parameters and nothing else assigns it, the
-        value that construction passes for that parameter (``agent = Agent(env,
-        w_per=False)``). None when not known."""
+        the receiver is a construction (``Agent(env).memorize(...)``) or a name bound to
+        constructions only, of which one makes a class with ``method``, to a call of a project
+        class whose ``__init__`` assigns ``self.attribute`` and nothing else does: the value
+        that construction passes for the parameter it is set from (``agent = Agent(env,
+        w_per=False)``), or what ``__init__`` assigns it outside the blocks the construction
+        rules out (:meth:`_initialized`). None when not known."""
         receiver = call.method[0] if call.method is not None else None
-        if receiver is None or receiver.op is not Op.REF or "." in receiver.text:
+        if receiver is not None and receiver.op is Op.CALL:
+            bound = [(Assign("", receiver, None), where)]
+            name = ""
+        elif receiver is not None and receiver.op is Op.REF and "." not in receiver.text:
+            name = receiver.text
+            bound = self._bound(name, where)
+        else:
             return None
-        name = receiver.text
+        made: list[tuple[Expr, Where, ClassRef, FunctionRef]] = []
+        for assign, place in bound:
+            if assign.value.op is not Op.CALL or (
+                name and self.assigned(place).get(f"{name}.{attribute}")
+            ):
+                return None  # not a construction, or ``agent.attribute = ...`` written outside
+            targets = yield from self.targets(assign.value, place)
+            if len(targets) != 1 or targets[0].kind is not TargetKind.CONSTRUCTOR:
+                return None
+            klass, init = targets[0].klass, targets[0].ref
+            if klass is None:
+                return None
+            if self.method_of(klass, method.qualname.rpartition(".")[2]) != method:
+                continue  # an instance whose ``method`` is another
+            if init is None:
+                return None
+            made.append((assign.value, place, klass, init))
+        if len(made) != 1:
+            return None  # ``dd = MMDDrift(...)`` or ``dd = LearnedKernelDrift(...)``: the one
+        construction, place, klass, init = made[0]  # whose class has the method called
+        assigned, stored = self._assignments(klass, attribute)
+        if not assigned or stored:
+            return None
+        inside = assigned[0][1]
+        initializer = inside.function
+        if initializer is None or any(
+            (w.module.path, w.qualname) != (init.path, init.qualname) for _, w in assigned
+        ):
+            return None  # assigned outside its ``__init__``
+        value = assigned[0][0].value
+        if (
+            len(assigned) == 1
+            and value.op is Op.REF
+            and value.text in initializer.params
+            and value.text not in self.assigned(inside)
+        ):
+            return (
+                yield from self._passed(
+                    inside.module, initializer, construction, value.text, place, self.constant
+                )
+            )
+        return (yield from self._initialized(init, construction, place, assigned))
+
+    def _bound(self, name: str, where: Where) -> list[tuple[Assign, Where]]:
+        """The assignments of the name ``name`` read in ``where``: the function's own when it
+        assigns it, else the module's; none for a parameter or a name of a nested scope."""
         function = where.function
         if name in where.shadowed or (function is not None and name in function.params):
+            return []
+        local = function is not None and name not in function.body.globals
+        if local and name in self.assigned(where):
+            return [(a, where) for a in self.assigned(where)[name]]
+        return self.global_assignments(where.module, name)
+
+    def _initialized(
+        self,
+        init: FunctionRef,
+        construction: Expr,
+        place: Where,
+        assigned: list[tuple[Assign, Where]],
+    ) -> Generator[Query, Any, Value | None]:
+        """What ``__init__`` assigns an attribute (``assigned``) when ``construction`` (made
+        in ``place``) runs it, when what that call passes rules out some of ``__init__``'s
+        blocks: its assignments outside them, evaluated with what the call passes
+        (``self._detector = detector(...)`` with ``detector`` chosen by ``backend``). None
+        when the call rules out nothing."""
+        given = yield from self.given_for(init, construction, place)
+        if not given:
             return None
-        local = (
-            function is not None
-            and name not in function.body.globals
-            and name in self.assigned(where)
-        )
-        bound = (
-            [(a, where) for a in self.assigned(where)[name]]
-            if local
-            else self.global_assignments(where.module, name)
-        )
-        if len(bound) != 1 or self.assigned(bound[0][1]).get(f"{name}.{attribute}"):
-            return None  # bound more than once, or ``agent.attribute = ...`` written outside
-        construction, place = bound[0][0].value, bound[0][1]
-        if construction.op is not Op.CALL:
-            return None
-        targets = yield from self.targets(construction, place)
-        if len(targets) != 1 or targets[0].kind is not TargetKind.CONSTRUCTOR:
-            return None
-        klass, init = targets[0].klass, targets[0].ref
-        if (
-            klass is None
-            or init is None
-            or self.method_of(klass, method.qualname.rpartition(".")[2]) != method
-        ):
-            return None
-        assigned, stored = self._assignments(klass, attribute)
-        if len(assigned) != 1 or stored:
-            return None
-        assign, inside = assigned[0]
-        initializer = inside.function
-        value = assign.value
-        if (
-            initializer is None
-            or (inside.module.path, initializer.qualname) != (init.path, init.qualname)
-            or value.op is not Op.REF
-            or value.text not in initializer.params
-            or value.text in self.assigned(inside)
-        ):
-            return None  # not set from a parameter its ``__init__`` keeps as given
-        return (
-            yield from self._passed(
-                inside.module, initializer, construction, value.text, place, self.constant
-            )
-        )
+        inside, dead = yield from self.ruled_out(assigned[0][1], given)
+        values: list[Value] = []
+        for assign, _ in assigned:
+            if assign.span is None or not within(assign.span, dead):
+                values.append((yield from self.evaluate(assign.value, inside)))
+        return join(values)
 
     def _spread(self, call: Expr, name: str, where: Where) -> Generator[Query, Any, Value | None]:
         """What ``call`` passes for ``name`` beyond its own arguments: BOTTOM when it passes
@@ -1692,6 +1776,19 @@ def short_name(qualname: str) -> str:
     """The name a call of a function uses: its last name (a constructor: its class's)."""
     owner, _, short = qualname.rpartition(".")
     return owner if short == "__init__" and owner else short
+
+
+def _dispatched(body: Body) -> list[str]:
+    """The attributes of ``self`` whose methods a method's body calls (``self._detector`` of
+    ``self._detector.predict(x)``), sorted."""
+    found = set()
+    for site in body.calls:
+        method = site.call.method
+        if method is not None and method[0].op is Op.REF:
+            head, _, rest = method[0].text.partition(".")
+            if head == SELF.text and rest and "." not in rest:
+                found.add(method[0].text)
+    return sorted(found)
 
 
 def _unbound_init(call: Expr) -> bool:

@@ -22,6 +22,41 @@ from tflint_leaks.rules._models import (
     method_call,
 )
 
+#: alibi-detect's drift detectors, reduced: the class users build picks the backend's
+#: detector in ``__init__``, and the backends' detectors share a base whose ``predict`` calls
+#: their own ``score``; only the TensorFlow one clones a Keras model each time.
+_DETECTORS = """\
+import tensorflow as tf
+
+class BaseDrift:
+    def predict(self, x):
+        return self.score(x)
+
+class DriftTF(BaseDrift):
+    def __init__(self, model):
+        self.model = model
+
+    def score(self, x):
+        return tf.keras.models.clone_model(self.model)(x)
+
+class DriftTorch(BaseDrift):
+    def score(self, x):
+        return x
+
+class Drift:
+    def __init__(self, model, backend="tensorflow"):
+        backend = backend.lower()
+        if backend == "tensorflow":
+            detector = DriftTF
+        else:
+            detector = DriftTorch
+        self._detector = detector(model)
+
+    def predict(self, x):
+        return self._detector.predict(x)
+
+"""
+
 
 class ModelBuiltInLoop(Rule):
     """
@@ -131,6 +166,26 @@ class ModelBuiltInLoop(Rule):
     """
 
     VALID = (
+        # The detector the loop builds runs on PyTorch: no Keras model is cloned.
+        Valid(
+            _DETECTORS
+            + "for backend in ['pytorch', 'keops']:\n"
+            + "    for _ in range(100):\n"
+            + "        Drift(model, backend=backend).predict(x)\n"
+        ),
+        # The name is bound to one of two detectors; the one whose `predict` this is was built
+        # for PyTorch.
+        Valid(
+            _DETECTORS
+            + "def experiment(backend, runs):\n"
+            + "    for _ in range(runs):\n"
+            + "        if backend == 'torch-base':\n"
+            + "            detector = DriftTorch()\n"
+            + "        else:\n"
+            + "            detector = Drift(model, **dict(backend=backend))\n"
+            + "        detector.predict(x)\n"
+            + "experiment('pytorch', 100)\n"
+        ),
         # A test that pytest runs with 1, 2 and 3 members: at most 3 models per run.
         Valid("""
         import pytest
@@ -506,6 +561,17 @@ class ModelBuiltInLoop(Rule):
         """),
     )
     INVALID = (
+        Invalid(
+            _DETECTORS
+            + "for _ in range(100):\n    Drift(model, backend='TensorFlow').predict(x)\n",
+            31,
+            5,
+            31,
+            50,
+            "`Drift.predict` builds a Keras model every iteration (100 in all) and the "
+            "loop never calls `clear_session()`; Keras' global state grows with each model "
+            "(`del` and `gc.collect()` do not release it)",
+        ),
         # The same test with a 50-member case: 50 models in one run.
         Invalid(
             """
