@@ -13,7 +13,8 @@ lattice (:mod:`.lattice`):
 * ``("param", path, qualname, name)``: a parameter: its annotation, else what every project
   call site passes (its default where a call leaves it out), and "unknown" for a function the
   project cannot see all the callers of (one no call names, or one passed around as a value);
-* ``("returns", path, qualname)``: what a function returns;
+* ``("returns", path, qualname)``: what a function returns; with a fourth item, the structure
+  one call passes it (:meth:`Inference._structure_passed`), what it returns to that call;
 * ``("callers", path, qualname)``: the call sites that may run a function.
 
 :meth:`Inference.evaluate` gives any expression's value in a :class:`Where`, and
