@@ -1124,11 +1124,12 @@ class Inference:
     def _inheriting(
         self, ref: FunctionRef, receiver: Expr, where: Where
     ) -> Generator[Query, Any, Value | None]:
-        """What a call runs the method ``ref`` on, when that is an instance of known
-        subclasses of the method's class, not of the class and all its subclasses, and the
-        method calls methods on ``self``: those calls then run the subclasses' own
-        (``BaseDrift.predict`` calling ``self.score(x)`` on a ``DriftTorch``). None
-        otherwise."""
+        """What a call runs the method ``ref`` on, when that is instances the call's own
+        evaluation constructs (:attr:`~.lattice.Value.fresh`: certainly of those classes, not
+        of subclasses a name or an attribute may hold) of subclasses of the method's class,
+        and the method calls methods on ``self``: those calls then run the subclasses' own
+        (``BaseDrift.predict`` calling ``self.score(x)`` on the ``DriftTorch`` a ``Drift``'s
+        ``__init__`` made). None otherwise."""
         function = self.module(ref.path).functions[ref.qualname]
         if not any(
             site.call.method is not None and site.call.method[0] == SELF
@@ -1137,7 +1138,7 @@ class Inference:
             return None
         value = yield from self.evaluate(receiver, where)
         owner = ref.qualname.partition(".")[0]
-        if value.top or not value.atoms:
+        if value.top or not value.atoms or not value.fresh:
             return None
         classes: set[tuple[str, str]] = set()
         for each in value.atoms:
