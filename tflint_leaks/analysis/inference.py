@@ -1126,16 +1126,17 @@ class Inference:
     ) -> Generator[Query, Any, Value | None]:
         """What a call runs the method ``ref`` on, when that is instances the call's own
         evaluation constructs (:attr:`~.lattice.Value.fresh`: certainly of those classes, not
-        of subclasses a name or an attribute may hold) of subclasses of the method's class,
+        of subclasses a name, an attribute or a container's item may hold) of subclasses of
+        the method's class,
         and the method calls methods on ``self``: those calls then run the subclasses' own
         (``BaseDrift.predict`` calling ``self.score(x)`` on the ``DriftTorch`` a ``Drift``'s
         ``__init__`` made). None otherwise."""
         function = self.module(ref.path).functions[ref.qualname]
-        if not any(
+        if receiver.op is Op.ITEM or not any(
             site.call.method is not None and site.call.method[0] == SELF
             for site in function.body.calls
         ):
-            return None
+            return None  # an item of a container is not made by reading it
         value = yield from self.evaluate(receiver, where)
         owner = ref.qualname.partition(".")[0]
         if value.top or not value.atoms or not value.fresh:
