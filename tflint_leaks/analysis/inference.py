@@ -592,10 +592,11 @@ class Inference:
         kind = target.kind
         if kind is TargetKind.FUNCTION and target.ref is not None:
             query: Query = ("returns", target.ref.path, target.ref.qualname)
-            if not where.given:
-                structure = yield from self._structure_passed(target.ref, call, where)
-                query = (*query, structure) if structure else query
             returned = yield query
+            if not where.given and _unstructured(returned):
+                structure = yield from self._structure_passed(target.ref, call, where)
+                if structure:
+                    returned = yield (*query, structure)
             return _made_in(returned, target.ref.qualname)
         if kind is TargetKind.CONSTRUCTOR and target.klass is not None:
             return self.instance(target.klass, fresh=True)
@@ -1161,15 +1162,26 @@ class Inference:
         returns to this call is evaluated with them (``ordered_union(trainable, moving)`` of
         two collections of a graph's variables is structure, whatever other callers pass the
         helper). Only structure is passed on, so the calls evaluated apart are few, and each
-        is evaluated one call deep (not again for the calls it makes)."""
+        is evaluated one call deep (not again for the calls it makes). Only arguments that are
+        the caller's own names are read (what such a name holds is solved once; a call would
+        be evaluated again for every call made with it, and a parameter of the caller would
+        ask for every call site of the caller)."""
         module = self.module(ref.path)
         function = module.functions[ref.qualname]
         if function.generator or function.memoized or not function.body.returns:
             return ()
         found: list[tuple[str, Value]] = []
+        caller = where.function.params if where.function is not None else ()
         for name in self._returned_from(self.where_of(module, ref.qualname)):
-            value = yield from self._passed(module, function, call, name, where, self.evaluate)
-            if value is not None and value.structural:
+            argument = call.argument(function.params.index(name), name)
+            if (
+                argument is None
+                or argument.op is not Op.REF
+                or argument.text.partition(".")[0] in caller
+            ):
+                continue
+            value = yield from self.evaluate(argument, where)
+            if value.structural:
                 found.append((name, value))
         return tuple(found)
 
@@ -1779,6 +1791,14 @@ def short_name(qualname: str) -> str:
     """The name a call of a function uses: its last name (a constructor: its class's)."""
     owner, _, short = qualname.rpartition(".")
     return owner if short == "__init__" and owner else short
+
+
+def _unstructured(value: Value) -> bool:
+    """A collection that is not only structure (:attr:`~.lattice.Value.structural`): what a
+    helper returns to a call that passes it structure may be."""
+    return not value.structural and any(
+        a.kind in {Kind.CONTAINER, Kind.ITERATOR} for a in value.atoms
+    )
 
 
 def _dispatched(body: Body) -> list[str]:
