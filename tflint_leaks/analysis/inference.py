@@ -62,7 +62,7 @@ from tflint_leaks.analysis.lattice import (
 from tflint_leaks.analysis.names import IMPORT_MODULE, canonical, resolve_dotted
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.singletons import Singletons
-from tflint_leaks.analysis.symbolic import SPREAD, Expr, Op, ref, string, string_text
+from tflint_leaks.analysis.symbolic import SPREAD, Expr, Op, is_super, ref, string, string_text
 from tflint_leaks.analysis.symbolic import UNKNOWN as UNKNOWN_EXPR
 
 Query = tuple[Any, ...]
@@ -297,12 +297,10 @@ class Inference:
         if op is Op.REF:
             head, _, rest = expr.text.partition(".")
             if rest and head == SELF.text and where.given:
-                attribute, _, rest = rest.partition(".")
+                attribute, _, tail = rest.partition(".")
                 held = dict(where.given).get(f"{head}.{attribute}")
-                if held is None:
-                    rest = expr.text.partition(".")[2]
-                else:  # what the instance the call runs on holds (:meth:`given_for`)
-                    for name in rest.split(".") if rest else ():
+                if held is not None:  # what the instance the call runs on holds (given_for)
+                    for name in tail.split(".") if tail else ():
                         held = yield from self.attribute_of(held, name)
                     return held
             value = yield from self._name(head, where)
@@ -1128,16 +1126,17 @@ class Inference:
         """What a call runs the method ``ref`` on, when that is instances the call's own
         evaluation constructs (:attr:`~.lattice.Value.fresh`: certainly of those classes, not
         of subclasses a name, an attribute or a container's item may hold) of subclasses of
-        the method's class,
-        and the method calls methods on ``self``: those calls then run the subclasses' own
-        (``BaseDrift.predict`` calling ``self.score(x)`` on the ``DriftTorch`` a ``Drift``'s
-        ``__init__`` made). None otherwise."""
+        the method's class, and the method calls methods on ``self``: those calls then run
+        the subclasses' own (``BaseDrift.predict`` calling ``self.score(x)`` on the
+        ``DriftTorch`` a ``Drift``'s ``__init__`` made). None otherwise."""
+        if receiver.op is Op.ITEM:
+            return None  # an item of a container is not made by reading it
         function = self.module(ref.path).functions[ref.qualname]
-        if receiver.op is Op.ITEM or not any(
+        if not any(
             site.call.method is not None and site.call.method[0] == SELF
             for site in function.body.calls
         ):
-            return None  # an item of a container is not made by reading it
+            return None
         value = yield from self.evaluate(receiver, where)
         owner = ref.qualname.partition(".")[0]
         if value.top or not value.atoms or not value.fresh:
@@ -1820,10 +1819,7 @@ def _unbound_init(call: Expr) -> bool:
     method = call.method
     if method is None or method[1] != "__init__":
         return False
-    receiver = method[0]
-    return not (
-        receiver.op is Op.CALL and receiver.func.op is Op.REF and receiver.func.text == "super"
-    )
+    return not is_super(method[0])
 
 
 def callee_name(call: Expr) -> str | None:

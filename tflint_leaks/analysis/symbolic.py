@@ -147,6 +147,11 @@ def ref(name: str) -> Expr:
     return Expr(Op.REF, name)
 
 
+def is_super(expr: Expr) -> bool:
+    """``super()`` or ``super(Class, self)``: a call of the builtin ``super``."""
+    return expr.op is Op.CALL and expr.func == ref("super")
+
+
 def literal(kind: str) -> Expr:
     return Expr(Op.LITERAL, kind)
 

@@ -22,8 +22,7 @@ from tflint_leaks.analysis.lattice import FunctionRef
 from tflint_leaks.analysis.names import resolve_dotted
 from tflint_leaks.analysis.program import Program, program_of
 from tflint_leaks.analysis.project import Definition, ProjectIndex
-from tflint_leaks.analysis.symbolic import Expr, Op
-from tflint_leaks.analysis.symbolic import ref as name_ref
+from tflint_leaks.analysis.symbolic import Expr, Op, is_super
 
 
 class Prefilter:
@@ -222,11 +221,7 @@ class Prefilter:
                         [] if head in source.imports or head in BUILTINS else self._callable(name)
                     )
                 return self._definition(definition.module, definition)
-        elif (
-            owner is not None
-            and func.parts[0].op is Op.CALL
-            and func.parts[0].func == name_ref("super")
-        ):
+        elif owner is not None and is_super(func.parts[0]):
             return self._methods(source, owner, func.text, after=True)
         return self._callable(name)
 

@@ -13,6 +13,20 @@ from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import every_iteration, relate_loop, report_through
 from tflint_leaks.rules._models import method_call
 
+#: cleverhans's ``ordered_union``: two collections joined without repeats, and a session.
+_ORDERED_UNION = """\
+import tensorflow as tf
+
+def ordered_union(l1, l2):
+    out = []
+    for e in l1 + l2:
+        if e not in out:
+            out.append(e)
+    return out
+
+sess = tf.compat.v1.Session()
+"""
+
 _K_FUNCTION = "keras.backend.function"
 #: Calls that drop the default graph, so nothing built before them accumulates.
 _RESETS = frozenset(
@@ -155,28 +169,18 @@ class GraphGrowsInLoop(Rule):
         # A helper that joins two collections of the graph's variables without repeats
         # (cleverhans's `ordered_union`): one assign per variable, once. What it returns to
         # this call is read from what this call passes, whatever other callers pass it.
-        Valid("""
-        import tensorflow as tf
-
-        def ordered_union(l1, l2):
-            out = []
-            for e in l1 + l2:
-                if e not in out:
-                    out.append(e)
-            return out
-
-        def layer_params(layers):
-            out = []
-            for layer in layers:
-                out = ordered_union(out, layer.get_params())
-            return out
-
-        sess = tf.compat.v1.Session()
-        a = tf.compat.v1.trainable_variables("a")
-        b = tf.compat.v1.trainable_variables("b")
-        for src, dst in zip(ordered_union(a, a), ordered_union(b, b)):
-            sess.run(tf.compat.v1.assign(dst, src))
-        """),
+        Valid(
+            _ORDERED_UNION
+            + "def layer_params(layers):\n"
+            + "    out = []\n"
+            + "    for layer in layers:\n"
+            + "        out = ordered_union(out, layer.get_params())\n"
+            + "    return out\n\n"
+            + 'a = tf.compat.v1.trainable_variables("a")\n'
+            + 'b = tf.compat.v1.trainable_variables("b")\n'
+            + "for src, dst in zip(ordered_union(a, a), ordered_union(b, b)):\n"
+            + "    sess.run(tf.compat.v1.assign(dst, src))\n"
+        ),
         # The helper makes its own Saver only when it is not given one; the loop gives it the
         # Saver made once before (openai/maddpg's `U.save_state(..., saver=saver)`).
         Valid("""
@@ -376,23 +380,12 @@ class GraphGrowsInLoop(Rule):
     INVALID = (
         # The same helper over the batches of an unending stream: one op per batch.
         Invalid(
-            """
-            import tensorflow as tf
-
-            def ordered_union(l1, l2):
-                out = []
-                for e in l1 + l2:
-                    if e not in out:
-                        out.append(e)
-                return out
-
-            sess = tf.compat.v1.Session()
-            params = tf.compat.v1.trainable_variables()
-            for name in ordered_union(params, params):
-                sess.run(tf.compat.v1.assign(name, tf.zeros_like(name)))
-            for batch in ordered_union(list(stream()), []):
-                sess.run(tf.reduce_sum(batch))
-            """,
+            _ORDERED_UNION
+            + "params = tf.compat.v1.trainable_variables()\n"
+            + "for name in ordered_union(params, params):\n"
+            + "    sess.run(tf.compat.v1.assign(name, tf.zeros_like(name)))\n"
+            + "for batch in ordered_union(list(stream()), []):\n"
+            + "    sess.run(tf.reduce_sum(batch))\n",
             15,
             14,
             15,
