@@ -9,7 +9,9 @@ import nbformat
 import pytest
 
 from tflint_leaks.cli import main
+from tflint_leaks.config import Settings
 from tflint_leaks.engine.ipython import python_of_cell
+from tflint_leaks.engine.runner import lint_paths
 
 SETUP = "%pip install tensorflow\nimport tensorflow as tf\n!nvidia-smi"
 DEFINITIONS = (
@@ -257,3 +259,64 @@ def test_a_skipped_cell_keeps_its_position_under_two_workers(
     for jobs in ("1", "2"):
         assert main(["--no-cache", "--jobs", jobs, str(tmp_path)]) == 1
         assert capsys.readouterr().out.splitlines() == expected, jobs
+
+
+#: A notebook's definitions, one cell each after the first; the same code as a module.
+UNREACHED = (
+    "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n",
+    # Never called.
+    "def evaluate(batches):\n    for x in batches:\n        model.predict(x)\n",
+    # Called.
+    "def score(batches):\n    for x in batches:\n        model.predict(x)\n\nscore(data)\n",
+    # A method of a class whose instances stay in the notebook, never called (`tf.train` is
+    # the module's attribute, and `setattr` calls no method).
+    "class Trainer:\n"
+    "    def __init__(self, config):\n"
+    "        setattr(self, 'config', config)\n"
+    "        self.manager = tf.train.CheckpointManager\n\n"
+    "    def train(self, batches):\n"
+    "        for x in batches:\n"
+    "            model.predict(x)\n\n"
+    "trainer = Trainer({})\n"
+    "print(trainer.manager)\n",
+    # An instance handed to a library, which may call any of its methods.
+    "class Agent:\n"
+    "    def act(self, states):\n"
+    "        for s in states:\n"
+    "            model.predict(s)\n\n"
+    "agent = Agent()\n"
+    "run_episodes(agent)\n",
+    # A base that is not the notebook's own: the framework calls its methods.
+    "class Probe(tf.keras.callbacks.Callback):\n"
+    "    def report(self, batches):\n"
+    "        for x in batches:\n"
+    "            model.predict(x)\n",
+    # Decorated: the decorator may register it.
+    "@register\ndef sweep(batches):\n    for x in batches:\n        model.predict(x)\n",
+)
+
+
+def test_what_a_notebook_never_calls_is_not_linted(tmp_path: Path) -> None:
+    """No module imports a notebook: a function or method it never refers to never runs. A
+    module's are linted, as another module may call them."""
+    document = nbformat.v4.new_notebook()
+    document.cells = [nbformat.v4.new_code_cell(source) for source in UNREACHED]
+    nbformat.write(document, str(tmp_path / "explore.ipynb"))
+    (tmp_path / "explore.py").write_text("\n\n".join(UNREACHED))
+    for jobs in (1, 2):
+        result = lint_paths([tmp_path], Settings(select=("TFL402",)), jobs=jobs)
+        found = [
+            (Path(d.file).name, d.cell, d.start.line, d.start.column) for d in result.diagnostics
+        ]
+        assert found == [
+            ("explore.ipynb", 3, 3, 9),
+            ("explore.ipynb", 5, 4, 13),
+            ("explore.ipynb", 6, 4, 13),
+            ("explore.ipynb", 7, 4, 9),
+            ("explore.py", None, 8, 9),
+            ("explore.py", None, 13, 9),
+            ("explore.py", None, 25, 13),
+            ("explore.py", None, 34, 13),
+            ("explore.py", None, 43, 13),
+            ("explore.py", None, 49, 9),
+        ]

@@ -19,6 +19,7 @@ from tflint_leaks.analysis.loops import LOOP_NODE_TYPES, LoopParts, loop_parts, 
 from tflint_leaks.analysis.nodes import children, header_parts
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.units import FileUnits
+from tflint_leaks.analysis.unreached import never_called
 from tflint_leaks.diagnostics import Diagnostic, Location
 from tflint_leaks.engine.indexing import ParsedFile
 from tflint_leaks.engine.positions import node_positions
@@ -65,8 +66,12 @@ class Walker:
         context: FileContext,
         rules: Iterable[Rule],
         redefined: dict[str, list[int]] | None = None,
+        unreached: frozenset[str] = frozenset(),
     ) -> None:
         self.context = context
+        #: A notebook's functions and methods that it never calls (:mod:`tflint_leaks.analysis.
+        #: unreached`): their bodies are not linted.
+        self._unreached = unreached
         self.failures: list[RuleFailure] = []
         #: The first lines of the module's top-level functions defined more than once, by name,
         #: in order (those the libcst pass kept): which definition each ``def`` is.
@@ -171,6 +176,8 @@ class Walker:
                 seen = self._definitions.get(qualname, 0)
                 self._definitions[qualname] = seen + 1
                 line = lines[seen] if seen < len(lines) else None
+        if facts is not None and qualname in self._unreached:
+            return  # a notebook's function that nothing calls: its body never runs
         frame = Frame(FrameKind.FUNCTION, node, facts, traced, traced_by, line=line)
         context.frames.append(frame)
         self.walk(node.body)
@@ -232,6 +239,7 @@ def lint_module(
         context,
         [code.load()(context, code.code) for code in rules],
         _redefined(parsed.index.units, text),
+        never_called(parsed.index, parsed.text),
     )
     tracebacks: list[str] = []
     diagnostics: list[Diagnostic] = []
