@@ -38,6 +38,17 @@ _RESETS = frozenset(
 )
 
 
+#: An existing variable fetched by its name, the scope that names it, and the ops that assign it.
+_GET_VARIABLE = frozenset({"tensorflow.get_variable", "tensorflow.compat.v1.get_variable"})
+_VARIABLE_SCOPE = frozenset({"tensorflow.variable_scope", "tensorflow.compat.v1.variable_scope"})
+_ASSIGN_METHODS = frozenset({"assign", "assign_add", "assign_sub"})
+_ASSIGNS = frozenset(
+    f"tensorflow.{prefix}{name}"
+    for prefix in ("", "compat.v1.")
+    for name in ("assign", "assign_add", "assign_sub")
+)
+
+
 class GraphGrowsInLoop(Rule):
     """
     ## What it does
@@ -63,9 +74,12 @@ class GraphGrowsInLoop(Rule):
 
     Not flagged: ops built once before the loop and only run in it, graph-construction loops
     (over layers) that do not run the graph, loops of a known small trip count (at most
-    `max-loop-iterations`, default 10), ops built under a first-call guard (`if self.op is
-    None:`, `if key not in cache:`; in a function the loop calls, also the `else` of an `if key
-    in cache:` that fills the cache) or inside a `tf.function`, a new graph per iteration (`with
+    `max-loop-iterations`, default 10), one assign per variable that a loop's items name
+    (`var = tf.get_variable(param_name)` under `variable_scope(op_name, reuse=True)`, a
+    pretrained-weights loader: as many ops as the graph has variables, unless a loop around
+    them repeats that), ops built under a first-call guard (`if self.op is None:`, `if key not
+    in cache:`; in a function the loop calls, also the `else` of an `if key in cache:` that
+    fills the cache) or inside a `tf.function`, a new graph per iteration (`with
     tf.Graph().as_default():` inside the loop, or `tf.compat.v1.reset_default_graph()` /
     `clear_session()` every iteration), eager code (no session and eager execution on: ops run
     at once and keep nothing), and calls that add no node (`tf.trainable_variables()`,
@@ -376,8 +390,47 @@ class GraphGrowsInLoop(Rule):
         for batch in batches:
             sess.run(accuracy(net, images), feed_dict={images: batch})
         """),
+        # MTCNN's weight loader (facenet's detect_face.py, copied widely): one assign per
+        # variable the loops name, each fetched under `reuse=True`.
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        sess = tf.compat.v1.Session()
+
+
+        def load(path):
+            weights = np.load(path, allow_pickle=True).item()
+            for op_name in weights:
+                with tf.compat.v1.variable_scope(op_name, reuse=True):
+                    for param_name, data in weights[op_name].items():
+                        var = tf.compat.v1.get_variable(param_name)
+                        sess.run(var.assign(data))
+        """),
     )
     INVALID = (
+        # The same assign per named variable, inside a loop that never ends: per step.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            sess = tf.compat.v1.Session()
+
+
+            def refresh(names, source):
+                while True:
+                    for name in names:
+                        var = tf.compat.v1.get_variable(name)
+                        sess.run(var.assign(source[name]))
+            """,
+            10,
+            22,
+            10,
+            46,
+            "`var.assign(...)` every iteration adds nodes to the default graph of a loop that "
+            "runs it (`sess.run`): the graph grows for as long as the loop runs; build it once "
+            "before the loop (`graph.finalize()` catches this)",
+        ),
         # The same helper over the batches of an unending stream: one op per batch.
         Invalid(
             _ORDERED_UNION
@@ -628,8 +681,12 @@ class GraphGrowsInLoop(Rule):
         effect = _graph_op(context, node)
         if effect is None or (not effect.chain and _inside_graph_op(context)):
             return
-        if context.bounded(context.options.max_loop_iterations) or self._fresh_graph():
+        limit = context.options.max_loop_iterations
+        if context.bounded(limit) or self._fresh_graph():
             return
+        named = _naming_loop(context, node)
+        if named is not None and (named == 0 or context.bounded(limit, context.loops[:named])):
+            return  # one assign per variable of the graph: the loops that name them count once
         run = self._run(context.loops[0])
         if not run:
             return
@@ -678,6 +735,57 @@ class GraphGrowsInLoop(Rule):
             for current in context.loops
             for call in context.loop_calls(current)
         )
+
+
+def _naming_loop(context: FileContext, node: cst.Call) -> int | None:
+    """Where, in the enclosing loops, the outermost loop is whose items name the variable an
+    assign fetches (``var = tf.get_variable(param_name)``, or in ``with tf.variable_scope(
+    op_name, reuse=True):``, then ``var.assign(data)``: a pretrained-weights loader): each
+    name is another variable of the graph, so from that loop inwards the ops are as many as
+    the graph has variables, whatever the loops iterate. None when no loop names it."""
+    variable: cst.BaseExpression | None = None
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value in _ASSIGN_METHODS:
+        variable = node.func.value
+    elif context.resolve(node.func) in _ASSIGNS and node.args:
+        variable = node.args[0].value
+    if not isinstance(variable, cst.Name):
+        return None
+    fetches = context.scope_facts().assignments.get(variable.value, [])
+    naming: list[cst.BaseExpression] = []
+    for assignment in fetches:
+        value = assignment.value
+        if not (isinstance(value, cst.Call) and context.resolve(value.func) in _GET_VARIABLE):
+            return None
+        naming.extend(a.value for a in value.args[:1] if a.keyword is None)
+        naming.extend(a.value for a in value.args if a.keyword and a.keyword.value == "name")
+    if not fetches:
+        return None
+    for ancestor in context.ancestors:
+        if isinstance(ancestor, cst.With):
+            for item in ancestor.items:
+                call = item.item
+                if isinstance(call, cst.Call) and context.resolve(call.func) in _VARIABLE_SCOPE:
+                    naming.extend(a.value for a in call.args[:1] if a.keyword is None)
+    used = {n.value for expr in naming for n in _names(expr)}
+    for position, loop in enumerate(context.loops):
+        if isinstance(loop, cst.For) and used & {n.value for n in _names(loop.target)}:
+            return position
+    return None
+
+
+def _names(node: cst.CSTNode) -> list[cst.Name]:
+    """The names in an expression (a loop's target, a variable's name)."""
+    return [n for n in _walk(node) if isinstance(n, cst.Name)]
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(current.children)
+    return found
 
 
 def _graph_op(context: FileContext, node: cst.Call) -> Effect | None:
