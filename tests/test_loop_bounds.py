@@ -38,6 +38,11 @@ def _loop(init: str, header: str, *body: str) -> str:
         (_loop("n = 0", "while True:", "if n >= 11:", "    break", "n += 1"), " (12 in all)"),
         (_loop("n = 0", "while True:", "if n >= 10:", "    break", "n += 1"), " (11 in all)"),
         (_loop("n = 5", "while True:", "n += 1", "if n == 20:", "    break"), " (15 in all)"),
+        # a body that ends by leaving the loop runs once, unless a `continue` skips the end
+        (_loop("", "while True:", "model.fit(x)", "break"), None),
+        (_loop("", "for x in data:", "model.fit(x)", "raise StopIteration"), None),
+        (_loop("", "for x in data:", "if bad(x):", "    continue", "break"), ""),
+        (_loop("", "while True:", "if done():", "    break"), ""),
         # the smaller of the iterable's length and the counter's bound
         (_loop("n = 0", "for x in range(3):", "n += 1", "if n > 50:", "    break"), None),
         (_loop("n = 0", "for x in data:", "n += 1", "if n > 50:", "    break"), " (51 in all)"),

@@ -521,12 +521,17 @@ def break_bound(loop: cst.For | cst.While, scope: ScopeFacts, int_value: IntValu
     """How many iterations a loop starts at most when a counter ends it: ``if n > 10:
     break`` and ``n += 1``, both directly in the body, ``n`` set once before the loop to a
     known integer and nowhere else, and no ``continue`` that could skip the increment
-    (``int_value`` gives the value of the start and of the limit)."""
+    (``int_value`` gives the value of the start and of the limit); one when the body ends
+    with a ``break``, ``return`` or ``raise`` that no ``continue`` can skip (a test's look
+    at the first batch of an endless generator)."""
     if not isinstance(loop.body, cst.IndentedBlock):
         return None
     statements = list(loop.body.body)
+    continues = any(isinstance(node, cst.Continue) for node in own_nodes(loop.body))
+    if statements and _leaves(statements[-1]) and not continues:
+        return 1  # every iteration that reaches the end of the body leaves the loop
     increments = {name: index for index, name in enumerate(map(_increment, statements)) if name}
-    if not increments or any(isinstance(node, cst.Continue) for node in own_nodes(loop.body)):
+    if not increments or continues:
         return None
     bounds = []
     for index, statement in enumerate(statements):
@@ -546,6 +551,13 @@ def break_bound(loop: cst.For | cst.While, scope: ScopeFacts, int_value: IntValu
             continue  # counted past the limit before the first check: never equal
         bounds.append(max(first, 1))
     return min(bounds, default=None)
+
+
+def _leaves(statement: cst.BaseStatement) -> bool:
+    """``statement`` is a ``break``, ``return`` or ``raise``: running it leaves the loop."""
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.Break | cst.Return | cst.Raise) for small in statement.body
+    )
 
 
 def _counter_start(

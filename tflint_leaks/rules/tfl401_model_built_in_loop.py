@@ -84,7 +84,8 @@ class ModelBuiltInLoop(Rule):
     model it did not build (a cached global), and loops that build a known small number of
     models (at most `max-loop-iterations`, default 10, in all: `range(3)`, a literal grid, a
     5-fold split, a list filled once per split, a `folds=5` parameter every call site leaves or
-    sets small, a counter that `break`s the loop after 10 iterations).
+    sets small, a counter that `break`s the loop after 10 iterations, a body that ends with
+    `break`, `return` or `raise`).
 
     The same holds where the repetition is a framework's (the entry points of
     `tflint_leaks/analysis/entry_points.py`): a Flask, FastAPI, Django, aiohttp, Starlette,
