@@ -51,6 +51,15 @@ def test_must_questions_need_every_atom_to_agree_may_questions_need_one() -> Non
     assert join([loaded, UNKNOWN]).atoms_of(Kind.ARRAY) == loaded.atoms
 
 
+def test_a_model_where_known_leaves_unknowns_aside_but_not_other_estimators() -> None:
+    assert join([MODEL, UNKNOWN]).model_where_known
+    assert join([NONE, FRESH, UNKNOWN]).model_where_known
+    assert not join([MODEL, atom(Kind.ESTIMATOR)]).model_where_known
+    assert not join([MODEL, atom(Kind.TENSOR)]).model_where_known
+    assert not UNKNOWN.model_where_known
+    assert not TOP.model_where_known
+
+
 def test_instances_of_different_classes_are_the_choice_of_both() -> None:
     one, other = atom(Kind.INSTANCE, ref=AGENT), atom(Kind.INSTANCE, ref=SCRIPTED)
     both = join([one, other])

@@ -667,3 +667,37 @@ def test_a_call_binds_the_required_parameters(
     module = index_source(BINDING, tmp_path / "agent.py")
     expr = from_ast(ast.parse(call, mode="eval").body)
     assert module.functions[function].binds(expr, bound=bound) is binds
+
+
+@pytest.mark.parametrize(
+    ("imports", "call"),
+    [
+        ("from sklearn.ensemble import RandomForestClassifier", "RandomForestClassifier()"),
+        ("from sklearn.linear_model import Ridge", "Ridge(alpha=1.0).fit(x, y)"),
+        ("import xgboost as xgb", "xgb.XGBClassifier(n_estimators=100)"),
+        ("import lightgbm", "lightgbm.LGBMRegressor()"),
+        ("from catboost import CatBoostClassifier", "CatBoostClassifier().fit(x, y)"),
+        ("import torch", "torch.nn.Linear(4, 1)"),
+    ],
+)
+def test_other_libraries_estimators_are_no_keras_models(
+    tmp_path: Path, imports: str, call: str
+) -> None:
+    """One row per package of `keras.OTHER_ESTIMATOR_PACKAGES`: what their classes make (and
+    scikit-learn's `fit`, which returns the estimator) is known not to be a Keras model."""
+    assert imports.split()[1].partition(".")[0] in keras.OTHER_ESTIMATOR_PACKAGES
+    found = value_of(tmp_path, imports, call)
+    assert found.kind is Kind.ESTIMATOR and not found.model_where_known
+
+
+@pytest.mark.parametrize(
+    ("imports", "call"),
+    [
+        ("from sklearn.model_selection import train_test_split", "train_test_split(x, y)"),
+        ("import torch", "torch.zeros(3)"),
+    ],
+)
+def test_other_libraries_functions_make_no_estimator(
+    tmp_path: Path, imports: str, call: str
+) -> None:
+    assert value_of(tmp_path, imports, call).kind is not Kind.ESTIMATOR

@@ -175,7 +175,7 @@ class Effects:
             method[1] in keras.PREDICT_METHODS or method[1] in keras.FIT_METHODS
         ):
             receiver = yield from inference.evaluate(method[0], where)
-            if receiver.kind is Kind.MODEL and not self.defines(receiver, method[1]):
+            if receiver.model_where_known and not self.defines(receiver, method[1]):
                 kind = EffectKind.PREDICT if method[1] in keras.PREDICT_METHODS else EffectKind.FIT
                 return [Effect(kind, path, site.span, _text(method[0]), method=method[1])]
         if where.function is not None:

@@ -128,6 +128,18 @@ STEP_METHODS = frozenset({"gradient", "apply_gradients", "minimize"})
 TRAINING_STEPS = STEP_METHODS | frozenset({"fit", "train_on_batch"})
 
 
+#: The packages of machine-learning libraries that are not Keras, whose classes make
+#: estimators with ``fit`` and ``predict`` (none of them a Keras model; scikit-learn's
+#: ``fit`` returns the estimator itself).
+OTHER_ESTIMATOR_PACKAGES = frozenset({"sklearn", "xgboost", "lightgbm", "catboost", "torch"})
+
+
+def makes_other_estimator(name: str) -> bool:
+    """``name`` (canonical) is a class of a machine-learning library that is not Keras."""
+    package, _, rest = name.partition(".")
+    return package in OTHER_ESTIMATOR_PACKAGES and rest.rpartition(".")[2][:1].isupper()
+
+
 def builds_model(name: str) -> bool:
     """Whether calling the canonical ``name`` constructs or loads a Keras model."""
     if name in MODEL_CLASSES or name in MODEL_LOADERS:

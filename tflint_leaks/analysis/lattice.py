@@ -68,6 +68,9 @@ class Kind(Singletons):
     LIBRARY = "library callable"
     #: A scikit-learn cross-validator: ``length`` is how many splits it makes.
     SPLITTER = "cross-validator"
+    #: An estimator of a machine-learning library that is not Keras (scikit-learn, XGBoost,
+    #: LightGBM, CatBoost, PyTorch): it has ``fit`` and ``predict``, and is no Keras model.
+    ESTIMATOR = "estimator of another library"
     #: A Python iterator or generator (``next()`` on it runs in Python).
     ITERATOR = "Python iterator"
     #: ``super()`` inside a method of ``ref``'s class.
@@ -201,6 +204,15 @@ class Value(NamedTuple):
             return Kind.UNKNOWN
         first = atoms[0].kind
         return first if all(a.kind is first for a in atoms) else Kind.UNKNOWN
+
+    @property
+    def model_where_known(self) -> bool:
+        """A Keras model wherever the program shows where it comes from: every informative
+        atom is a model or unknown, and one is a model (``model`` given a model by the
+        project's call sites and something the project does not show by a library's user;
+        ``model = load_model(...)`` in one branch and a third-party factory in the other)."""
+        kinds = {a.kind for a in self.informative}
+        return not self.top and Kind.MODEL in kinds and kinds <= {Kind.MODEL, Kind.UNKNOWN}
 
     @property
     def klass(self) -> ClassRef | None:

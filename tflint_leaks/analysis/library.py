@@ -408,6 +408,8 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
         return atom(Kind.DATASET)
     if name in keras.SPLITTERS:
         return (yield from _splitter(keras.SPLITTERS[name], call, evaluate))
+    if keras.makes_other_estimator(name):
+        return atom(Kind.ESTIMATOR)
     if name in CONTAINER_TYPES:
         return container()
     if is_tensorflow(name) and name.rpartition(".")[2] in VARIABLE_COLLECTIONS:
@@ -606,6 +608,8 @@ def method(found: Atom, name: str) -> Value:
         return NONE if name in {"compile", "summary", "save", "save_weights"} else UNKNOWN
     if kind is Kind.DATASET:
         return atom(Kind.DATASET) if name in keras.DATASET_METHODS else UNKNOWN
+    if kind is Kind.ESTIMATOR:
+        return Value((found,)) if name == "fit" else UNKNOWN
     if kind is Kind.SPLITTER:
         if name == keras.SPLIT_METHOD:
             return container(length=found.length, element=UNKNOWN)

@@ -6,7 +6,7 @@ from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.nodes import dotted
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import FileContext
-from tflint_leaks.rulekit.facts import EffectKind, Kind
+from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
     effects_through_calls,
@@ -24,8 +24,12 @@ class PredictInLoop(Rule):
     Keras model: built or loaded in this scope, a module global (a notebook's model), returned
     by a project factory (in this file or another), assigned to `self.model` (or
     `self.actor.model`, through any number of attributes) by the class, or passed in by every
-    project call site. The `predict` may sit in a method or function the loop calls (`act()`
-    in a `while not done` loop), up to four calls deep, also on an object that call sites
+    project call site. What the project does not show is left aside: a parameter that the
+    project's calls give a model and a library's users may give anything, a name bound to a
+    loaded model in one place and to a third-party factory's result in another (but not to a
+    scikit-learn, XGBoost, LightGBM, CatBoost or PyTorch estimator). The `predict` may sit in
+    a method or function the loop calls (`act()` in a `while not done` loop), up to four calls
+    deep, also on an object that call sites
     give as instances of different project classes (a random agent for warm-up, then the
     learning agent: each class's `act` may run); the finding is then on the `predict`
     when it is in the same file, else on the call in the loop, and `related` lists every call
@@ -351,8 +355,48 @@ class PredictInLoop(Rule):
                 predictions = model.predict(images)
             """
         ),
+        # A test's look at the first batch of an endless generator: the body ends with
+        # `break`, so the loop runs once.
+        Valid("""
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+        def batches():
+            while True:
+                yield tf.ones([8, 4])
+
+
+        for inputs in batches():
+            predictions = model.predict(inputs)
+            assert predictions.shape == (8, 1)
+            break
+        """),
     )
     INVALID = (
+        # textgenrnn's decoding loop: `model` is a model wherever the project shows where it
+        # comes from (the view made here); what a library's user passes is left aside.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            def generate(model, max_length=300):
+                text = []
+                if len(model.inputs) > 1:
+                    model = tf.keras.Model(model.inputs[0], model.outputs[1])
+                while len(text) < max_length:
+                    text.append(model.predict(tf.constant([text[-1:]]))[0])
+                return text
+            """,
+            9,
+            21,
+            9,
+            60,
+            "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`model(x, training=False)` or `predict_on_batch`",
+        ),
         Invalid(
             """
             import tensorflow as tf
@@ -698,7 +742,7 @@ class PredictInLoop(Rule):
             return
         receiver = method_call(node, keras.PREDICT_METHODS)
         found = context.type_of(receiver) if receiver is not None else None
-        if receiver is not None and found is not None and found.kind is Kind.MODEL:
+        if receiver is not None and found is not None and found.model_where_known:
             assert isinstance(node.func, cst.Attribute)
             method = node.func.attr.value
             if context.defines(found, method):
