@@ -320,3 +320,15 @@ def test_what_a_notebook_never_calls_is_not_linted(tmp_path: Path) -> None:
             ("explore.py", None, 43, 13),
             ("explore.py", None, 49, 9),
         ]
+
+
+def test_a_notebook_that_runs_a_file_in_its_namespace_may_call_anything(tmp_path: Path) -> None:
+    """`%run driver.py` runs the file with the notebook's names: it may call what the notebook
+    defines and never calls itself."""
+    document = nbformat.v4.new_notebook()
+    document.cells = [
+        nbformat.v4.new_code_cell(source) for source in (*UNREACHED[:2], "%run driver.py")
+    ]
+    nbformat.write(document, str(tmp_path / "explore.ipynb"))
+    result = lint_paths([tmp_path], Settings(select=("TFL402",)), jobs=1)
+    assert [(d.cell, d.start.line, d.start.column) for d in result.diagnostics] == [(2, 3, 9)]

@@ -13,7 +13,8 @@ reported, as a block under a decided ``if`` is not. Kept: decorated functions (a
 register them: ``@app.route``, ``@interact``) and dunder methods (Python calls them). An
 attribute read on an imported name (``tf.train``) refers to that module's attribute, not to a
 method ``train``. A module is not a notebook: another module may import it and call what it
-defines.
+defines. (A file a notebook runs in its namespace with ``%run`` may call any of its functions:
+the walker then takes none as unreached.)
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ of the parse. What runs once per loop iteration is the loop table's answer
 
 from __future__ import annotations
 
+import re
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -239,7 +240,7 @@ def lint_module(
         context,
         [code.load()(context, code.code) for code in rules],
         _redefined(parsed.index.units, text),
-        never_called(parsed.index, parsed.text),
+        _never_called(parsed),
     )
     tracebacks: list[str] = []
     diagnostics: list[Diagnostic] = []
@@ -263,6 +264,19 @@ def lint_module(
                 seen.add(key)
                 diagnostics.append(found)
     return diagnostics, tracebacks
+
+
+#: IPython's ``%run`` line magic, at the start of a line.
+_RUN = re.compile(r"^\s*%run\b", re.MULTILINE)
+
+
+def _never_called(parsed: ParsedFile) -> frozenset[str]:
+    """A notebook's functions and methods it never calls; none when a cell runs a file in the
+    notebook's namespace (``%run driver.py``), which may call any of them."""
+    notebook = parsed.notebook
+    if notebook is not None and any(_RUN.search(cell.source) for cell in notebook.cells):
+        return frozenset()
+    return never_called(parsed.index, parsed.text)
 
 
 def _redefined(units: FileUnits, text: str) -> dict[str, list[int]]:
