@@ -332,3 +332,26 @@ def test_a_notebook_that_runs_a_file_in_its_namespace_may_call_anything(tmp_path
     nbformat.write(document, str(tmp_path / "explore.ipynb"))
     result = lint_paths([tmp_path], Settings(select=("TFL402",)), jobs=1)
     assert [(d.cell, d.start.line, d.start.column) for d in result.diagnostics] == [(2, 3, 9)]
+
+
+def test_a_class_defined_again_is_judged_by_every_definition(tmp_path: Path) -> None:
+    """The cell run again with an edit: its second definition hands `self` to a library, which
+    may call the method the notebook never names."""
+    first = (
+        "class Agent:\n"
+        "    def act(self, states):\n"
+        "        for s in states:\n"
+        "            model.predict(s)\n"
+    )
+    second = first + "\n    def start(self):\n        register(self)\n"
+    document = nbformat.v4.new_notebook()
+    document.cells = [
+        nbformat.v4.new_code_cell(source)
+        for source in (UNREACHED[0], first, second, "agent = Agent()\nagent.start()\n")
+    ]
+    nbformat.write(document, str(tmp_path / "explore.ipynb"))
+    result = lint_paths([tmp_path], Settings(select=("TFL402",)), jobs=1)
+    assert [(d.cell, d.start.line, d.start.column) for d in result.diagnostics] == [
+        (2, 4, 13),
+        (3, 4, 13),
+    ]

@@ -38,13 +38,15 @@ def never_called(index: ModuleIndex, text: str) -> frozenset[str]:
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     read = _read_names(tree, frozenset(index.imports))
     found: set[str] = set()
+    kept: dict[str, bool] = {}
     for qualname, facts in index.functions.items():
         owner, _, name = qualname.rpartition(".")
         if facts.decorators or name in read or (name.startswith("__") and name.endswith("__")):
             continue
-        if owner and not _kept_inside(tree, parents, index, owner):
-            continue
-        found.add(qualname)
+        if owner and owner not in kept:
+            kept[owner] = _kept_inside(tree, parents, index, owner)
+        if not owner or kept[owner]:
+            found.add(qualname)
     return frozenset(found)
 
 
@@ -93,13 +95,10 @@ def _kept_inside(
         ):
             return False
         holders.add(bound.targets[0].id)
-    definition = next(
-        (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None
-    )
-    if definition is None:
+    definitions = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name]
+    if not definitions:
         return False
-    holders.add("self")
-    inside = [*_loads(tree, *(holders - {"self"})), *_loads(definition, "self")]
+    inside = [*_loads(tree, *holders), *(u for d in definitions for u in _loads(d, "self"))]
     return all(_attribute_read(use, parents) for use in inside)
 
 
