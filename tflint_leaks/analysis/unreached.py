@@ -8,9 +8,9 @@ are the notebook's own (no framework's base calls ``call`` or ``on_epoch_end``),
 are only bound to names whose attributes are read (``fcos = FCOS(config)``, then ``fcos.x``),
 and its methods read ``self`` only for attributes or hand it to ``setattr``, ``hasattr`` or
 ``isinstance`` (``self`` handed to a library, as ``callbacks=[self]``, lets the library call
-any method). What such a body would do is not
-reported, as a block under a decided ``if`` is not. Kept: decorated functions (a decorator may
-register them: ``@app.route``, ``@interact``) and dunder methods (Python calls them). An
+any method). What such a body would do is not reported, as a block under a decided ``if`` is
+not. Kept: decorated functions (a decorator may register them: ``@app.route``, ``@interact``)
+and dunder methods (Python calls them). An
 attribute read on an imported name (``tf.train``) refers to that module's attribute, not to a
 method ``train``. A module is not a notebook: another module may import it and call what it
 defines. (A file a notebook runs in its namespace with ``%run`` may call any of its functions:

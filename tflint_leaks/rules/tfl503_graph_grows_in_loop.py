@@ -5,7 +5,7 @@ import libcst as cst
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.graph import AS_DEFAULT, GRAPH
 from tflint_leaks.analysis.loops import LoopNode
-from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.analysis.nodes import descendants, dotted
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import Effect, EffectKind
@@ -766,26 +766,16 @@ def _naming_loop(context: FileContext, node: cst.Call) -> int | None:
                 call = item.item
                 if isinstance(call, cst.Call) and context.resolve(call.func) in _VARIABLE_SCOPE:
                     naming.extend(a.value for a in call.args[:1] if a.keyword is None)
-    used = {n.value for expr in naming for n in _names(expr)}
+    used = set().union(*map(_names, naming))
     for position, loop in enumerate(context.loops):
-        if isinstance(loop, cst.For) and used & {n.value for n in _names(loop.target)}:
+        if isinstance(loop, cst.For) and used & _names(loop.target):
             return position
     return None
 
 
-def _names(node: cst.CSTNode) -> list[cst.Name]:
+def _names(node: cst.CSTNode) -> set[str]:
     """The names in an expression (a loop's target, a variable's name)."""
-    return [n for n in _walk(node) if isinstance(n, cst.Name)]
-
-
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-    todo = [node]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        todo.extend(current.children)
-    return found
+    return {n.value for n in descendants(node) if isinstance(n, cst.Name)}
 
 
 def _graph_op(context: FileContext, node: cst.Call) -> Effect | None:
