@@ -382,6 +382,12 @@ def test_graph_code_builds_and_runs_the_graph_through_calls(tmp_path: Path) -> N
     prefilter = Prefilter(program)
     assert prefilter.interesting_names(train, candidates, runs_graph=True) == {"sync", "step"}
     assert prefilter.interesting_names(train, candidates) == set()
+    # A unit is kept for one such name: the first in sorted order, or one answered already.
+    assert prefilter.first_interesting(train, candidates, runs_graph=True) == "step"
+    assert (
+        prefilter.first_interesting(train, frozenset({"agent", "sync"}), runs_graph=True) == "sync"
+    )
+    assert prefilter.first_interesting(train, candidates) is None
 
 
 def test_generator_functions_are_known(tmp_path: Path) -> None:

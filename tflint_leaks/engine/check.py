@@ -66,7 +66,7 @@ def _check_file(
     ]
     text = parsed.text
     if prefilter:
-        needs = combine((code.triggers for code in rules), parsed.index, project)
+        needs = combine((code.triggers for code in rules), parsed.index, project, parsed.statements)
         blanked = blanked_source(parsed.text, parsed.index, needs, parsed.statements)
         if blanked is None:
             return [], []

@@ -34,6 +34,8 @@ class Prefilter:
         self._visible: dict[str, frozenset[str]] = {}
         self._reachable: dict[str, list[ModuleIndex]] = {}
         self._interesting: dict[tuple[str, str, bool], bool] = {}
+        #: :meth:`_answer`'s, by importing module, name and ``runs_graph``.
+        self._answers: dict[tuple[str, str, bool], bool] = {}
         self._maybe: dict[tuple[str, str, bool, int], bool] = {}
         self._names: dict[str, dict[str, list[FunctionRef]]] = {}
         self._by_name: (
@@ -49,17 +51,36 @@ class Prefilter:
     ) -> frozenset[str]:
         """Which of ``candidates`` lead from ``module`` to project code a loop rule looks for
         (under their local import names too)."""
-        visible = self._visible_from(module)
-        local_targets = {
-            local: target.rpartition(".")[2] for local, target in module.imports.items()
-        }
-        found: set[str] = set()
-        for name in candidates:
-            for defined in (name, local_targets.get(name)):
-                if defined in visible and self._leads(module, defined, runs_graph):
-                    found.add(name)
-                    break
-        return frozenset(found)
+        return frozenset(name for name in candidates if self._answer(module, name, runs_graph))
+
+    def first_interesting(
+        self, module: ModuleIndex, names: frozenset[str], *, runs_graph: bool = False
+    ) -> str | None:
+        """One of ``names`` that :meth:`interesting_names` keeps, if any: a name answered
+        already first, then the others in sorted order, stopping at the first that leads
+        somewhere (a unit is kept for one such name; deciding the rest would only cost)."""
+        answered = [
+            name for name in names if self._answers.get((module.path, name, runs_graph)) is True
+        ]
+        if answered:
+            return min(answered)
+        for name in sorted(names):
+            if self._answer(module, name, runs_graph):
+                return name
+        return None
+
+    def _answer(self, module: ModuleIndex, name: str, runs_graph: bool) -> bool:
+        key = (module.path, name, runs_graph)
+        found = self._answers.get(key)
+        if found is None:
+            visible = self._visible_from(module)
+            target = module.imports.get(name)
+            local_target = target.rpartition(".")[2] if target is not None else None
+            found = self._answers[key] = any(
+                defined in visible and self._leads(module, defined, runs_graph)
+                for defined in (name, local_target)
+            )
+        return found
 
     def _reachable_from(self, module: ModuleIndex) -> list[ModuleIndex]:
         """The module, the project modules it imports, and the modules that define the

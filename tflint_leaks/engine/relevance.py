@@ -42,8 +42,13 @@ class Needs:
 
 
 def combine(
-    triggers: Iterable[Triggers | None], module: ModuleIndex, project: ProjectIndex
+    triggers: Iterable[Triggers | None],
+    module: ModuleIndex,
+    project: ProjectIndex,
+    statements: Sequence[Statement] | None = None,
 ) -> Needs:
+    """What the enabled rules (their ``triggers``) need in ``module``; with its module-level
+    ``statements``, what each of them needs too."""
     names: set[str] = set()
     loop_names: set[str] = set()
     traced: frozenset[str] = frozenset()
@@ -76,21 +81,28 @@ def combine(
 
         repeated = entry_functions(program_of(project), module)
         units = module.units
-        looped = [
-            unit
-            for unit in (
-                units.module,
-                *units.functions,
-                *(m for c in units.classes for m in c.methods),
-            )
-            if unit.has_loop or unit.qualname in repeated
-        ]
-        candidates = frozenset().union(*(unit.names for unit in looped))
+        static = Needs(False, frozenset(names), frozenset(loop_names), traced, repeated)
         prefilter = prefilter_of(project)
-        if project_names:
-            loop_names |= prefilter.interesting_names(module, candidates)
-        if graph_runners:
-            loop_names |= prefilter.interesting_names(module, candidates, runs_graph=True)
+        modes = [
+            runs_graph for runs_graph, on in ((False, project_names), (True, graph_runners)) if on
+        ]
+        for unit in (
+            units.module,
+            *units.functions,
+            *(m for c in units.classes for m in c.methods),
+            *(s.unit for s in statements or ()),
+        ):
+            # A unit is kept when one name it mentions leads somewhere: found one, the others
+            # need not be decided (the units kept are the same as deciding every name).
+            if static.wants(unit) or not (unit.has_loop or unit.qualname in repeated):
+                continue
+            if unit.names & loop_names:
+                continue
+            for runs_graph in modes:
+                found = prefilter.first_interesting(module, unit.names, runs_graph=runs_graph)
+                if found is not None:
+                    loop_names.add(found)
+                    break
     return Needs(False, frozenset(names), frozenset(loop_names), traced, repeated)
 
 
