@@ -701,3 +701,60 @@ def test_other_libraries_functions_make_no_estimator(
     tmp_path: Path, imports: str, call: str
 ) -> None:
     assert value_of(tmp_path, imports, call).kind is not Kind.ESTIMATOR
+
+
+def test_a_callable_parameter_is_what_each_call_passes(tmp_path: Path) -> None:
+    """A helper that calls what it is given runs, for each call, the function that call
+    passes: the loop that hands it the predicting function is reported, not the loop that
+    hands it another, nor a loop whose own ``def`` shadows the top-level one."""
+    from tflint_leaks.config import Settings
+    from tflint_leaks.engine.runner import lint_paths
+
+    (tmp_path / "helpers.py").write_text("def measure(fn, batch):\n    return fn(batch)\n")
+    path = tmp_path / "main.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            import tensorflow as tf
+            from helpers import measure
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            def quiet(x):
+                return model(x, training=False)
+
+
+            def predict_fn(x):
+                return model.predict(x)
+
+
+            for batch in batches:
+                measure(quiet, batch)
+
+            for batch in batches:
+                def predict_fn(x):
+                    return model(x, training=False)
+                measure(predict_fn, batch)
+
+            def predict_fn(x):
+                return model.predict(x)
+
+            for batch in batches:
+                measure(predict_fn, batch)
+            """
+        ).lstrip("\n")
+    )
+    result = lint_paths([tmp_path], Settings(select=("ALL",)))
+    found = [
+        (
+            d.code,
+            Path(d.file).name,
+            d.start.line,
+            [(Path(r.file).name, r.start.line) for r in d.related],
+        )
+        for d in result.diagnostics
+    ]
+    assert found == [
+        ("TFL402", "main.py", 24, [("main.py", 27), ("helpers.py", 2), ("main.py", 26)]),
+    ]

@@ -1112,11 +1112,18 @@ class Inference:
                 holder = yield from self._inheriting(ref, receiver, where)
                 if holder is not None:
                     found.append((SELF.text, holder))
-        if not found:
+        called: list[tuple[str, Value]] = []
+        for name in _called_parameters(function):
+            value = yield from self._passed(module, function, call, name, where, self.evaluate)
+            if value is not None and not value.top:
+                called.append((name, value))  # ``predict_fn(x)``: what this call passes
+        if not found and not called:
             return ()
-        given = tuple(sorted(found, key=lambda item: item[0]))
-        if any(name.partition(".")[0] == SELF.text for name, _ in given):
-            return given  # the blocks it rules out may be those of a method it calls
+        given = tuple(sorted([*found, *called], key=lambda item: item[0]))
+        if called or any(name.partition(".")[0] == SELF.text for name, _ in given):
+            # The blocks it rules out may be those of a method it calls; a callable it is
+            # passed is this call's, not what other calls pass.
+            return given
         dead: tuple[Span, ...] = yield ("dead", ref.path, ref.qualname, given)
         return given if dead else ()
 
@@ -1797,6 +1804,18 @@ def _unstructured(value: Value) -> bool:
     helper returns to a call that passes it structure may be."""
     return not value.structural and any(
         a.kind in {Kind.CONTAINER, Kind.ITERATOR} for a in value.atoms
+    )
+
+
+def _called_parameters(function: FunctionFacts) -> list[str]:
+    """The parameters ``function``'s body calls (``predict_fn(x)``), sorted."""
+    params = set(function.params)
+    return sorted(
+        {
+            site.call.func.text
+            for site in function.body.calls
+            if site.call.func.op is Op.REF and site.call.func.text in params
+        }
     )
 
 

@@ -9,13 +9,13 @@ changes. Facts are collected only for scopes in which a rule asks a question.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from tflint_leaks.analysis.loops import LOOP_NODE_TYPES, LoopNode, LoopParts, loop_parts, walk_loop
-from tflint_leaks.analysis.nodes import SCOPE_TYPES, children, dotted, header_parts
+from tflint_leaks.analysis.nodes import SCOPE_TYPES, children, dotted, header_parts, own_nodes
 
 
 @dataclass(frozen=True)
@@ -192,3 +192,85 @@ def collect_scope(node: cst.Module | cst.ClassDef | cst.FunctionDef | cst.Lambda
     else:
         collector.walk_all(node.body)
     return facts
+
+
+def _target_names(target: cst.BaseExpression) -> Iterator[str]:
+    """The names an assignment target binds (``a``, ``a, *b``; not ``a.b`` nor ``a[0]``)."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, cst.Tuple | cst.List):
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
+
+
+def bound_names(node: cst.CSTNode) -> frozenset[str]:
+    """The names ``node`` (a statement, or any part of one) binds in its scope: assignment,
+    loop, ``with`` and ``except`` targets, ``:=``, imports, ``del``, and the names of the
+    functions and classes it defines (not what their bodies bind)."""
+    found: set[str] = set()
+    for each in (node, *own_nodes(node)):
+        if isinstance(each, cst.FunctionDef | cst.ClassDef):
+            found.add(each.name.value)
+        elif isinstance(
+            each,
+            cst.AssignTarget | cst.AnnAssign | cst.AugAssign | cst.NamedExpr | cst.For | cst.Del,
+        ):
+            found.update(_target_names(each.target))
+        elif isinstance(each, cst.AsName):
+            found.update(_target_names(each.name))
+        elif isinstance(each, cst.ImportAlias) and each.asname is None:
+            dotted_name = dotted(each.name)
+            if dotted_name is not None:
+                found.add(dotted_name.partition(".")[0])
+    return frozenset(found)
+
+
+def nested_definitions(module: cst.Module) -> frozenset[str]:
+    """The names a module's top level binds with a ``def`` or ``class`` inside a block (a
+    loop's body, an ``if``'s): definitions the index does not keep (it keeps the top-level
+    ones), read where they are the binding that reaches a node (:func:`defined_in_block`)."""
+    found: set[str] = set()
+    for statement in module.body:
+        if isinstance(statement, cst.BaseCompoundStatement) and not isinstance(
+            statement, cst.FunctionDef | cst.ClassDef
+        ):
+            found.update(
+                node.name.value
+                for node in own_nodes(statement)
+                if isinstance(node, cst.FunctionDef | cst.ClassDef)
+            )
+    return frozenset(found)
+
+
+def defined_in_block(
+    ancestors: Sequence[cst.CSTNode],
+    candidates: frozenset[str],
+    bound: Callable[[cst.CSTNode], frozenset[str]],
+) -> frozenset[str]:
+    """Which of ``candidates`` reach the last of ``ancestors`` (the module down to a node of
+    its own top-level code) from a ``def`` or ``class`` inside a block: the statement before
+    it in its block, or in a block around it, that last binds the name is that definition
+    (``def predict_fn`` above the call in one loop's body, while a top-level ``def
+    predict_fn`` further down is another function). A name also bound by a statement around
+    the node (a loop's later statements run before it on the next iteration) or by one part
+    of a compound statement it is in stays undecided. ``bound``: :func:`bound_names`,
+    cached."""
+    decided: dict[str, bool] = {}
+    for depth in range(len(ancestors) - 2, -1, -1):
+        block, child = ancestors[depth], ancestors[depth + 1]
+        if isinstance(block, cst.Module | cst.IndentedBlock):
+            position = next(i for i, statement in enumerate(block.body) if statement is child)
+            for statement in reversed(block.body[:position]):
+                if isinstance(statement, cst.FunctionDef | cst.ClassDef):
+                    name = statement.name.value
+                    if name in candidates:
+                        decided.setdefault(name, isinstance(block, cst.IndentedBlock))
+                    continue
+                for name in bound(statement) & candidates:
+                    decided.setdefault(name, False)
+        else:
+            for name in bound(block) & candidates:
+                decided.setdefault(name, False)
+    return frozenset(name for name, nested in decided.items() if nested)

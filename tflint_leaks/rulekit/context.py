@@ -29,7 +29,13 @@ from tflint_leaks.analysis.program import Program, program_of
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.repetition import EntryPoint, script_entry
 from tflint_leaks.analysis.repetition import entry_point as find_entry_point
-from tflint_leaks.analysis.scope import ScopeFacts, collect_scope
+from tflint_leaks.analysis.scope import (
+    ScopeFacts,
+    bound_names,
+    collect_scope,
+    defined_in_block,
+    nested_definitions,
+)
 from tflint_leaks.analysis.singletons import Singletons
 from tflint_leaks.analysis.symbolic import Expr, ref
 from tflint_leaks.analysis.symbolic_cst import from_cst
@@ -182,6 +188,10 @@ class FileContext:
         self._periods: dict[cst.If, tuple[int, LoopNode | None]] = {}
         self._body_nodes: dict[ScopeNode, list[cst.CSTNode]] = {}
         self._globals: dict[ScopeNode, frozenset[str]] = {}
+        #: The module's definitions inside blocks (:func:`~tflint_leaks.analysis.scope.
+        #: nested_definitions`), and what each statement binds, once asked.
+        self._nested: frozenset[str] | None = None
+        self._bound: dict[cst.CSTNode, frozenset[str]] = {}
 
     # -- where we are --------------------------------------------------------------------------
 
@@ -567,7 +577,27 @@ class FileContext:
                 scope = self.scope_facts(frame)
                 shadowed.update(scope.parameters)
                 shadowed.update(name for name in scope.assignments if "." not in name)
+        if self.frame.kind is FrameKind.MODULE:
+            # The module's own code: a function defined in a block before the node (one
+            # loop's own ``def predict_fn``) is not the top-level one the index knows.
+            shadowed.update(self._defined_in_block())
         return Where(module, shadowed=frozenset(shadowed))
+
+    def _defined_in_block(self) -> frozenset[str]:
+        """:func:`~tflint_leaks.analysis.scope.defined_in_block` at the current node."""
+        module = self.frames[0].node
+        assert isinstance(module, cst.Module)
+        if self._nested is None:
+            self._nested = nested_definitions(module)
+        if not self._nested:
+            return frozenset()
+        return defined_in_block(self.ancestors, self._nested, self._bound_names)
+
+    def _bound_names(self, node: cst.CSTNode) -> frozenset[str]:
+        found = self._bound.get(node)
+        if found is None:
+            found = self._bound[node] = bound_names(node)
+        return found
 
     def decided(self, test: cst.BaseExpression) -> bool | None:
         """Whether an ``if`` test of the module's own code holds on every run (with its

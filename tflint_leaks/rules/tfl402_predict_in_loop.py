@@ -116,6 +116,30 @@ class PredictInLoop(Rule):
     """
 
     VALID = (
+        # alibi's linearity notebook: each layer's loop defines its own `predict_fn` and hands
+        # it to the helper; the top-level `predict_fn` below, which predicts, runs once.
+        Valid("""
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+        def measure(predict_fn, batch):
+            return predict_fn(batch)
+
+
+        for batch in batches:
+            def predict_fn(x):
+                return model(x, training=False)
+            measure(predict_fn, batch)
+
+
+        def predict_fn(x):
+            return model.predict(x)
+
+
+        measure(predict_fn, big_batch)
+        """),
         # gym-ddpg-keras's play.py: `make_action` needs `t`, so the first call raises TypeError.
         Valid("""
         import tensorflow as tf
@@ -375,6 +399,40 @@ class PredictInLoop(Rule):
         """),
     )
     INVALID = (
+        # A helper called with a function that predicts, in the second loop: that call is the
+        # repetition (the first loop passes another function).
+        Invalid(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            def measure(predict_fn, batch):
+                return predict_fn(batch)
+
+
+            def quiet(x):
+                return model(x, training=False)
+
+
+            def predict_fn(x):
+                return model.predict(x)
+
+
+            for batch in batches:
+                measure(quiet, batch)
+
+            for batch in batches:
+                measure(predict_fn, batch)
+            """,
+            15,
+            12,
+            15,
+            28,
+            "`model.predict` through `measure` every iteration builds a new `tf.data` pipeline "
+            "each call; use `model(x, training=False)` or `predict_on_batch`",
+        ),
         # textgenrnn's decoding loop: `model` is a model wherever the project shows where it
         # comes from (the view made here); what a library's user passes is left aside.
         Invalid(
