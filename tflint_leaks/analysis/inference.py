@@ -195,6 +195,7 @@ class Inference:
             "callers": (self._callers, ()),
             "dead": (self._dead, ()),
             "state switches": (self._state_switches, frozenset()),
+            "called parameters": (self._called_parameters, frozenset()),
         }
 
     # -- what the equations read -------------------------------------------------------------
@@ -1113,7 +1114,8 @@ class Inference:
                 if holder is not None:
                     found.append((SELF.text, holder))
         called: list[tuple[str, Value]] = []
-        for name in _called_parameters(function):
+        callables: frozenset[str] = yield ("called parameters", ref.path, ref.qualname)
+        for name in sorted(callables):
             value = yield from self._passed(module, function, call, name, where, self.evaluate)
             if value is not None and not value.top:
                 called.append((name, value))  # ``predict_fn(x)``: what this call passes
@@ -1237,6 +1239,40 @@ class Inference:
             for target in targets:
                 if target.kind is TargetKind.FUNCTION and target.ref is not None:
                     found |= yield ("state switches", target.ref.path, target.ref.qualname)
+        return frozenset(found)
+
+    def _called_parameters(self, query: Query) -> Generator[Query, Any, frozenset[str]]:
+        """The parameters a function calls (``predict_fn(x)``), or passes on to a project
+        function that calls them, through any depth of such calls (alibi's
+        ``linearity_measure`` hands ``predict_fn`` to the helper that calls it)."""
+        _, path, qualname = query
+        where = self.where_of(self.module(path), qualname)
+        function = where.function
+        assert function is not None
+        params = set(function.params)
+        found: set[str] = set()
+        for site in function.body.calls:
+            call = site.call
+            if call.func.op is Op.REF and call.func.text in params:
+                found.add(call.func.text)
+            passed = {a.text for a in call.parts[1:] if a.op is Op.REF and a.text in params}
+            if not passed - found:
+                continue
+            targets = yield from self.targets(call, where)
+            for target in targets:
+                if target.kind is not TargetKind.FUNCTION or target.ref is None:
+                    continue
+                callee = self.module(target.ref.path).functions[target.ref.qualname]
+                called: frozenset[str] = yield (
+                    "called parameters",
+                    target.ref.path,
+                    target.ref.qualname,
+                )
+                for name in called:
+                    position = callee.params.index(name) + (1 if _unbound_init(call) else 0)
+                    argument = call.argument(position, name)
+                    if argument is not None and argument.op is Op.REF and argument.text in params:
+                        found.add(argument.text)
         return frozenset(found)
 
     def _passed(
@@ -1804,18 +1840,6 @@ def _unstructured(value: Value) -> bool:
     helper returns to a call that passes it structure may be."""
     return not value.structural and any(
         a.kind in {Kind.CONTAINER, Kind.ITERATOR} for a in value.atoms
-    )
-
-
-def _called_parameters(function: FunctionFacts) -> list[str]:
-    """The parameters ``function``'s body calls (``predict_fn(x)``), sorted."""
-    params = set(function.params)
-    return sorted(
-        {
-            site.call.func.text
-            for site in function.body.calls
-            if site.call.func.op is Op.REF and site.call.func.text in params
-        }
     )
 
 
