@@ -165,11 +165,23 @@ class Body:
     #: (``x.sort()``, ``x.fill(0)``), an in-place NumPy function (``np.random.shuffle(x)``,
     #: ``np.copyto(x, y)``, ``rng.shuffle(x)``) or ``out=x``.
     changed: tuple[tuple[str, Span], ...] = ()
+    #: The two blocks of every ``if`` with an ``else``: one run of the body runs code of one
+    #: of them at most, never of both.
+    exclusive: tuple[tuple[Span, Span], ...] = ()
     #: The assignments (target and statement) that every path from them assigns again
     #: before any code that could look at the target from elsewhere runs, and those to a
     #: target the same run has certainly assigned before (:mod:`.overwrites`).
     overwritten: tuple[tuple[str, Span], ...] = ()
     renewed: tuple[tuple[str, Span], ...] = ()
+
+    def apart(self, first: Span, second: Span) -> bool:
+        """The code at ``first`` and at ``second`` never both run in one run of the body:
+        they lie in the two blocks of one ``if``/``else``."""
+        return any(
+            (then.contains(first) and orelse.contains(second))
+            or (then.contains(second) and orelse.contains(first))
+            for then, orelse in self.exclusive
+        )
 
     def in_own_graph(self, span: Span) -> bool:
         """The code at ``span`` builds into a graph of the body's own (:attr:`own_graph`)."""
@@ -276,11 +288,10 @@ def collect_body(
     declared: list[str] = []
     defaults: list[Assign] = []
     loops: list[Loop] = []
-    guards: list[tuple[tuple[str, ...], list[ast.stmt]]] = []
     withs: list[ast.With] = []
     made: dict[str, str] = {}  # names bound to a new graph or to a graph collection
-    branches: list[Branch] = []
-    alternatives: list[tuple[str, list[ast.expr]]] = []
+    conditions: _Conditions = ([], [], [], [])
+    guards, branches, alternatives, exclusive = conditions
     item_stores: list[tuple[str, Expr, Expr]] = []
     changed: list[tuple[str, Span]] = []
     params = set(_parameters(arguments, defaults, annotations) if arguments else ())
@@ -322,7 +333,7 @@ def collect_body(
         elif isinstance(node, ast.Global):
             declared.extend(node.names)
         elif isinstance(node, ast.If | ast.BoolOp):
-            _condition(node, params, (guards, branches, alternatives), span_of)
+            _condition(node, params, conditions, span_of)
     local = (params | {a.target for a in assigns}) - set(declared)
     branches, fixed = _split(branches, params, local)
     return Body(
@@ -342,6 +353,7 @@ def collect_body(
         fixed,
         tuple(_counted(block := list(top if statements is None else statements), span_of)),
         tuple(sorted(changed, key=lambda found: found[1])),
+        tuple(exclusive),
         *(_placed(found, span_of) for found in _flow(block, assigns, resolve)),
     )
 
@@ -613,9 +625,12 @@ def _once(
 
 
 #: Where :func:`_condition` records what it finds: first-call guards, branches on a parameter,
-#: and ``state or make()`` alternatives.
+#: ``state or make()`` alternatives, and the two blocks of each ``if``/``else``.
 _Conditions = tuple[
-    list[tuple[tuple[str, ...], list[ast.stmt]]], list[Branch], list[tuple[str, list[ast.expr]]]
+    list[tuple[tuple[str, ...], list[ast.stmt]]],
+    list[Branch],
+    list[tuple[str, list[ast.expr]]],
+    list[tuple[Span, Span]],
 ]
 
 
@@ -626,12 +641,14 @@ def _condition(
     the state's presence: ``if key in cache: ... else: cache[key] = build()``), a branch on a
     parameter. A ``state or make()``: ``make()`` runs only while ``state`` is not set
     (falsy)."""
-    guards, branches, alternatives = found
+    guards, branches, alternatives, exclusive = found
     if isinstance(node, ast.BoolOp):
         first = from_ast(node.values[0])
         if isinstance(node.op, ast.Or) and first.op is Op.REF:
             alternatives.append((first.text, node.values[1:]))
         return
+    if node.orelse:
+        exclusive.append((_block(node.body, span_of), _block(node.orelse, span_of)))
     test = from_ast(node.test)
     state = first_run_state(test)
     if state:

@@ -12,7 +12,7 @@ depend on the order they are asked in.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from typing import Any
 
 from tflint_leaks.analysis.branches import decide
@@ -99,6 +99,11 @@ class Program:
         """Every assignment of the state ``expr`` reads in ``where`` (:mod:`.writes`)."""
         found: tuple[Write, ...] = self._run(self.writes.of(expr, where))
         return found
+
+    def toggled(self, writes: Sequence[Write]) -> bool:
+        """Two of ``writes`` may both run in one run of the program (:meth:`.writes.Writes.
+        toggled`)."""
+        return self.writes.toggled(writes)
 
     def defines(self, value: Value, method: str) -> bool:
         """Whether one of the project classes ``value`` may be of defines ``method``."""

@@ -30,15 +30,16 @@ stores (``self.config["lr"] = x``), ``setattr`` and ``nonlocal`` rebindings are 
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable
+import itertools
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tflint_leaks.analysis.effects import MAX_CHAIN, EffectKind, Hop
-from tflint_leaks.analysis.facts import Assign, Body, Loop, Span
+from tflint_leaks.analysis.facts import Assign, Body, Loop, Span, within
 from tflint_leaks.analysis.index import ModuleIndex
 from tflint_leaks.analysis.inference import Inference, SiteId, Where
-from tflint_leaks.analysis.lattice import ClassRef, Kind
+from tflint_leaks.analysis.lattice import ClassRef, FunctionRef, Kind
 from tflint_leaks.analysis.symbolic import Expr, Op, ref
 
 Query = tuple[Any, ...]
@@ -93,6 +94,22 @@ class Writes:
             if (assign.target, assign.span) not in place.body.overwritten:
                 found.append((yield from self._write(assign, place)))
         return tuple(sorted(set(found)))
+
+    def toggled(self, writes: Sequence[Write]) -> bool:
+        """Two of ``writes`` may both run in one run of the program: they are in different
+        functions, or in one function but not in the two blocks of one ``if``/``else``
+        (``img_height = int(img_width * ratio)`` in one, ``img_height = size`` in the other
+        is one value set per call, not a toggle)."""
+        for first, second in itertools.combinations(writes, 2):
+            if (first.path, first.function) != (second.path, second.function):
+                return True
+            module = self.inference.module(first.path)
+            if first.function and first.function not in module.functions:
+                return True  # a class body's
+            body = self.inference.where_of(module, first.function).body
+            if not body.apart(first.span, second.span):
+                return True
+        return False
 
     # -- where the state is assigned -----------------------------------------------------------
 
@@ -177,7 +194,7 @@ class Writes:
         if loop is not None:
             repeated = (loop.header, module.path, ())
         elif not setup and not traced:
-            repeated = yield from self._repeating_caller(module, qualname)
+            repeated = yield from self._repeating_caller(module, qualname, span)
         header, path, chain = repeated if repeated is not None else (None, "", ())
         return Write(
             module.path, span, qualname, setup, traced, rebuilds, header, path, chain, accumulates
@@ -204,31 +221,47 @@ class Writes:
         return False
 
     def _repeating_caller(
-        self, module: ModuleIndex, qualname: str
+        self, module: ModuleIndex, qualname: str, span: Span
     ) -> Generator[Query, Any, tuple[Span, str, tuple[Hop, ...]] | None]:
         """The first loop (breadth first, through at most ``MAX_CHAIN`` calls, never through
-        set-up code) that calls the function, with its header's file and the chain of calls."""
+        set-up code) that calls the function and runs the assignment at ``span``, with its
+        header's file and the chain of calls. A call whose arguments rule out the block that
+        makes the assignment, or the call of the next hop, does not run it
+        (``preprocess_image(path)`` leaves out ``if load_dims:``'s block)."""
         inference = self.inference
-        frontier: list[tuple[str, str, tuple[Hop, ...]]] = [(module.path, qualname, ())]
+        frontier: list[tuple[str, str, tuple[Hop, ...], Span]] = [(module.path, qualname, (), span)]
         seen = {(module.path, qualname)}
         for _ in range(MAX_CHAIN):
-            following: list[tuple[str, str, tuple[Hop, ...]]] = []
-            for path, name, chain in frontier:
+            following: list[tuple[str, str, tuple[Hop, ...], Span]] = []
+            for path, name, chain, needed in frontier:
                 sites: tuple[SiteId, ...] = yield ("callers", path, name)
                 for site in sorted(sites):
                     caller_path, caller, index = site
                     call, where = inference.site(site)
-                    span = where.body.calls[index].span
-                    hops = (Hop(caller_path, span, name), *chain)
-                    loop = where.body.loop_around(span)
+                    if (yield from self._rules_out(FunctionRef(path, name), call, where, needed)):
+                        continue
+                    call_span = where.body.calls[index].span
+                    hops = (Hop(caller_path, call_span, name), *chain)
+                    loop = where.body.loop_around(call_span)
                     if loop is not None and not _fresh_receiver(call, where.body, loop):
                         return loop.header, caller_path, hops
                     onward = caller and caller.rpartition(".")[2] not in SETUP_METHODS
                     if onward and (caller_path, caller) not in seen:
                         seen.add((caller_path, caller))
-                        following.append((caller_path, caller, hops))
+                        following.append((caller_path, caller, hops, call_span))
             frontier = following
         return None
+
+    def _rules_out(
+        self, ref: FunctionRef, call: Expr, where: Where, span: Span
+    ) -> Generator[Query, Any, bool]:
+        """``call`` (made in ``where``) never runs the code of ``ref`` at ``span``: a block
+        its arguments rule out holds it."""
+        given = yield from self.inference.given_for(ref, call, where)
+        if not given:
+            return False
+        dead: tuple[Span, ...] = yield ("dead", ref.path, ref.qualname, given)
+        return within(span, dead)
 
 
 def _reads(value: Expr, target: str) -> bool:

@@ -9,7 +9,7 @@ loops, ancestors); expensive facts (per-scope assignments, tapes) are computed o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -748,6 +748,11 @@ class FileContext:
             found = self._answers[key] = self.program.writes_of(from_cst(node), self.where())
         assert isinstance(found, tuple)
         return found
+
+    def toggled(self, writes: Sequence[Write]) -> bool:
+        """Two of ``writes`` may both run in one run of the program: not only the two
+        blocks of one ``if``/``else`` of a function."""
+        return self.program.toggled(writes)
 
     def defines(self, value: Value, method: str) -> bool:
         """Whether one of the project classes ``value`` may be of defines ``method`` (an

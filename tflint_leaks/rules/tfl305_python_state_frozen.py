@@ -33,9 +33,12 @@ class PythonStateFrozen(Rule):
 
     - every iteration of a loop: in the loop's own body, or in a function or method that a
       loop calls (through at most four calls; `related` shows the chain and the loop), unless
-      the loop makes the instance anew each iteration (`agent = Agent()` in it); or
-    - in two or more places outside set-up code (a toggle: `self._deterministic = True` for
-      the evaluation rollouts, `False` after them); or
+      the loop makes the instance anew each iteration (`agent = Agent()` in it) or its call
+      rules out the block that assigns (`preprocess_image(path)` never runs `if load_dims:`);
+      or
+    - in two or more places outside set-up code that may both run (a toggle:
+      `self._deterministic = True` for the evaluation rollouts, `False` after them; the two
+      blocks of one `if`/`else` set one value per call); or
     - from its own old value, outside set-up code (`self.kl_coef = self.kl_coef * 2`,
       `self.capacity += 1 / 1440`): an update means something only when it runs again and
       again (an annealed or adaptive coefficient), whoever repeats it.
@@ -181,6 +184,64 @@ class PythonStateFrozen(Rule):
     """
 
     VALID = (
+        # Neural-Style-Transfer: the loop's calls leave out `load_dims`, so they never run the
+        # block that sets the size; the one call that does runs before the first trace.
+        Valid("""
+        import tensorflow as tf
+
+        img_width = img_height = 0
+        keep_ratio = True
+
+
+        def preprocess_image(path, load_dims=False):
+            global img_width, img_height
+            image = tf.io.decode_image(tf.io.read_file(path))
+            if load_dims:
+                img_width = 400
+                if keep_ratio:
+                    img_height = int(img_width * image.shape[1] / image.shape[0])
+                else:
+                    img_height = 400
+            return tf.image.resize(image, [img_width, img_height])
+
+
+        @tf.function
+        def style_loss(style, combination):
+            size = img_width * img_height
+            return tf.reduce_sum(tf.square(style - combination)) / size
+
+
+        base = preprocess_image(base_path, True)
+        styles = []
+        for path in style_paths:
+            styles.append(preprocess_image(path))
+        for step in range(100):
+            loss = style_loss(styles[0], base)
+        """),
+        # The two blocks of one `if`/`else` set the value once per call: no toggle.
+        Valid("""
+        import tensorflow as tf
+
+        scale = 1.0
+
+
+        def configure(args):
+            global scale
+            if args.fast:
+                scale = 0.5
+            else:
+                scale = 2.0
+
+
+        @tf.function
+        def step(x):
+            return x * scale
+
+
+        configure(parse_args())
+        for batch in batches:
+            step(batch)
+        """),
         Valid("""
         import tensorflow as tf
 
@@ -688,7 +749,7 @@ class PythonStateFrozen(Rule):
         repeated = next((w for w in writes if w.loop is not None), None)
         if repeated is None:
             repeated = next((w for w in writes if w.accumulates), None)
-        if repeated is None and len(writes) < 2:
+        if repeated is None and not context.toggled(writes):
             return
         self._seen.update((trace, text) for trace in traces)
         assert isinstance(function, cst.FunctionDef)
