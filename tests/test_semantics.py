@@ -149,6 +149,12 @@ def test_every_splitter_has_its_default_number_of_splits(
         ("import tensorflow as tf", "tf.data.Dataset.from_tensor_slices(x).skip(2)", None),
         ("", "range(n)", None),
         ("import itertools", "itertools.count()", None),
+        # `k` items of a population, whatever its size
+        ("import random", "random.sample(sentences, 10)", 10),
+        ("import random", "random.sample(population=sentences, k=3)", 3),
+        ("import random", "random.choices(sentences, k=4)", 4),
+        ("import random", "random.choices(sentences)", 1),
+        ("import random", "random.sample(sentences, n)", None),
     ],
 )
 def test_trip_counts_by_meaning(

@@ -389,6 +389,30 @@ def _range(bounds: list[Ints]) -> Value:
     return container(length=integers(lengths), element=element)
 
 
+#: ``random`` functions that pick ``k`` items of a population: the position of ``k`` (-1:
+#: keyword only) and its default (None: it has none).
+_RANDOM_PICKS: dict[str, tuple[int, int | None]] = {
+    "random.sample": (1, None),
+    "random.choices": (-1, 1),
+}
+
+
+def _picked(name: str, call: Expr, evaluate: Evaluate) -> Computation:
+    """``random.sample(population, k)``, ``random.choices(population, k=k)``: ``k`` items of
+    the population (``for s in random.sample(sentences, 10)`` runs 10 times)."""
+    position, default = _RANDOM_PICKS[name]
+    given_population = call.argument(0, "population")
+    population = UNKNOWN if given_population is None else (yield from evaluate(given_population))
+    given = call.argument(position, "k") if position >= 0 else call.keyword("k")
+    if given is not None:
+        lengths = (yield from evaluate(given)).ints
+    elif call.open:
+        lengths = None
+    else:
+        lengths = None if default is None else frozenset({default})
+    return container(length=lengths, element=elements(population))
+
+
 def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
     """A call of the library callable with the canonical ``name``."""
     positional = call.positional
@@ -426,6 +450,8 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
         return NUMBER
     if name == "random.choice" and positional:
         return elements((yield from evaluate(positional[0])))
+    if name in _RANDOM_PICKS:
+        return (yield from _picked(name, call, evaluate))
     last = name.rpartition(".")[2]
     if is_tensorflow(name) and last[:1].islower():
         return UNKNOWN if name.startswith(_TF_NOT_TENSORS) else TENSOR
