@@ -155,6 +155,12 @@ def test_every_splitter_has_its_default_number_of_splits(
         ("import random", "random.choices(sentences, k=4)", 4),
         ("import random", "random.choices(sentences)", 1),
         ("import random", "random.sample(sentences, n)", None),
+        # a progress bar iterates what it is given
+        ("from tqdm import tqdm", "tqdm(range(2, 12))", 10),
+        ("from tqdm.auto import tqdm", "tqdm(iterable=[1, 2, 3], total=3)", 3),
+        ("import tqdm", "tqdm.tqdm(enumerate(range(4)))", 4),
+        ("from tqdm.notebook import trange", "trange(1, 6)", 5),
+        ("from tqdm import tqdm", "tqdm(loader)", None),
     ],
 )
 def test_trip_counts_by_meaning(

@@ -46,6 +46,8 @@ from tflint_leaks.analysis.lattice import (
 from tflint_leaks.analysis.names import (
     CONTAINER_TYPES,
     GRADIENT_TAPE,
+    PROGRESS_BARS,
+    PROGRESS_RANGES,
     TF_FUNCTION,
     is_keras,
     is_numpy,
@@ -452,6 +454,17 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
         return elements((yield from evaluate(positional[0])))
     if name in _RANDOM_PICKS:
         return (yield from _picked(name, call, evaluate))
+    if name in PROGRESS_BARS:
+        given = call.argument(0, "iterable")
+        if given is None:
+            return iterator()
+        inner = yield from evaluate(given)
+        return iterator(elements(inner), inner.lengths, inner.bound, structural=inner.structural)
+    if name in PROGRESS_RANGES:
+        values = yield from evaluate_all(evaluate, call.positional[:3])
+        if call.open or not values:
+            return container(element=NUMBER)
+        return _range([v.ints for v in values])
     last = name.rpartition(".")[2]
     if is_tensorflow(name) and last[:1].islower():
         return UNKNOWN if name.startswith(_TF_NOT_TENSORS) else TENSOR

@@ -112,3 +112,11 @@ def is_keras(name: str) -> bool:
 
 def is_numpy(name: str) -> bool:
     return name == "numpy" or name.startswith("numpy.")
+
+
+#: tqdm's progress bars: each iterates its ``iterable`` (``for x in tqdm(range(10))`` runs 10
+#: times), in every module that offers one.
+_TQDM_MODULES = ("", "auto.", "autonotebook.", "notebook.", "std.", "rich.")
+PROGRESS_BARS = frozenset(f"tqdm.{module}tqdm" for module in _TQDM_MODULES) | {"tqdm.tqdm_notebook"}
+#: tqdm's ``trange(...)``: ``tqdm(range(...))``.
+PROGRESS_RANGES = frozenset(f"tqdm.{module}trange" for module in _TQDM_MODULES) | {"tqdm.tnrange"}

@@ -3,13 +3,14 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.keras import DATASET_METHODS, DATASET_SOURCES
+from tflint_leaks.analysis.names import PROGRESS_BARS
 from tflint_leaks.analysis.nodes import dotted, own_nodes
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._models import method_call
 
 #: Wrappers whose items come from their argument (``enumerate(dataset)``).
-_WRAPPERS = frozenset({"enumerate", "zip", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm"})
+_WRAPPERS = frozenset({"enumerate", "zip", "iter", "tqdm"}) | PROGRESS_BARS
 #: Names that say "a stream of batches" (a Python name is all there is to go on for a parameter).
 _BATCH_WORDS = ("dataset", "loader", "batches")
 _MAX_DEPTH = 4
