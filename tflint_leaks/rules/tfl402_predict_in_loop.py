@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis import keras
-from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.analysis.nodes import descendants, dotted
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import EffectKind
@@ -49,7 +49,8 @@ class PredictInLoop(Rule):
     execution off: `predict` reuses one function), projects that pin multi-backend Keras
     (`keras<2.4`: `predict` slices its input into batches and runs the model's one
     `predict_function`, a `K.function` made on the first call, on each), and one `predict` per
-    model in a loop that builds a new model each iteration. A call that leaves out a required
+    model in a loop that builds a new model each iteration or iterates models (`for model in
+    ensemble: model.predict(data)`, when no other loop or framework repeats it). A call that leaves out a required
     parameter runs nothing (it raises `TypeError`), and a method's block that the call's
     receiver never takes is not followed: `agent = Agent(env, w_per=False)` makes an agent
     whose `if self.with_per:` is false, when `__init__` keeps that parameter as the attribute
@@ -116,6 +117,21 @@ class PredictInLoop(Rule):
     """
 
     VALID = (
+        # A course's ensemble: each of its models predicts the test set once.
+        Valid("""
+        import tensorflow as tf
+
+
+        def make_ensemble_preds(ensemble_models, data):
+            preds = []
+            for model in ensemble_models:
+                preds.append(model.predict(data))
+            return tf.stack(preds)
+
+
+        models = [tf.keras.models.load_model(path) for path in paths]
+        make_ensemble_preds(models, test_data)
+        """),
         # alibi's linearity notebook: each layer's loop defines its own `predict_fn` and hands
         # it to the helper; the top-level `predict_fn` below, which predicts, runs once.
         Valid("""
@@ -399,6 +415,31 @@ class PredictInLoop(Rule):
         """),
     )
     INVALID = (
+        # The same models predict again every step of the forecast.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            def forecast(models, window, steps):
+                out = []
+                for _ in range(steps):
+                    for model in models:
+                        out.append(model.predict(window[None]))
+                        window = tf.concat([window[1:], out[-1][0]], 0)
+                return out
+
+
+            models = [tf.keras.models.load_model(path) for path in paths]
+            forecast(models, last_window, 30)
+            """,
+            8,
+            24,
+            8,
+            51,
+            "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`model(x, training=False)` or `predict_on_batch`",
+        ),
         # A helper called with a function that predicts, in the second loop: that call is the
         # repetition (the first loop passes another function).
         Invalid(
@@ -810,6 +851,8 @@ class PredictInLoop(Rule):
                 # model is the finding (TFL401). A framework's entry point that loads its model
                 # each time (a Streamlit rerun) still predicts per request.
                 return
+            if _each_model_once(context, receiver):
+                return
             name = dotted(receiver) or "model"
             report = self.report(node, _message(context, name, method, every_iteration(context)))
             relate_loop(report, context)
@@ -817,12 +860,30 @@ class PredictInLoop(Rule):
         predicts = effects_through_calls(context, node, EffectKind.PREDICT)
         if not predicts or builds_models(context, context.repeated_calls()):
             return
+        if isinstance(node.func, cst.Attribute) and _each_model_once(context, node.func.value):
+            return  # each item's own method, once: `for net in nets: net.predict(x)`
         for effect in predicts:  # each `predict` the call runs (one finding per place)
             callee = effect.chain[0].callee.rpartition(".")[2]
             how_often = f"through `{callee}` {every_iteration(context)}"
             message = _message(context, effect.text, effect.method, how_often)
             where = f"`{effect.method}` is called here"
             report_through(self, node, effect, message, RelatedRole.MODEL, where)
+
+
+def _each_model_once(context: FileContext, receiver: cst.BaseExpression) -> bool:
+    """The one loop around the call iterates models (or objects that hold one) and
+    ``receiver`` is its item (``for model in ensemble: preds.append(model.predict(data))``):
+    each model predicts once, as one built anew each iteration does. Another loop around it,
+    or a framework that repeats the body, repeats the same models' predictions."""
+    if len(context.loops) != 1 or context.entry_point is not None:
+        return False
+    (loop,) = context.loops
+    name = dotted(receiver)
+    return (
+        isinstance(loop, cst.For)
+        and name is not None
+        and any(isinstance(n, cst.Name) and n.value == name for n in descendants(loop.target))
+    )
 
 
 def _message(context: FileContext, name: str, method: str, how_often: str) -> str:
