@@ -667,8 +667,8 @@ def test_a_readme_that_states_tensorflow_1_makes_the_project_tf1(tmp_path: Path)
     assert _findings(tmp_path / "gan.py") == [SESSION_LOOP]
     frameworks = Configuration().for_path(tmp_path / "gan.py").options.frameworks
     assert str(frameworks).endswith(
-        f"README: tensorflow >=1.6,<1.6.1 ({tmp_path}/README.md:6); "
-        f"README: keras >=2.1.5,<2.1.6 ({tmp_path}/README.md:5)"
+        f"stated: tensorflow >=1.6,<1.6.1 ({tmp_path}/README.md:6); "
+        f"stated: keras >=2.1.5,<2.1.6 ({tmp_path}/README.md:5)"
     )
 
 
@@ -770,3 +770,54 @@ def test_keras_on_theano_runs_no_tensorflow(tmp_path: Path) -> None:
     (tmp_path / "README.md").unlink()
     (tmp_path / "requirements.txt").write_text("keras==2.0.8\ntheano==0.9.0\n", encoding="utf-8")
     assert _findings(tmp_path / "main.py") == []
+
+
+@pytest.mark.parametrize(
+    ("dockerfile", "expected"),
+    [
+        # deep-learning-illustrated: a wheel by URL, then a continued `pip install` line
+        (
+            "FROM jupyter/scipy-notebook\nRUN \\\n  pip install --upgrade pip==19.0.3 && \\\n"
+            "  pip install --upgrade https://storage.googleapis.com/tensorflow/linux/cpu/"
+            "tensorflow-1.8.0-cp36-cp36m-linux_x86_64.whl && \\\n"
+            "  pip install tflearn==0.3.2 \\\n    keras==2.2.0 \\\n    nltk==3.3\n",
+            [("tensorflow", "==1.8", 2), ("keras", "==2.2", 2)],
+        ),
+        # TensorFlow's own image
+        (
+            "FROM tensorflow/tensorflow:1.15.0-gpu-py3\nRUN pip install keras\n",
+            [("tensorflow", "==1.15", 1), ("keras", "any version", 2)],
+        ),
+        (
+            "FROM tensorflow/tensorflow:latest-gpu\nRUN pip install 'tensorflow>=2.4'\n",
+            [("tensorflow", ">=2.4", 2)],
+        ),
+        (
+            "RUN conda install -y tensorflow=1.14 && echo done\n",
+            [("tensorflow", ">=1.14,<1.15", 1)],
+        ),
+        # a comment installs nothing
+        ("# RUN pip install tensorflow==1.4\nFROM python:3.8\n", []),
+    ],
+)
+def test_what_a_dockerfile_installs(
+    tmp_path: Path, dockerfile: str, expected: list[tuple[str, str, int]]
+) -> None:
+    (tmp_path / "Dockerfile").write_text(dockerfile, encoding="utf-8")
+    stated = read_documented(str(tmp_path), str(tmp_path))
+    found = sorted((d.family, str(d.versions), d.where) for d in stated)
+    assert found == sorted(
+        (family, versions, f"{tmp_path}/Dockerfile:{line}") for family, versions, line in expected
+    )
+
+
+def test_a_dockerfile_that_installs_multi_backend_keras_quiets_predict(tmp_path: Path) -> None:
+    """deep-learning-illustrated: notebooks with no pin file, a Dockerfile that installs
+    TensorFlow 1.8 and Keras 2.2.0; `predict` in a GAN's training loop runs Keras 2.2's one
+    cached predict function."""
+    _project(tmp_path, {"gan.py": GAN_COMPAT})
+    assert [code for code, *_ in _findings(tmp_path / "gan.py")] == ["TFL402", "TFL503"]
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.6\nRUN pip install tensorflow==1.8.0 keras==2.2.0\n", encoding="utf-8"
+    )
+    assert _findings(tmp_path / "gan.py") == [SESSION_LOOP]

@@ -16,7 +16,8 @@ would be a new dependency of the static linter for three constructs) -- into a
 places that say so.
 
 :func:`read_documented` reads what the nearest README states (requirement lines and install
-commands, never prose), which narrows what the pins and the code allow (they decide where it
+commands, never prose) and what the Dockerfiles beside it install (``pip install`` and ``conda
+install`` commands, wheels, TensorFlow's images), which narrows what the pins and the code allow (they decide where it
 contradicts them); a project that installs Theano and multi-backend Keras, not TensorFlow, runs
 its Keras on Theano (:attr:`Frameworks.keras_on_theano`).
 
@@ -638,6 +639,35 @@ class _Reader:
             for name, versions in clauses:
                 self.add(name, versions, where, where, marked=len(clauses) > 1)
 
+    def dockerfile(self, path: Path) -> None:
+        """The versions a Dockerfile installs: each ``pip install`` and ``conda install`` of
+        its commands (a ``\\`` continues a line; ``&&`` and ``;`` separate commands), a wheel
+        named by its file (``tensorflow-1.8.0-cp36-...-linux_x86_64.whl``: version 1.8.0), and
+        TensorFlow's own images (``FROM tensorflow/tensorflow:1.15.0-gpu-py3``)."""
+        text = self.read(path)
+        if text is None:
+            return
+        for number, line in _logical_lines(text):
+            where = f"{path}:{number}"
+            image = _TENSORFLOW_IMAGE.match(line)
+            if image is not None:
+                self.requirement(f"tensorflow=={image.group('version')}", where, where)
+                continue
+            for command in re.split(r"&&|;|\|\|", line):
+                install = _INSTALL.search(command)
+                if install is None:
+                    continue
+                conda = install.group("tool") in {"conda", "mamba"}
+                for spec in _install_arguments(install.group("args")):
+                    wheel = _WHEEL.fullmatch(spec.rpartition("/")[2])
+                    if wheel is not None:
+                        name = wheel.group("name").replace("_", "-")
+                        self.requirement(f"{name}=={wheel.group('version')}", where, where)
+                    elif conda:
+                        self._conda(spec, where, where)
+                    else:
+                        self.requirement(spec, where, where)
+
     def _pin(self, family: str) -> Pin | None:
         label = next(label for name, label, _ in _FAMILIES if name == family)
         mine = [found for found in self.found if _family(found.distribution) == family]
@@ -679,6 +709,15 @@ README_NAMES = frozenset({"readme", "readme.md", "readme.markdown", "readme.rst"
 _LIST_MARKER = re.compile(r"^(?:[-*+\u2022]|\d{1,2}[.)])\s+")
 _INSTALL = re.compile(
     r"(?:^|[\s`$>!])(?P<tool>pip3?|python3?\s+-m\s+pip|conda|mamba)\s+install\s+(?P<args>.*)"
+)
+#: Dockerfile names (compared lower-cased): ``Dockerfile``, ``Dockerfile.gpu``, ``cpu.Dockerfile``.
+_DOCKERFILE = re.compile(r"dockerfile(?:\.[\w.-]+)?|[\w.-]+\.dockerfile")
+#: A wheel's file name: its distribution and version.
+_WHEEL = re.compile(r"(?P<name>[A-Za-z0-9_.]+?)-(?P<version>\d[\w.]*?)-[^/]*\.whl")
+#: A Dockerfile built on TensorFlow's image of one release.
+_TENSORFLOW_IMAGE = re.compile(
+    r"FROM\s+(?:--platform=\S+\s+)?(?:docker\.io/)?tensorflow/tensorflow:(?P<version>\d+\.\d+(?:\.\d+)?)",
+    re.IGNORECASE,
 )
 #: What multi-backend Keras writes to stderr when imported (``keras/backend/__init__.py``,
 #: 2.0 to 2.3), in a README's copy of a program's output; and the versions that print it.
@@ -985,7 +1024,8 @@ def read_documented(
     directory: str, stop: str | None, read: dict[str, tuple[Documented, ...]] | None = None
 ) -> tuple[Documented, ...]:
     """What the nearest README at or above ``directory`` that states a framework's version
-    says (:meth:`_Reader.readme`): looking no higher than ``stop`` (the project root whose pins
+    says (:meth:`_Reader.readme`), with what the Dockerfiles of its directory install
+    (:meth:`_Reader.dockerfile`): looking no higher than ``stop`` (the project root whose pins
     count) or, without one, a repository's root (``.git``, ``.hg``). Read, never run; ``read``
     keeps what each directory's README says, for the directories of one run."""
     read = {} if read is None else read
@@ -1009,16 +1049,22 @@ def read_documented(
 
 
 def _readme_statements(directory: str, names: list[str]) -> tuple[Documented, ...]:
-    """What the first README of ``directory`` that states a version says (``()``: none)."""
+    """What the first README of ``directory`` that states a version says, with what its
+    Dockerfiles install (``()``: none)."""
+    reader = _Reader()
+    for name in names:
+        path = Path(directory) / name
+        if _DOCKERFILE.fullmatch(name.lower()) and path.is_file():
+            reader.dockerfile(path)
     for name in names:
         path = Path(directory) / name
         if name.lower() in README_NAMES and path.is_file():
-            reader = _Reader()
-            reader.readme(path)
-            found = reader.documented()
-            if found:
-                return found
-    return ()
+            readme = _Reader()
+            readme.readme(path)
+            if readme.documented():
+                reader.found.extend(readme.found)
+                break
+    return reader.documented()
 
 
 class Keras(str, enum.Enum):
@@ -1196,7 +1242,7 @@ class Frameworks:
         if self.python2 is not None:
             parts.append(f"Python 2 code beside it: {self.python2}")
         parts.extend(
-            f"README: {statement.family} {statement.versions} ({statement.where})"
+            f"stated: {statement.family} {statement.versions} ({statement.where})"
             for statement in self.readme
         )
         if self.no_tensorflow is not None:
