@@ -17,9 +17,10 @@ places that say so.
 
 :func:`read_documented` reads what the nearest README states (requirement lines and install
 commands, never prose) and what the Dockerfiles beside it install (``pip install`` and ``conda
-install`` commands, wheels, TensorFlow's images), which narrows what the pins and the code allow (they decide where it
-contradicts them); a project that installs Theano and multi-backend Keras, not TensorFlow, runs
-its Keras on Theano (:attr:`Frameworks.keras_on_theano`).
+install`` commands, wheels, TensorFlow's images), which narrows what the pins and the code
+allow (they decide where it contradicts them); a project that installs Theano and
+multi-backend Keras, not TensorFlow, runs its Keras on Theano
+(:attr:`Frameworks.keras_on_theano`).
 
 Every requirement found is a constraint on the one environment the project runs in, so the
 versions allowed are the intersection of what each file (and each extra, each dependency group)

@@ -50,11 +50,11 @@ class PredictInLoop(Rule):
     (`keras<2.4`: `predict` slices its input into batches and runs the model's one
     `predict_function`, a `K.function` made on the first call, on each), and one `predict` per
     model in a loop that builds a new model each iteration or iterates models (`for model in
-    ensemble: model.predict(data)`, when no other loop or framework repeats it). A call that leaves out a required
-    parameter runs nothing (it raises `TypeError`), and a method's block that the call's
-    receiver never takes is not followed: `agent = Agent(env, w_per=False)` makes an agent
-    whose `if self.with_per:` is false, when `__init__` keeps that parameter as the attribute
-    and nothing else assigns it. In a TensorFlow 1 project with eager
+    ensemble: model.predict(data)`, when no other loop or framework repeats it). A call that
+    leaves out a required parameter runs nothing (it raises `TypeError`), and a method's block
+    that the call's receiver never takes is not followed: `agent = Agent(env, w_per=False)`
+    makes an agent whose `if self.with_per:` is false, when `__init__` keeps that parameter as
+    the attribute and nothing else assigns it. In a TensorFlow 1 project with eager
     execution turned on the message says only what every Keras `predict` does per call.
 
     A framework's repetition counts as a loop of unknown size: `predict` in a web route runs
