@@ -446,6 +446,13 @@ def test_python_2_builtins_anywhere_the_program_imports_pin_keras(tmp_path: Path
         # keras-contrib's layers (Lornatang's CycleGAN) and Keras' legacy interfaces.
         ("import keras\nfrom keras_contrib.layers import InstanceNormalization\n", True),
         ("import keras\nfrom keras.legacy import interfaces\n", True),
+        # Theano's environment set for Keras (Grzego/async-rl), or the backend named.
+        ("import os\nimport keras\nos.environ['THEANO_FLAGS'] = 'floatX=float32'\n", True),
+        ("import os\nimport keras\nos.environ.setdefault('THEANO_FLAGS', 'device=cpu')\n", True),
+        ('import os\nos.environ["KERAS_BACKEND"] = "theano"\nimport keras\n', True),
+        # Keras 3's backends, a flag read and not set, a string that only names it.
+        ('import os\nos.environ["KERAS_BACKEND"] = "jax"\nimport keras\n', False),
+        ("import os\nimport keras\nFLAGS = os.environ.get('THEANO_FLAGS')\n", False),
         # What every Keras has, or keras-contrib's name in a comment and a string only.
         ('from keras import backend as K\n\nK.set_image_data_format("channels_first")\n', False),
         ("import keras\n# ported from keras_contrib\nNAME = 'keras_contrib'\n", False),
