@@ -542,6 +542,28 @@ def test_python_2_code_beside_a_script_says_its_world(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("settings", "quiet"),
+    [
+        # Grzego/async-rl: the training script beside the player sets Theano's flags.
+        ("import os\nos.environ['THEANO_FLAGS'] = 'floatX=float32'\n", True),
+        ("from os import environ as env\nenv['KERAS_BACKEND'] = 'theano'\n", True),
+        # Keras 3's backend, or a flag only read.
+        ("import os\nos.environ['KERAS_BACKEND'] = 'torch'\n", False),
+        ("import os\nprint(os.environ.get('THEANO_FLAGS'))\n", False),
+    ],
+)
+def test_theano_settings_beside_a_script_say_its_world(
+    tmp_path: Path, settings: str, quiet: bool
+) -> None:
+    _project(tmp_path, {"vae_keras.py": VAE})
+    (tmp_path / "train.py").write_text(settings, encoding="utf-8")
+    found = [(code, line) for code, line, *_ in _findings(tmp_path / "vae_keras.py")]
+    assert found == ([] if quiet else [("TFL402", 5)])
+    frameworks = str(Configuration().for_path(tmp_path / "vae_keras.py").options.frameworks)
+    assert frameworks.endswith(f"; Theano's settings beside it: {tmp_path}/train.py:2") == quiet
+
+
+@pytest.mark.parametrize(
     "layout",
     ["below", "parenthesized print", "a print function call"],
 )

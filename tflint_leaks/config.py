@@ -34,6 +34,7 @@ from tflint_leaks.frameworks import (
     python2_evidence,
     read_documented,
     read_pins,
+    theano_evidence,
 )
 from tflint_leaks.registry import SELECTABLE
 from tflint_leaks.rulekit.options import RuleOptions
@@ -388,6 +389,9 @@ class Configuration:
             python2 = python2_evidence(directory)
             if python2 is not None:
                 pins = replace(pins, python2=python2)
+            theano = theano_evidence(directory)
+            if theano is not None:
+                pins = replace(pins, theano_beside=theano)
             readme = read_documented(directory, root, self._readmes)
             if readme:
                 pins = replace(pins, readme=readme)

@@ -943,24 +943,113 @@ _PYTHON_2_MESSAGES = (
 )
 
 
-def python2_evidence(directory: str) -> str | None:
-    """Where a Python file of ``directory`` (itself, not below) is Python 2 code: its first
-    ``print`` or ``exec`` statement, as ``path:line``; None when none is. Scripts kept side by
-    side run in one environment, and one that only Python 2 parses says which: TensorFlow
-    before 2.2 (the last to support it was 2.1), standalone Keras before 2.4. Read, never run."""
+def _scripts(directory: str) -> Iterator[tuple[str, bytes]]:
+    """The Python files of ``directory`` (itself, not below), by name, with their bytes."""
     try:
         names = sorted(os.listdir(directory))  # noqa: PTH208 - strings: this runs per directory
     except OSError:
-        return None
+        return
     for name in names:
         if not name.endswith(".py"):
             continue
         path = os.path.join(directory, name)  # noqa: PTH118
         try:
             with open(path, "rb") as file:  # noqa: PTH123
-                data = file.read()
+                yield path, file.read()
         except OSError:
             continue
+
+
+def theano_evidence(directory: str) -> str | None:
+    """Where a Python file of ``directory`` sets Theano's environment for Keras
+    (:func:`theano_settings`), as ``path:line``; None when none does. Scripts kept side by
+    side run in one environment: a training script that sets ``THEANO_FLAGS`` says that the
+    script beside it that plays its agent runs Keras on Theano too. Read, never run."""
+    for path, data in _scripts(directory):
+        if THEANO_SETTING.search(data.decode("utf-8", "replace")) is None:
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for line, _ in theano_settings(tree):
+            return f"{path}:{line}"
+    return None
+
+
+#: Where a source may set Theano's environment (:func:`theano_settings`).
+THEANO_SETTING = re.compile(r"\b(?:THEANO_FLAGS|KERAS_BACKEND)\b")
+
+
+def theano_settings(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """The places that set Theano's environment for Keras, with the text that does it:
+    ``os.environ["THEANO_FLAGS"] = ...`` (or ``setdefault``), ``os.environ["KERAS_BACKEND"] =
+    "theano"`` (or ``"cntk"``, the other backend only multi-backend Keras has); ``environ``
+    imported from ``os`` counts too."""
+    environ = _environ_names(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            value = node.value
+            for target in node.targets:
+                key = _environ_key(target, environ)
+                if key == "THEANO_FLAGS" or (
+                    key == "KERAS_BACKEND"
+                    and isinstance(value, ast.Constant)
+                    and value.value in {"theano", "cntk"}
+                ):
+                    yield node.lineno, f"os.environ[{key!r}] = ..."
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "setdefault"
+            and _written(node.func.value) in environ
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value == "THEANO_FLAGS"
+        ):
+            yield node.lineno, "os.environ.setdefault('THEANO_FLAGS', ...)"
+
+
+def _environ_names(tree: ast.Module) -> frozenset[str]:
+    """How the module writes ``os.environ``: ``os.environ`` under each name it imports ``os``
+    as, and each name it imports ``environ`` from ``os`` as."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(f"{a.asname or a.name}.environ" for a in node.names if a.name == "os")
+        elif isinstance(node, ast.ImportFrom) and node.module == "os" and not node.level:
+            found.update(a.asname or a.name for a in node.names if a.name == "environ")
+    return frozenset(found)
+
+
+def _written(node: ast.expr) -> str | None:
+    """A dotted name as written (``os.environ``)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        owner = _written(node.value)
+        return f"{owner}.{node.attr}" if owner is not None else None
+    return None
+
+
+def _environ_key(target: ast.expr, environ: frozenset[str]) -> str | None:
+    """``"KEY"`` of a store into ``os.environ["KEY"]``."""
+    if (
+        isinstance(target, ast.Subscript)
+        and _written(target.value) in environ
+        and isinstance(target.slice, ast.Constant)
+        and isinstance(target.slice.value, str)
+    ):
+        return target.slice.value
+    return None
+
+
+def python2_evidence(directory: str) -> str | None:
+    """Where a Python file of ``directory`` (itself, not below) is Python 2 code: its first
+    ``print`` or ``exec`` statement, as ``path:line``; None when none is. Scripts kept side by
+    side run in one environment, and one that only Python 2 parses says which: TensorFlow
+    before 2.2 (the last to support it was 2.1), standalone Keras before 2.4. Read, never run."""
+    for path, data in _scripts(directory):
         if not any(word in data for word in _PYTHON_2_WORDS):
             continue
         if _PYTHON_2_STATEMENT.search(data) is None:
@@ -1121,6 +1210,9 @@ class Frameworks:
     #: Where Python 2 code sits beside the file (``path:line``, :func:`python2_evidence`): read
     #: as a code pin of Python 2 (:mod:`tflint_leaks.analysis.eras`).
     python2: str | None = None
+    #: Where a script beside the file sets Theano's environment for Keras (``path:line``,
+    #: :func:`theano_evidence`): read as a code pin of Keras before 2.4.
+    theano_beside: str | None = None
     #: What the nearest README states (:func:`read_documented`); applied by :meth:`documented`
     #: after the code's own evidence.
     readme: tuple[Documented, ...] = ()
@@ -1242,6 +1334,8 @@ class Frameworks:
             parts.append(f"Theano: {self.theano}")
         if self.python2 is not None:
             parts.append(f"Python 2 code beside it: {self.python2}")
+        if self.theano_beside is not None:
+            parts.append(f"Theano's settings beside it: {self.theano_beside}")
         parts.extend(
             f"stated: {statement.family} {statement.versions} ({statement.where})"
             for statement in self.readme

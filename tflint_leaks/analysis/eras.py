@@ -51,6 +51,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tflint_leaks.analysis.dtypes import dotted_ast
+from tflint_leaks.frameworks import THEANO_SETTING, theano_settings
 
 #: Keras 1's argument names that Keras 2 (before 2.4) still took.
 KERAS_1_ARGUMENTS = frozenset(
@@ -107,8 +108,6 @@ _VERSIONED_IMPORT = re.compile(
     r"^[ \t]*(?:from|import)[ \t]+({})\b".format("|".join(re.escape(m) for m in VERSIONED_MODULES)),
     re.MULTILINE,
 )
-#: Where the source may set Theano's environment (:func:`_theano_settings`).
-_THEANO_SETTING = re.compile(r"\b(?:THEANO_FLAGS|KERAS_BACKEND)\b")
 _PYTHON_2_MENTIONS = re.compile(r"\b(?:{})\s*\(".format("|".join(sorted(PYTHON_2_BUILTINS))))
 
 #: Colab's selector, a whole line: ``%tensorflow_version 1.x`` (a comment may follow).
@@ -169,8 +168,8 @@ def code_pins(
         if argument is not None:
             evidence = f"`{argument}=` (Keras 1's name, gone from Keras 2.4)"
             _keep(found, "keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, node.lineno))
-    if standalone and _THEANO_SETTING.search(source):
-        for line_number, what in _theano_settings(tree, imports):
+    if standalone and THEANO_SETTING.search(source):
+        for line_number, what in theano_settings(tree):
             evidence = f"`{what}` (Theano's settings: Keras on Theano, before 2.4)"
             _keep(found, "keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, line_number))
     imported = {
@@ -185,45 +184,6 @@ def code_pins(
             line = source.count("\n", 0, match.start()) + 1
             _keep(found, family, CodePin(family, specifier, f"`import {module}` ({what})", line))
     return tuple(found[key] for key in sorted(found))
-
-
-def _theano_settings(tree: ast.Module, imports: dict[str, str]) -> Iterator[tuple[int, str]]:
-    """The places that set Theano's environment for Keras: ``os.environ["THEANO_FLAGS"] =
-    ...`` (or ``setdefault``), ``os.environ["KERAS_BACKEND"] = "theano"`` (or ``"cntk"``, the
-    other backend that only multi-backend Keras has), with the text that does it."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            value = node.value
-            for target in node.targets:
-                key = _environ_key(target, imports)
-                if key == "THEANO_FLAGS" or (
-                    key == "KERAS_BACKEND"
-                    and isinstance(value, ast.Constant)
-                    and value.value in {"theano", "cntk"}
-                ):
-                    yield node.lineno, f"os.environ[{key!r}] = ..."
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "setdefault"
-            and _as_imported(node.func.value, imports) == "os.environ"
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and node.args[0].value == "THEANO_FLAGS"
-        ):
-            yield node.lineno, "os.environ.setdefault('THEANO_FLAGS', ...)"
-
-
-def _environ_key(target: ast.expr, imports: dict[str, str]) -> str | None:
-    """``"KEY"`` of a store into ``os.environ["KEY"]``."""
-    if (
-        isinstance(target, ast.Subscript)
-        and _as_imported(target.value, imports) == "os.environ"
-        and isinstance(target.slice, ast.Constant)
-        and isinstance(target.slice.value, str)
-    ):
-        return target.slice.value
-    return None
 
 
 def _within(name: str, module: str) -> bool:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.eras import (
+    KERAS_BEFORE_2_4,
     CodePin,
     framework_pins,
     imports_standalone_keras,
@@ -354,7 +355,8 @@ class ProjectIndex:
         if self._code_pins is None:
             self._code_pins = any(found.code_pins for found in self._by_path.values())
         theano = frameworks.keras_on_theano
-        if not self._code_pins and frameworks.python2 is None and theano is None:
+        beside = frameworks.python2 is not None or frameworks.theano_beside is not None
+        if not self._code_pins and not beside and theano is None:
             return frameworks.documented()
         key = (module.path, frameworks)
         known = self._worlds.get(key)
@@ -369,8 +371,11 @@ class ProjectIndex:
             for pin in found.code_pins
         ]
         if frameworks.python2 is not None:
-            beside = CodePin("python", "<3", "Python 2 code beside it", 0)
-            pins.append((f"{frameworks.python2}: {beside.evidence}", beside))
+            python2 = CodePin("python", "<3", "Python 2 code beside it", 0)
+            pins.append((f"{frameworks.python2}: {python2.evidence}", python2))
+        if frameworks.theano_beside is not None:
+            settings = CodePin("keras", KERAS_BEFORE_2_4, "Theano's settings beside it", 0)
+            pins.append((f"{frameworks.theano_beside}: {settings.evidence}", settings))
         for where, pin in pins:
             for family, specifier in framework_pins(pin, standalone):
                 world = world.constrained(family, declared(specifier), where)
