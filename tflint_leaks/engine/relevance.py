@@ -214,9 +214,15 @@ def _unneeded(
     statements: Sequence[Statement], kept: list[Unit], needs: Needs
 ) -> list[tuple[int, int]]:
     """The lines of the module-level statements nothing needs: no rule (:meth:`Needs.wants`),
-    and they bind no name that a kept unit or a needed statement mentions (and share no line
-    with a needed statement)."""
+    they read no name that a statement a rule wants binds (what becomes of the tape a `with`
+    makes: ``t1.gradient(dy_dx, x)`` after the block), and they bind no name that a kept unit
+    or a needed statement mentions (and share no line with a needed statement)."""
     needed = [needs.wants(statement.unit) for statement in statements]
+    made = frozenset().union(*(s.binds for s, w in zip(statements, needed, strict=True) if w))
+    needed = [
+        wanted or not made.isdisjoint(statement.unit.names)
+        for statement, wanted in zip(statements, needed, strict=True)
+    ]
     binders: dict[str, list[int]] = {}
     for index, statement in enumerate(statements):
         for name in statement.binds:

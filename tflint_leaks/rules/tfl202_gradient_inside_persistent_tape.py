@@ -84,6 +84,19 @@ class GradientInsidePersistentTape(Rule):
     """
 
     VALID = (
+        # A tutorial notebook's second derivative, at the top level: the outer tape
+        # differentiates the inner gradient after its block.
+        Valid("""
+        import tensorflow as tf
+
+        x = tf.Variable(1.0)
+
+        with tf.GradientTape() as t1:
+            with tf.GradientTape() as t2:
+                y = x * x * x
+            dy_dx = t2.gradient(y, x)
+        d2y_d2x = t1.gradient(dy_dx, x)
+        """),
         Valid("""
         import tensorflow as tf
 
