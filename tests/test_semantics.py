@@ -770,3 +770,45 @@ def test_a_callable_parameter_is_what_each_call_passes(tmp_path: Path) -> None:
     assert found == [
         ("TFL402", "main.py", 24, [("main.py", 27), ("helpers.py", 2), ("main.py", 26)]),
     ]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        # the loop's own def, above the call in its body
+        ("def f(): pass\nfor b in bs:\n    def f(): pass\n    use(f)\n", {"f"}),
+        # the loop's own def below the call: the previous iteration's, or the top-level one
+        ("def f(): pass\nfor b in bs:\n    use(f)\n    def f(): pass\n", set()),
+        # bound again between the def and the call, or in the block's other branch
+        ("for b in bs:\n    def f(): pass\n    f = wrap(f)\n    use(f)\n", set()),
+        ("if c:\n    def f(): pass\nelse:\n    def f(): pass\nuse(f)\n", set()),
+        # inside an `if` in the loop: the def above the `if` still reaches
+        ("for b in bs:\n    def f(): pass\n    if b:\n        use(f)\n", {"f"}),
+    ],
+)
+def test_a_def_inside_a_block_reaches_the_statements_after_it(
+    source: str, expected: set[str]
+) -> None:
+    import libcst as cst
+
+    from tflint_leaks.analysis.nodes import children
+    from tflint_leaks.analysis.scope import bound_names, defined_in_block, nested_definitions
+
+    module = cst.parse_module(source)
+
+    def path_to_use(node: cst.CSTNode) -> list[cst.CSTNode] | None:
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value == "use"
+        ):
+            return [node]
+        for child in children(node):
+            found = path_to_use(child)
+            if found is not None:
+                return [node, *found]
+        return None
+
+    ancestors = path_to_use(module)
+    assert ancestors is not None
+    assert defined_in_block(ancestors, nested_definitions(module), bound_names) == expected

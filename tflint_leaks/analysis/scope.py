@@ -260,9 +260,10 @@ def defined_in_block(
     decided: dict[str, bool] = {}
     for depth in range(len(ancestors) - 2, -1, -1):
         block, child = ancestors[depth], ancestors[depth + 1]
-        if isinstance(block, cst.Module | cst.IndentedBlock):
-            position = next(i for i, statement in enumerate(block.body) if statement is child)
-            for statement in reversed(block.body[:position]):
+        body = block.body if isinstance(block, cst.Module | cst.IndentedBlock) else ()
+        position = next((i for i, statement in enumerate(body) if statement is child), None)
+        if position is not None:
+            for statement in reversed(body[:position]):
                 if isinstance(statement, cst.FunctionDef | cst.ClassDef):
                     name = statement.name.value
                     if name in candidates:
