@@ -29,12 +29,11 @@ else:  # pragma: no cover
 from tflint_leaks.frameworks import (
     Documented,
     Frameworks,
+    beside_evidence,
     parse_target,
     project_root,
-    python2_evidence,
     read_documented,
     read_pins,
-    theano_evidence,
 )
 from tflint_leaks.registry import SELECTABLE
 from tflint_leaks.rulekit.options import RuleOptions
@@ -386,10 +385,9 @@ class Configuration:
             pins = self._pins.get(root)
             if pins is None:
                 pins = self._pins[root] = read_pins(root) if root is not None else Frameworks()
-            python2 = python2_evidence(directory)
+            python2, theano = beside_evidence(directory)
             if python2 is not None:
                 pins = replace(pins, python2=python2)
-            theano = theano_evidence(directory)
             if theano is not None:
                 pins = replace(pins, theano_beside=theano)
             readme = read_documented(directory, root, self._readmes)

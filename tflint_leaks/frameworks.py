@@ -943,38 +943,62 @@ _PYTHON_2_MESSAGES = (
 )
 
 
-def _scripts(directory: str) -> Iterator[tuple[str, bytes]]:
-    """The Python files of ``directory`` (itself, not below), by name, with their bytes."""
+def beside_evidence(directory: str) -> tuple[str | None, str | None]:
+    """What the Python files of ``directory`` (itself, not below; each read once) say of the
+    environment they share, as ``path:line``: where one is Python 2 code (its first ``print``
+    or ``exec`` statement), and where one sets Theano's environment for Keras
+    (:func:`theano_settings`); None for what none does. Scripts kept side by side run in one
+    environment: one that only Python 2 parses says TensorFlow before 2.2 (the last to
+    support it was 2.1) and standalone Keras before 2.4; a training script that sets
+    ``THEANO_FLAGS`` says that the script beside it that plays its agent runs Keras on Theano
+    too. Read, never run."""
     try:
         names = sorted(os.listdir(directory))  # noqa: PTH208 - strings: this runs per directory
     except OSError:
-        return
+        return None, None
+    python2: str | None = None
+    theano: str | None = None
     for name in names:
         if not name.endswith(".py"):
             continue
         path = os.path.join(directory, name)  # noqa: PTH118
         try:
             with open(path, "rb") as file:  # noqa: PTH123
-                yield path, file.read()
+                data = file.read()
         except OSError:
             continue
+        python2 = python2 or _python2_line(path, data)
+        theano = theano or _theano_line(path, data)
+        if python2 and theano:
+            break
+    return python2, theano
 
 
-def theano_evidence(directory: str) -> str | None:
-    """Where a Python file of ``directory`` sets Theano's environment for Keras
-    (:func:`theano_settings`), as ``path:line``; None when none does. Scripts kept side by
-    side run in one environment: a training script that sets ``THEANO_FLAGS`` says that the
-    script beside it that plays its agent runs Keras on Theano too. Read, never run."""
-    for path, data in _scripts(directory):
-        if THEANO_SETTING.search(data.decode("utf-8", "replace")) is None:
-            continue
-        try:
-            tree = ast.parse(data)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        for line, _ in theano_settings(tree):
-            return f"{path}:{line}"
+def _python2_line(path: str, data: bytes) -> str | None:
+    """The first ``print`` or ``exec`` statement of Python 2 in ``data``, as ``path:line``."""
+    if not any(word in data for word in _PYTHON_2_WORDS):
+        return None
+    if _PYTHON_2_STATEMENT.search(data) is None:
+        return None
+    try:
+        ast.parse(data)
+    except SyntaxError as error:
+        if (error.msg or "").startswith(_PYTHON_2_MESSAGES):
+            return f"{path}:{error.lineno}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
     return None
+
+
+def _theano_line(path: str, data: bytes) -> str | None:
+    """The first place ``data`` sets Theano's environment, as ``path:line``."""
+    if THEANO_SETTING.search(data.decode("utf-8", "replace")) is None:
+        return None
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return next((f"{path}:{line}" for line, _ in theano_settings(tree)), None)
 
 
 #: Where a source may set Theano's environment (:func:`theano_settings`).
@@ -1041,26 +1065,6 @@ def _environ_key(target: ast.expr, environ: frozenset[str]) -> str | None:
         and isinstance(target.slice.value, str)
     ):
         return target.slice.value
-    return None
-
-
-def python2_evidence(directory: str) -> str | None:
-    """Where a Python file of ``directory`` (itself, not below) is Python 2 code: its first
-    ``print`` or ``exec`` statement, as ``path:line``; None when none is. Scripts kept side by
-    side run in one environment, and one that only Python 2 parses says which: TensorFlow
-    before 2.2 (the last to support it was 2.1), standalone Keras before 2.4. Read, never run."""
-    for path, data in _scripts(directory):
-        if not any(word in data for word in _PYTHON_2_WORDS):
-            continue
-        if _PYTHON_2_STATEMENT.search(data) is None:
-            continue
-        try:
-            ast.parse(data)
-        except SyntaxError as error:
-            if (error.msg or "").startswith(_PYTHON_2_MESSAGES):
-                return f"{path}:{error.lineno}"
-        except (ValueError, RecursionError, MemoryError):
-            continue
     return None
 
 
@@ -1207,11 +1211,11 @@ class Frameworks:
     root: str | None = None
     #: What could not be read or decided (a missing include, pins that contradict each other).
     notes: tuple[str, ...] = ()
-    #: Where Python 2 code sits beside the file (``path:line``, :func:`python2_evidence`): read
+    #: Where Python 2 code sits beside the file (``path:line``, :func:`beside_evidence`): read
     #: as a code pin of Python 2 (:mod:`tflint_leaks.analysis.eras`).
     python2: str | None = None
     #: Where a script beside the file sets Theano's environment for Keras (``path:line``,
-    #: :func:`theano_evidence`): read as a code pin of Keras before 2.4.
+    #: :func:`beside_evidence`): read as a code pin of Keras before 2.4.
     theano_beside: str | None = None
     #: What the nearest README states (:func:`read_documented`); applied by :meth:`documented`
     #: after the code's own evidence.
