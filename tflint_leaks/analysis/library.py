@@ -335,9 +335,14 @@ def _iterating(name: str, call: Expr, evaluate: Evaluate) -> Computation:
     if name == "reversed":
         if not positional:
             return iterator()
-        inner = yield from evaluate(positional[0])
-        return iterator(elements(inner), inner.lengths, inner.bound, structural=inner.structural)
+        return _items_of((yield from evaluate(positional[0])))
     return iterator()
+
+
+def _items_of(value: Value) -> Value:
+    """An iterator over ``value``'s items, as many as it has (``reversed(x)``, a progress bar
+    over ``x``)."""
+    return iterator(elements(value), value.lengths, value.bound, structural=value.structural)
 
 
 def _iterator(found: Atom) -> Value:
@@ -458,8 +463,7 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
         given = call.argument(0, "iterable")
         if given is None:
             return iterator()
-        inner = yield from evaluate(given)
-        return iterator(elements(inner), inner.lengths, inner.bound, structural=inner.structural)
+        return _items_of((yield from evaluate(given)))
     if name in PROGRESS_RANGES:
         values = yield from evaluate_all(evaluate, call.positional[:3])
         if call.open or not values:
