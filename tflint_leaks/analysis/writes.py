@@ -257,10 +257,12 @@ class Writes:
     ) -> Generator[Query, Any, bool]:
         """``call`` (made in ``where``) never runs the code of ``ref`` at ``span``: a block
         its arguments rule out holds it."""
-        given = yield from self.inference.given_for(ref, call, where)
+        inference = self.inference
+        given = yield from inference.given_for(ref, call, where)
         if not given:
             return False
-        dead: tuple[Span, ...] = yield ("dead", ref.path, ref.qualname, given)
+        callee = inference.where_of(inference.module(ref.path), ref.qualname)
+        _, dead = yield from inference.ruled_out(callee, given)
         return within(span, dead)
 
 
