@@ -196,13 +196,7 @@ def collect_scope(node: cst.Module | cst.ClassDef | cst.FunctionDef | cst.Lambda
 
 def _target_names(target: cst.BaseExpression) -> Iterator[str]:
     """The names an assignment target binds (``a``, ``a, *b``; not ``a.b`` nor ``a[0]``)."""
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, cst.Tuple | cst.List):
-        for element in target.elements:
-            yield from _target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
+    return (key for key, _ in _loop_target_names(target) if "." not in key)
 
 
 def bound_names(node: cst.CSTNode) -> frozenset[str]:
