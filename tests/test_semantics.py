@@ -457,6 +457,49 @@ def test_an_option_with_choices_and_no_default_is_none_or_one_of_them(tmp_path: 
     assert literals(found) == {None, "train", "display"}
 
 
+MANY_VALUES = """
+import argparse
+NETS = {"lenet": 1, "resnet": 2, "capsnet": 3}
+parser = argparse.ArgumentParser()
+parser.add_argument("--models", nargs="+", choices=NETS.keys(), default=NETS.keys())
+parser.add_argument("--pair", nargs=2, choices=["a", "b"])
+parser.add_argument("--net", choices=NETS.keys(), default="lenet")
+parser.add_argument("--any", nargs="*", choices=["a", "b"])
+parser.add_argument("--opt", nargs="?", choices=["a", "b"], default="a")
+args = parser.parse_args()
+"""
+
+
+@pytest.mark.parametrize(
+    ("attribute", "lengths", "texts"),
+    [
+        # Lists of any length are not what the program lists: the default stands.
+        ("models", {3}, {"lenet", "resnet", "capsnet"}),
+        ("pair", {2}, {"a", "b"}),  # or None: not given
+        ("any", None, None),  # no default: an option to give
+        # One value: the default or one of the choices, a display or not.
+        ("net", None, {"lenet", "resnet", "capsnet"}),
+        ("opt", None, {"a", "b"}),
+    ],
+)
+def test_an_option_of_many_values_is_a_list_of_its_choices(
+    tmp_path: Path, attribute: str, lengths: set[int] | None, texts: set[str] | None
+) -> None:
+    found = value_of(tmp_path, MANY_VALUES, f"args.{attribute}")
+    kept = [a for a in found.atoms if a.kind is not Kind.NONE]
+    assert len(kept) == 1
+    (atom,) = kept
+    if texts is None:
+        assert atom.kind is Kind.UNKNOWN
+        return
+    if lengths is None:
+        assert (atom.kind, atom.texts) == (Kind.STR, frozenset(texts))
+        return
+    assert (atom.kind, atom.length) == (Kind.CONTAINER, frozenset(lengths))
+    assert atom.element is not None
+    assert atom.element.atoms[0].texts == frozenset(texts)
+
+
 def test_a_module_imported_by_a_computed_name(tmp_path: Path) -> None:
     """``importlib.import_module(f"agents.{name}")`` is the project module the name names (read
     from the index, never imported; the name a split of a known text, as Albert-Z-Guo's

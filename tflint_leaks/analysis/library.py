@@ -505,7 +505,10 @@ def command_line(arguments: Iterable[tuple[Expr, Evaluate]]) -> Computation:
 
 
 def _default(call: Expr, options: list[str | None], evaluate: Evaluate) -> Computation:
-    """The value of one ``add_argument`` in a run with the defaults."""
+    """The value of one ``add_argument`` in a run with the defaults. An option whose values
+    the program lists (``choices``) may be any of them too: one choice, or a list of ``nargs``
+    choices when ``nargs`` is a number. A list of any length (``nargs="+"``) is not a set the
+    program lists, so the default stands for it, as for an option without choices."""
     required = call.keyword("required")
     positional = not any(o is not None and o.startswith("-") for o in options)
     if positional or (required is not None and required.text != "false"):
@@ -513,19 +516,25 @@ def _default(call: Expr, options: list[str | None], evaluate: Evaluate) -> Compu
     default = call.keyword("default")
     choices = call.keyword("choices")
     action = call.keyword("action")
+    nargs = call.keyword("nargs")
+    single = nargs is None or string_text(nargs) == "?"
+    counts = None if single or nargs is None else (yield from evaluate(nargs)).ints
+    listed = choices is not None and (single or counts is not None)
     if default is not None:
         value = yield from evaluate(default)
     elif action is not None and string_text(action) in {"store_true", "store_false"}:
         value = BOOL
-    elif choices is not None:
+    elif listed:
         value = NONE  # not given: ``None``; given: one of the choices
     else:
         return UNKNOWN  # an option with no default is one to give (``--mode train``)
-    if choices is not None and choices.op is Op.DISPLAY:
-        value = join([value, *(yield from evaluate_all(evaluate, choices.parts))])
-    elif choices is not None:
-        return UNKNOWN
-    return value
+    if not listed or choices is None:
+        return value
+    if choices.op is Op.DISPLAY:
+        chosen = join((yield from evaluate_all(evaluate, choices.parts)))
+    else:
+        chosen = elements((yield from evaluate(choices)))
+    return join([value, chosen if single else container(counts, chosen)])
 
 
 def _splitter(splitter: keras.Splitter, call: Expr, evaluate: Evaluate) -> Computation:
