@@ -92,6 +92,54 @@ def test_a_counter_that_breaks_the_loop_bounds_it(
     assert found == ([] if count is None else [("TFL401", line, column, FOUND.format(count=count))])
 
 
+def _counted(init: str, header: str, *body: str) -> str:
+    lines = "".join(f"    {line}\n" for line in body)
+    return f"import tensorflow as tf\n\n{init}\n{header}\n{lines}{BUILD}"
+
+
+@pytest.mark.parametrize(
+    ("source", "count"),
+    [
+        # every iteration adds to the counter the test keeps below the limit
+        (_counted("n = 0", "while n < 12:", "n += 1"), " (12 in all)"),
+        (_loop("n = 0", "while n < 12:", "n += 1"), " (12 in all)"),  # built before adding
+        (_counted("n = 0", "while n <= 12:", "n += 1"), " (13 in all)"),
+        (_counted("n = 0", "while 30 > n:", "n += 3"), None),  # 10 iterations
+        (_counted("n = 5", "while n < 45 and alive():", "n += 2"), " (20 in all)"),
+        (_counted("n = 0", "while n < 30:", "if ok():", "    break", "n += 1"), " (30 in all)"),
+        # what a `continue` skips before adding is not counted: the built ones are
+        (
+            _counted("n = 2", "while n < 9:", "if ok():", "    n += 1", "else:", "    continue"),
+            None,
+        ),
+        (
+            _counted(
+                "n = 0",
+                "while n < 50:",
+                "if a():",
+                "    n += 1",
+                "elif b():",
+                "    break",
+                "else:",
+                "    continue",
+            ),
+            " (50 in all)",
+        ),
+        # no bound: an iteration that does not add, a counter that also goes down, one set
+        # twice before, a limit not known, a `continue` that may skip adding
+        (_counted("n = 0", "while n < 5:", "if ok():", "    n += 1"), ""),
+        (_counted("n = 0", "while n < 5:", "n += 1", "if bad():", "    n -= 1"), ""),
+        (_counted("n = 0\nn = 1", "while n < 5:", "n += 1"), ""),
+        (_counted("n = 0", "while n < limit():", "n += 1"), ""),
+        (_loop("n = 0", "while n < 5:", "if ok():", "    continue", "n += 1"), ""),
+    ],
+)
+def test_a_counter_that_the_while_test_keeps_below_a_limit_bounds_it(
+    tmp_path: Path, source: str, count: str | None
+) -> None:
+    test_a_counter_that_breaks_the_loop_bounds_it(tmp_path, source, count)
+
+
 BUFFER = """\
 import tensorflow as tf
 

@@ -17,6 +17,7 @@ assumed to be a Python number. That is what keeps the rules precise.
 from __future__ import annotations
 
 import enum
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -551,6 +552,142 @@ def break_bound(loop: cst.For | cst.While, scope: ScopeFacts, int_value: IntValu
             continue  # counted past the limit before the first check: never equal
         bounds.append(max(first, 1))
     return min(bounds, default=None)
+
+
+#: The comparisons of a ``while`` test that keep a counter below a limit, by how they read:
+#: ``n < limit`` (the counter left), or ``limit > n`` (right); and whether the limit is reached.
+_BELOW: dict[type[cst.BaseCompOp], tuple[bool, bool]] = {
+    cst.LessThan: (True, False),
+    cst.LessThanEqual: (True, True),
+    cst.GreaterThan: (False, False),
+    cst.GreaterThanEqual: (False, True),
+}
+
+Integers = Callable[[cst.BaseExpression], frozenset[int] | None]
+
+
+def counted_runs(
+    loop: cst.While, path: Sequence[cst.CSTNode] | None, scope: ScopeFacts, integers: Integers
+) -> int | None:
+    """In how many iterations of ``while n < limit:`` the node at the end of ``path`` (the
+    nodes from the loop down to it) runs at most, when every way to it in an iteration first
+    adds a positive constant to ``n``: ``n`` is set once before the loop to a known integer
+    and only increased inside it (``n += 1`` in the loop's own body, not in a loop within), so
+    each iteration that adds starts below the limit. A loop that ``continue``s past the items
+    it does not count (``while j < 9:`` ... ``if long: j += 1`` ``else: continue``) runs the
+    rest nine times, however many iterations it takes. Without ``path``, how many times the
+    loop runs: when every iteration that goes on adds (a statement of the loop's body that no
+    ``continue`` can skip), each starts below the limit. ``integers`` gives an expression's
+    possible integers."""
+    bounds = []
+    for name, limit_node, reached in _counters_below(loop.test):
+        start_node = _counter_start(name, loop, scope)
+        added = _added(name, loop, scope)
+        if start_node is None or added is None:
+            continue
+        if not (
+            _every_iteration_adds(loop, added[0]) if path is None else _adds_first(path, added[0])
+        ):
+            continue
+        starts, limits = integers(start_node), integers(limit_node)
+        if not starts or not limits:
+            continue
+        room = max(limits) - min(starts) + (1 if reached else 0)
+        bounds.append(max(-(-room // added[1]), 0))
+    return min(bounds, default=None)
+
+
+def _counters_below(test: cst.BaseExpression) -> list[tuple[str, cst.BaseExpression, bool]]:
+    """``(n, limit, reached)`` for each comparison ``n < limit`` (or ``<=``, or the other way
+    round) that ``test`` needs true, alone or joined by ``and``."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return [*_counters_below(test.left), *_counters_below(test.right)]
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return []
+    (comparison,) = test.comparisons
+    reading = _BELOW.get(type(comparison.operator))
+    if reading is None:
+        return []
+    left, reached = reading
+    counter, limit = (test.left, comparison.comparator)[:: 1 if left else -1]
+    if not isinstance(counter, cst.Name):
+        return []
+    return [(counter.value, limit, reached)]
+
+
+def _added(name: str, loop: cst.While, scope: ScopeFacts) -> tuple[cst.AugAssign, int] | None:
+    """The one statement of ``loop`` that changes ``name``, ``name += step``, and its positive
+    integer ``step``."""
+    inside = [a for a in scope.assignments.get(name, []) if loop in a.loops]
+    if len(inside) != 1:
+        return None
+    node = inside[0].node
+    if not (
+        isinstance(node, cst.AugAssign)
+        and isinstance(node.operator, cst.AddAssign)
+        and isinstance(node.value, cst.Integer)
+    ):
+        return None
+    step = node.value.evaluated_value
+    return (node, step) if isinstance(step, int) and step > 0 else None
+
+
+def _every_iteration_adds(loop: cst.While, added: cst.AugAssign) -> bool:
+    """``added`` is a statement of ``loop``'s own body, and no ``continue`` can skip it."""
+    if not isinstance(loop.body, cst.IndentedBlock):
+        return False
+    if any(isinstance(node, cst.Continue) for node in own_nodes(loop.body)):
+        return False
+    return _block_adds(loop.body.body, added)
+
+
+def _adds_first(path: Sequence[cst.CSTNode], added: cst.AugAssign) -> bool:
+    """Every way down ``path`` runs ``added`` first: at some level, a statement before the
+    one on the path runs it on every way through it that goes on."""
+    for parent, child in itertools.pairwise(path):
+        if isinstance(parent, cst.IndentedBlock):
+            before: Sequence[cst.CSTNode] = parent.body[: parent.body.index(child)]
+        elif isinstance(parent, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+            before = parent.body[: parent.body.index(child)]
+        else:
+            continue
+        if _block_adds(before, added):
+            return True
+    return False
+
+
+def _block_adds(statements: Sequence[cst.CSTNode], added: cst.AugAssign) -> bool:
+    """Every way through ``statements`` that reaches their end runs ``added``."""
+    for statement in statements:
+        if statement is added or _ends_iteration(statement):
+            return True
+        if isinstance(statement, cst.SimpleStatementLine):
+            if any(small is added for small in statement.body):
+                return True
+        elif isinstance(statement, cst.If) and _if_adds(statement, added):
+            return True
+    return False
+
+
+def _if_adds(statement: cst.If, added: cst.AugAssign) -> bool:
+    """Both ways through an ``if`` (an ``else`` is needed) that go on run ``added``."""
+    if not isinstance(statement.body, cst.IndentedBlock):
+        return False
+    other = statement.orelse
+    if isinstance(other, cst.If):
+        rest = _if_adds(other, added)
+    elif isinstance(other, cst.Else) and isinstance(other.body, cst.IndentedBlock):
+        rest = _block_adds(other.body.body, added)
+    else:
+        return False
+    return rest and _block_adds(statement.body.body, added)
+
+
+def _ends_iteration(statement: cst.CSTNode) -> bool:
+    """``continue``, ``break``, ``return`` or ``raise``: nothing after it runs this iteration."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(_ends_iteration(small) for small in statement.body)
+    return isinstance(statement, cst.Continue | cst.Break | cst.Return | cst.Raise)
 
 
 def _leaves(statement: cst.BaseStatement) -> bool:

@@ -40,7 +40,7 @@ from tflint_leaks.analysis.singletons import Singletons
 from tflint_leaks.analysis.symbolic import Expr, ref
 from tflint_leaks.analysis.symbolic_cst import from_cst
 from tflint_leaks.analysis.tapes import Tape, collect_tapes
-from tflint_leaks.analysis.values import Evaluator, break_bound
+from tflint_leaks.analysis.values import Evaluator, break_bound, counted_runs
 from tflint_leaks.analysis.writes import Write
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.frameworks import Frameworks
@@ -342,11 +342,13 @@ class FileContext:
     def trip_count(self, loop: LoopNode) -> int | None:
         """How many times a loop of the current scope runs at most, when that is known: the
         items of what it iterates (``range(1, FOLDS + 1)``, a literal list, ``zip`` and
-        ``enumerate`` of those, a K-fold split, ``dict.items()``...), or a counter that
-        ``break``s it after a known number. A loop over a model's or graph's own variables,
-        weights or layers (``for var in tf.trainable_variables()``) counts as one: it runs as
-        many times as the model has them, a number the model fixes, not the data or the time
-        the program runs; what repeats it is what encloses it."""
+        ``enumerate`` of those, a K-fold split, ``dict.items()``...), a counter that
+        ``break``s it after a known number, or one that every iteration adds to and the
+        ``while`` test keeps below a known limit (``while n < 20:`` ... ``n += 1``). A loop
+        over a model's or graph's own variables, weights or layers (``for var in
+        tf.trainable_variables()``) counts as one: it runs as many times as the model has
+        them, a number the model fixes, not the data or the time the program runs; what
+        repeats it is what encloses it."""
         if loop in self._trips:
             return self._trips[loop]
         counts: list[int | None] = []
@@ -357,6 +359,8 @@ class FileContext:
             counts.append(1 if iterated.structural else iterated.bound)
         if not isinstance(loop, cst.CompFor):
             counts.append(break_bound(loop, self.scope_facts(), self.int_value))
+        if isinstance(loop, cst.While):
+            counts.append(counted_runs(loop, None, self.scope_facts(), self._integers))
         count = self._trips[loop] = min((c for c in counts if c is not None), default=None)
         return count
 
@@ -380,11 +384,16 @@ class FileContext:
         some of the enclosing loops): the product of the loops' trip counts and, in an entry
         point, of the framework's calls (``n_trials=100``), divided by the periods of the
         ``if step % N == 0:`` guards around the node inside them (:meth:`period`), when every
-        count is known; None otherwise."""
+        count is known; None otherwise. In a ``while`` loop that ``continue``s past what it
+        does not count, the node counts the iterations that reach it after adding to the
+        counter the test keeps below a limit (:func:`~tflint_leaks.analysis.values.
+        counted_runs`)."""
         chosen = self.loops if loops is None else list(loops)
         total = 1
         for loop in chosen:
             count = self.trip_count(loop)
+            if count is None and isinstance(loop, cst.While):
+                count = counted_runs(loop, self._below(loop), self.scope_facts(), self._integers)
             if count is None:
                 return None
             total *= count
@@ -394,6 +403,13 @@ class FileContext:
                 return None
             total *= entry.count
         return -(-total // self.period(loops))
+
+    def _below(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """The ancestors of the current node from ``node`` down, the current node last."""
+        return self.ancestors[next(i for i, a in enumerate(self.ancestors) if a is node) :]
+
+    def _integers(self, node: cst.BaseExpression) -> frozenset[int] | None:
+        return self.type_of(node).ints
 
     def bounded(self, limit: int, loops: Iterable[LoopNode] | None = None) -> bool:
         """The current node's repetition (or ``loops``, some of the enclosing loops) runs it

@@ -117,6 +117,23 @@ class PredictInLoop(Rule):
     """
 
     VALID = (
+        # A TF2 book's attention plots: the loop skips short sentences and counts the others;
+        # nine are plotted, however many it reads.
+        Valid("""
+        import tensorflow as tf
+
+        model = tf.keras.models.load_model("visualizer")
+        i = 0
+        j = 0
+        while j < 9:
+            text = sentences[i]
+            i += 1
+            if len(text.split()) > 10:
+                j += 1
+            else:
+                continue
+            model.predict([text])
+        """),
         # A course's ensemble: each of its models predicts the test set once.
         Valid("""
         import tensorflow as tf
@@ -415,6 +432,29 @@ class PredictInLoop(Rule):
         """),
     )
     INVALID = (
+        # The counter is not added to before the call when the sentence is short: every
+        # iteration may predict, and how many there are is not known.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("visualizer")
+            i = 0
+            j = 0
+            while j < 9:
+                text = sentences[i]
+                i += 1
+                if len(text.split()) > 10:
+                    j += 1
+                model.predict([text])
+            """,
+            11,
+            5,
+            11,
+            26,
+            "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`model(x, training=False)` or `predict_on_batch`",
+        ),
         # The same models predict again every step of the forecast.
         Invalid(
             """
