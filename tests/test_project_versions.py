@@ -446,6 +446,9 @@ def test_python_2_builtins_anywhere_the_program_imports_pin_keras(tmp_path: Path
         # keras-contrib's layers (Lornatang's CycleGAN) and Keras' legacy interfaces.
         ("import keras\nfrom keras_contrib.layers import InstanceNormalization\n", True),
         ("import keras\nfrom keras.legacy import interfaces\n", True),
+        # Multi-backend Keras's module of `Layer` (KazukiOnodera/Toxic-Comment's callbacks).
+        ("from keras.engine.topology import Layer\n", True),
+        ("from keras.engine import topology\n", True),
         # Theano's environment set for Keras (Grzego/async-rl), or the backend named.
         ("import os\nimport keras\nos.environ['THEANO_FLAGS'] = 'floatX=float32'\n", True),
         ("import os\nimport keras\nos.environ.setdefault('THEANO_FLAGS', 'device=cpu')\n", True),

@@ -17,6 +17,10 @@ Read from the libraries' own history:
   ``epochs``, ``output_dim`` -> ``units`` for ``Dense`` and the recurrent layers, whose
   ``Embedding`` keeps ``output_dim``); Keras 2.4 removed the legacy interfaces with the other
   backends.
+- ``keras.engine.topology`` is multi-backend Keras's module of ``Layer``, ``InputSpec`` and
+  ``Container`` (a shim of ``base_layer`` and ``network`` from 2.2); Keras 2.4 and later have
+  none ("No module named 'keras.engine.topology'": CrockettLab/outrage_classifier#2, fixed by
+  importing ``Layer`` from ``keras.layers``).
 - ``Model._make_predict_function`` is a method of multi-backend Keras and of TensorFlow 1's
   ``tf.keras``; Keras 2.4 has none.
 - ``keras.backend.image_dim_ordering()`` and ``set_image_dim_ordering()`` are Keras 1's names
@@ -87,6 +91,7 @@ TENSORFLOW_BEFORE_2_11 = "<2.11"
 VERSIONED_MODULES: dict[str, tuple[str, str, str]] = {
     "keras.legacy": ("keras", KERAS_BEFORE_2_4, "a module for multi-backend Keras only"),
     "keras_contrib": ("keras", KERAS_BEFORE_2_4, "a module for multi-backend Keras only"),
+    "keras.engine.topology": ("keras", KERAS_BEFORE_2_4, "a module of multi-backend Keras only"),
     "adabelief_tf": (
         "tensorflow",
         TENSORFLOW_BEFORE_2_11,
@@ -103,9 +108,15 @@ _MENTIONS = re.compile(
         "|".join(sorted(MULTI_BACKEND_METHODS | MULTI_BACKEND_FUNCTIONS | PYTHON_2_BUILTINS)),
     )
 )
-#: An import statement of one of :data:`VERSIONED_MODULES`.
+#: An import statement of one of :data:`VERSIONED_MODULES`: the module itself, or a submodule
+#: from its package (``from keras.engine import topology``).
 _VERSIONED_IMPORT = re.compile(
-    r"^[ \t]*(?:from|import)[ \t]+({})\b".format("|".join(re.escape(m) for m in VERSIONED_MODULES)),
+    r"^[ \t]*(?:from|import)[ \t]+(?P<module>{})\b"
+    r"|^[ \t]*from[ \t]+(?P<package>{})[ \t]+import[ \t]+[^\n#]*?\b(?P<last>{})\b".format(
+        "|".join(re.escape(m) for m in VERSIONED_MODULES),
+        "|".join(sorted({re.escape(m.rpartition(".")[0]) for m in VERSIONED_MODULES if "." in m})),
+        "|".join(sorted({re.escape(m.rpartition(".")[2]) for m in VERSIONED_MODULES if "." in m})),
+    ),
     re.MULTILINE,
 )
 _PYTHON_2_MENTIONS = re.compile(r"\b(?:{})\s*\(".format("|".join(sorted(PYTHON_2_BUILTINS))))
@@ -178,7 +189,7 @@ def code_pins(
         if (standalone or family != "keras") and any(_within(t, module) for t in imports.values())
     }
     for match in _VERSIONED_IMPORT.finditer(source) if imported else ():  # the first of each
-        module = match.group(1)
+        module = match["module"] or f"{match['package']}.{match['last']}"
         if module in imported:
             family, specifier, what = VERSIONED_MODULES[module]
             line = source.count("\n", 0, match.start()) + 1
