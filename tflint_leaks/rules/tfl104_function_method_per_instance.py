@@ -250,7 +250,7 @@ class FunctionMethodPerInstance(Rule):
                 pass
 
             epoch = 0
-            while epoch < 5:
+            while epoch < 500:
                 model = Child()
                 model.step(tf.zeros([2]))
                 epoch += 1
