@@ -170,3 +170,38 @@ def test_split_lines_is_the_tokenizers_notion() -> None:
     ]
     assert split_lines("a\n") == ["a", ""]
     assert split_lines("a\n", keepends=True) == ["a\n"]
+
+
+#: A function whose block is indented with two spaces, then with a tab and two spaces: Python
+#: reads the tab as eight columns (ten in all, a deeper block), libcst's tokenizer rejects it
+#: ("no matching outer block for dedent", LibCST#829). ``{indent}`` is the inner indentation.
+TAPE = """\
+import tensorflow as tf
+
+
+def train_step(model, x, y):
+  if model is not None:
+{indent}with tf.GradientTape(persistent=True) as tape:
+{indent}    loss_a, loss_b = model(x)
+{indent}grads_a = tape.gradient(loss_a, model.trainable_variables)
+{indent}grads_b = tape.gradient(loss_b, model.trainable_variables)
+{indent}optimizer.apply_gradients(zip(grads_a + grads_b, model.trainable_variables))
+  return x
+"""
+
+
+@pytest.mark.parametrize(("indent", "column", "fixed"), [("\t  ", 9, False), (" " * 10, 16, True)])
+def test_an_indentation_of_a_tab_then_spaces_is_read_as_python_reads_it(
+    tmp_path: Path, indent: str, column: int, fixed: bool
+) -> None:
+    """The whole file was TFL001 at 1:1 and its findings lost (kamalkraj/ALBERT-TF2.0's
+    ``run_classifer.py``). The finding keeps the file's own columns; its fix, code written
+    for the expanded indentation, is not offered in such a file."""
+    source = TAPE.format(indent=indent)
+    compile(source, "t.py", "exec")  # valid Python
+    path = tmp_path / "t.py"
+    path.write_text(source, encoding="utf-8")
+    (found,) = lint_paths([path], Settings(select=("ALL",))).diagnostics
+    assert (found.code, found.start.line, found.start.column) == ("TFL201", 6, column)
+    assert found.end.column == column + 32  # `tf.GradientTape(persistent=True)`
+    assert (found.fix is not None) is fixed

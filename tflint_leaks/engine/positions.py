@@ -19,6 +19,7 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 
 from tflint_leaks.analysis.nodes import descendants
 from tflint_leaks.analysis.units import FileUnits
+from tflint_leaks.source import split_lines
 
 Positions = Mapping[cst.CSTNode, CodeRange]
 
@@ -112,3 +113,35 @@ class _Moved:
 
     def _line(self, position: CodePosition) -> CodePosition:
         return CodePosition(position.line + self._offset, position.column)
+
+
+def expanded_indentation(text: str) -> tuple[str, dict[int, tuple[int, int]]] | None:
+    """``text`` with the tabs of each line's indentation expanded to spaces, to the next
+    multiple of 8 columns as Python reads them, and for each line so changed, the length of its
+    indentation before and after; None when no line's indentation has a tab. libcst's
+    tokenizer rejects an indentation of a tab then spaces that Python accepts ("no matching
+    outer block for dedent": LibCST#829): this is the same program, with the same lines."""
+    lines = split_lines(text, keepends=True)
+    changed: dict[int, tuple[int, int]] = {}
+    for number, line in enumerate(lines, start=1):
+        indentation = line[: len(line) - len(line.lstrip(" \t\f"))]
+        if "\t" in indentation:
+            expanded = indentation.expandtabs(8)
+            lines[number - 1] = expanded + line[len(indentation) :]
+            changed[number] = (len(indentation), len(expanded))
+    return ("".join(lines), changed) if changed else None
+
+
+def unexpanded(positions: Positions, changed: Mapping[int, tuple[int, int]]) -> Positions:
+    """``positions`` in a text whose indentation :func:`expanded_indentation` expanded, moved
+    back to the original text's columns."""
+
+    def back(position: CodePosition) -> CodePosition:
+        found = changed.get(position.line)
+        if found is None:
+            return position
+        before, after = found
+        column = position.column - (after - before) if position.column >= after else before
+        return CodePosition(position.line, min(column, position.column))
+
+    return {node: CodeRange(back(r.start), back(r.end)) for node, r in positions.items()}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -23,7 +23,7 @@ from tflint_leaks.analysis.units import FileUnits
 from tflint_leaks.analysis.unreached import never_called
 from tflint_leaks.diagnostics import Diagnostic, Location
 from tflint_leaks.engine.indexing import ParsedFile
-from tflint_leaks.engine.positions import node_positions
+from tflint_leaks.engine.positions import expanded_indentation, node_positions, unexpanded
 from tflint_leaks.engine.reports import diagnostic, placed_nodes
 from tflint_leaks.registry import BY_CODE, INTERNAL_ERROR, SYNTAX_ERROR, Code
 from tflint_leaks.rulekit.context import FileContext, Frame, FrameKind
@@ -229,7 +229,7 @@ def lint_module(
     once with every rule, and position what they reported: the diagnostics and the tracebacks of
     rules that failed."""
     try:
-        module = cst.parse_module(text)
+        module, changed = _parse(text)
     except cst.ParserSyntaxError as error:
         message = invalid_syntax(error.message)
         return [SYNTAX_ERROR.at(parsed.path, message, error.raw_line, error.raw_column + 1)], []
@@ -256,14 +256,37 @@ def lint_module(
     if context.reports:
         placed = [node for report in context.reports for node in placed_nodes(report)]
         positions = node_positions(module, placed, parsed.index.units)
+        if changed:
+            positions = unexpanded(positions, changed)
         seen: set[tuple[str, Location, Location]] = set()
         for report in context.reports:
             found = diagnostic(parsed.path, module, report, positions, parsed.text)
+            if changed and found.fix is not None:
+                # A fix is code of the expanded text: its indentation is not the file's.
+                found = replace(found, fix=None)
             key = (found.code, found.start, found.end)
             if key not in seen:  # one finding per place: reached through two callers, say
                 seen.add(key)
                 diagnostics.append(found)
     return diagnostics, tracebacks
+
+
+def _parse(text: str) -> tuple[cst.Module, dict[int, tuple[int, int]]]:
+    """libcst's module for ``text``, which Python parses (the index did); when libcst rejects
+    its indentation, the module of the text with the indentation's tabs expanded, and the
+    lines that changed (:func:`~tflint_leaks.engine.positions.expanded_indentation`). The
+    first error is raised when that does not help."""
+    try:
+        return cst.parse_module(text), {}
+    except cst.ParserSyntaxError:
+        expanded = expanded_indentation(text)
+        if expanded is None:
+            raise
+        try:
+            return cst.parse_module(expanded[0]), expanded[1]
+        except cst.ParserSyntaxError:
+            pass
+        raise
 
 
 #: IPython's ``%run`` line magic, at the start of a line.
