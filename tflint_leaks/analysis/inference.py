@@ -1109,6 +1109,8 @@ class Inference:
                 value = yield from self._constructed(ref, call, name[len("self.") :], where)
                 if value is not None and not value.top and value.kind is not Kind.UNKNOWN:
                     found.append((name, value))  # what runs ``self._detector.predict(x)``
+            if receiver is None and ref.qualname.endswith(".__call__"):
+                receiver = call.func  # ``metric(x)``: the object called is ``self``
             if receiver is not None:
                 holder = yield from self._inheriting(ref, receiver, where)
                 if holder is not None:
@@ -1132,14 +1134,14 @@ class Inference:
     def _inheriting(
         self, ref: FunctionRef, receiver: Expr, where: Where
     ) -> Generator[Query, Any, Value | None]:
-        """What a call runs the method ``ref`` on, when that is instances the call's own
-        evaluation constructs (:attr:`~.lattice.Value.fresh`: certainly of those classes, not
-        of subclasses a name, an attribute or a container's item may hold) of subclasses of
-        the method's class, and the method calls methods on ``self``: those calls then run
-        the subclasses' own (``BaseDrift.predict`` calling ``self.score(x)`` on the
-        ``DriftTorch`` a ``Drift``'s ``__init__`` made). None otherwise."""
-        if receiver.op is Op.ITEM:
-            return None  # an item of a container is not made by reading it
+        """What a call runs the method ``ref`` on, when that is instances of known classes
+        (each exactly that class, not "it or a subclass": what a construction makes, and what
+        a name, an attribute or a container's item holds of such) of subclasses of the
+        method's class, and the method calls methods on ``self``: those calls then run the
+        subclasses' own (``BaseDrift.predict`` calling ``self.score(x)`` on the
+        ``DriftTorch`` a ``Drift``'s ``__init__`` made; a base's ``__call__`` calling
+        ``self.evaluate(x)`` for each metric of a list of them), as a method the call names
+        runs the receiver's own. None otherwise."""
         function = self.module(ref.path).functions[ref.qualname]
         if not any(
             site.call.method is not None and site.call.method[0] == SELF
@@ -1148,7 +1150,7 @@ class Inference:
             return None
         value = yield from self.evaluate(receiver, where)
         owner = ref.qualname.partition(".")[0]
-        if value.top or not value.atoms or not value.fresh:
+        if value.top or not value.atoms:
             return None
         classes: set[tuple[str, str]] = set()
         for each in value.atoms:
