@@ -239,3 +239,49 @@ def test_a_loop_constructing_a_class_whose_init_builds_a_model_is_kept(
     result = lint_paths([tmp_path], Settings(select=select), jobs=1)
     found = [(Path(d.file).name, d.code, d.start.line, d.start.column) for d in result.diagnostics]
     assert found == [("episodes.py", "TFL401", 4, 13)]
+
+
+METRICS = """\
+import tensorflow as tf
+
+
+class Metric:
+    def __call__(self, x):
+        return self.evaluate(x)
+
+
+class Randomization(Metric):
+    def evaluate(self, x):
+        randomized = tf.keras.models.clone_model(x)
+        return randomized.count_params()
+"""
+
+
+@pytest.mark.parametrize(
+    ("loop", "line"),
+    [
+        # The loop names only what the statements before it bound from the class.
+        (
+            "metrics = [Randomization()]\nfor step in range(100):\n    for m in metrics:\n"
+            "        m(step)\n",
+            6,
+        ),
+        # A function naming the class, whose instance it calls (`__call__` inherited).
+        (
+            "def run(data):\n    metric = Randomization()\n    for x in data:\n        metric(x)\n",
+            6,
+        ),
+    ],
+)
+def test_a_loop_calling_instances_of_a_class_whose_call_builds_a_model_is_kept(
+    tmp_path: Path, loop: str, line: int
+) -> None:
+    """Failed before: the prefilter left the loop out (it names `metrics` or `metric`, bound
+    from `Randomization`, whose inherited `__call__` clones a model), so nothing was found;
+    without the prefilter the finding is there."""
+    (tmp_path / "metrics.py").write_text(METRICS)
+    (tmp_path / "run.py").write_text("from metrics import Randomization\n\n" + loop)
+    for prefilter in (True, False):
+        result = lint_paths([tmp_path], Settings(select=("ALL",)), jobs=1, prefilter=prefilter)
+        found = [(Path(d.file).name, d.code, d.start.line) for d in result.diagnostics]
+        assert found == [("run.py", "TFL401", line)]

@@ -167,9 +167,33 @@ class Prefilter:
             project.class_tf_functions(source, klass) or project.is_model_class(source, klass)
         ):
             return True
+        for module, qualname in self._made_or_called(source, klass):
+            if not self._may(module, qualname, runs_graph=False, hops=MAX_CHAIN - 1):
+                continue
+            ref = FunctionRef(module.path, qualname)
+            if any(e.kind not in GRAPH_EFFECTS for e in program.summary(ref)):
+                return True
         return any(
             name in project.class_tf_functions(source, klass) for klass in source.classes.values()
         )
+
+    def _made_or_called(
+        self, source: ModuleIndex, klass: ClassFacts | None
+    ) -> list[tuple[ModuleIndex, str]]:
+        """What making an instance of ``klass`` and calling one runs when the class inherits
+        it: the first ``__init__`` and ``__call__`` of its bases (its own are among the
+        functions its name leads to already)."""
+        if klass is None:
+            return []
+        found = []
+        for method in ("__init__", "__call__"):
+            for module, owner in self.program.project.mro(source, klass):
+                qualname = f"{owner.name}.{method}"
+                if qualname in module.functions:
+                    if owner is not klass:
+                        found.append((module, qualname))
+                    break
+        return found
 
     def _may(self, source: ModuleIndex, qualname: str, *, runs_graph: bool, hops: int) -> bool:
         """Whether a function *may* do, through at most ``hops`` calls, what a loop rule looks
@@ -324,8 +348,8 @@ class Prefilter:
 
     def _named(self, source: ModuleIndex, name: str) -> list[FunctionRef]:
         """The functions and methods of ``source`` called ``name`` (or defining a local
-        ``tf.function`` called so), and the ``__init__`` of its class so called (``Agent()``
-        runs it)."""
+        ``tf.function`` called so), and the ``__init__`` and ``__call__`` of its class so
+        called (``Agent()`` runs the one, ``metric(x)`` of an instance the other)."""
         table = self._names.get(source.path)
         if table is None:
             table = self._names[source.path] = {}
@@ -333,7 +357,7 @@ class Prefilter:
                 found = FunctionRef(source.path, qualname)
                 owner, _, short = qualname.rpartition(".")
                 table.setdefault(short, []).append(found)
-                if short == "__init__" and owner in source.classes:
+                if short in {"__init__", "__call__"} and owner in source.classes:
                     table.setdefault(owner, []).append(found)
                 for local in function.local_tf_functions:
                     table.setdefault(local, []).append(found)

@@ -14,12 +14,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tflint_leaks.analysis.index import ModuleIndex
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.triggers import Triggers
 from tflint_leaks.analysis.units import Unit, walk
 from tflint_leaks.source import split_lines
+
+if TYPE_CHECKING:
+    from tflint_leaks.engine.prefilter import Prefilter
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,7 @@ def combine(
         modes = [
             runs_graph for runs_graph, on in ((False, project_names), (True, graph_runners)) if on
         ]
+        binders = _binders(statements or ())
         for unit in (
             units.module,
             *units.functions,
@@ -98,12 +103,58 @@ def combine(
                 continue
             if unit.names & loop_names:
                 continue
-            for runs_graph in modes:
-                found = prefilter.first_interesting(module, unit.names, runs_graph=runs_graph)
-                if found is not None:
-                    loop_names.add(found)
-                    break
+            found = _leading(prefilter, module, unit.names, modes)
+            if found is None:
+                # A module-level name is what the statements binding it make of the names they
+                # mention (``metrics = [Deletion(), Randomization()]``, then ``metric(x)`` for
+                # each): the name leads where those do.
+                found = next(
+                    (
+                        name
+                        for name in sorted(unit.names & binders.keys())
+                        if _leading(prefilter, module, _bound_from(name, binders), modes)
+                    ),
+                    None,
+                )
+            if found is not None:
+                loop_names.add(found)
     return Needs(False, frozenset(names), frozenset(loop_names), traced, repeated)
+
+
+def _leading(
+    prefilter: Prefilter, module: ModuleIndex, names: frozenset[str], modes: list[bool]
+) -> str | None:
+    for runs_graph in modes:
+        found = prefilter.first_interesting(module, names, runs_graph=runs_graph)
+        if found is not None:
+            return found
+    return None
+
+
+def _binders(statements: Iterable[Statement]) -> dict[str, list[Statement]]:
+    """The module-level statements that bind each name."""
+    found: dict[str, list[Statement]] = {}
+    for statement in statements:
+        for name in statement.binds:
+            found.setdefault(name, []).append(statement)
+    return found
+
+
+def _bound_from(name: str, binders: dict[str, list[Statement]]) -> frozenset[str]:
+    """The names the module-level statements binding ``name`` mention, and those the
+    statements binding them mention, and so on (a worklist: each statement read once)."""
+    seen: set[int] = set()
+    found: set[str] = set()
+    todo = [name]
+    while todo:
+        for statement in binders.get(todo.pop(), ()):
+            if id(statement) in seen:
+                continue
+            seen.add(id(statement))
+            fresh = statement.unit.names - found
+            found |= fresh
+            todo.extend(fresh)
+    return frozenset(found)
 
 
 @dataclass(frozen=True)

@@ -167,6 +167,38 @@ class ModelBuiltInLoop(Rule):
     """
 
     VALID = (
+        # xplique's metric tests: calling a metric runs its class's own `evaluate`; none of
+        # those in the list clones the model, as `Randomization`'s does.
+        Valid("""
+        import tensorflow as tf
+
+
+        class Metric:
+            def __call__(self, x):
+                return self.evaluate(x)
+
+
+        class Deletion(Metric):
+            def evaluate(self, x):
+                return x * 0
+
+
+        class Insertion(Metric):
+            def evaluate(self, x):
+                return x
+
+
+        class Randomization(Metric):
+            def evaluate(self, x):
+                randomized = tf.keras.models.clone_model(x)
+                return randomized.count_params()
+
+
+        metrics = [Deletion(), Insertion()]
+        for step in range(100):
+            for metric in metrics:
+                metric(step)
+        """),
         # The detector the loop builds runs on PyTorch: no Keras model is cloned.
         Valid(
             _DETECTORS
@@ -562,6 +594,46 @@ class ModelBuiltInLoop(Rule):
         """),
     )
     INVALID = (
+        # The same call, with a metric that clones the model in the list.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            class Metric:
+                def __call__(self, x):
+                    return self.evaluate(x)
+
+
+            class Deletion(Metric):
+                def evaluate(self, x):
+                    return x * 0
+
+
+            class Insertion(Metric):
+                def evaluate(self, x):
+                    return x
+
+
+            class Randomization(Metric):
+                def evaluate(self, x):
+                    randomized = tf.keras.models.clone_model(x)
+                    return randomized.count_params()
+
+
+            metrics = [Deletion(), Randomization()]
+            for step in range(100):
+                for metric in metrics:
+                    metric(step)
+            """,
+            28,
+            9,
+            28,
+            21,
+            "`Metric.__call__` builds a Keras model every iteration (200 in all) and the loop "
+            "never calls `clear_session()`; Keras' global state grows with each model (`del` "
+            "and `gc.collect()` do not release it)",
+        ),
         Invalid(
             _DETECTORS
             + "for _ in range(100):\n    Drift(model, backend='TensorFlow').predict(x)\n",
