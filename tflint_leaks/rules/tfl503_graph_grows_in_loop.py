@@ -10,7 +10,7 @@ from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import Effect, EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
-from tflint_leaks.rules._calls import every_iteration, relate_loop, report_through
+from tflint_leaks.rules._calls import every_iteration, relate_loop, report_through, source_of
 from tflint_leaks.rules._models import method_call
 
 #: cleverhans's ``ordered_union``: two collections joined without repeats, and a session.
@@ -409,6 +409,25 @@ class GraphGrowsInLoop(Rule):
         """),
     )
     INVALID = (
+        # A variable picked by its position in a list: the message shows the expression.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            tf.compat.v1.disable_eager_execution()
+            params = [tf.Variable(0.0) for _ in range(3)]
+            sess = tf.compat.v1.Session()
+            for step in range(1000):
+                sess.run(params[step % 3].assign(step))
+            """,
+            7,
+            14,
+            7,
+            43,
+            "`params[step % 3].assign(...)` every iteration (1000 in all) adds nodes to the "
+            "default graph of a loop that runs it (`sess.run`): the graph grows for as long as "
+            "the loop runs; build it once before the loop (`graph.finalize()` catches this)",
+        ),
         # The same assign per named variable, inside a loop that never ends: per step.
         Invalid(
             """
@@ -696,7 +715,7 @@ class GraphGrowsInLoop(Rule):
             report_through(self, node, effect, message, RelatedRole.CALL, "the op is built here")
         elif context.loops[-1] not in self._reported:
             self._reported.add(context.loops[-1])
-            op = dotted(node.func) or "the op"
+            op = dotted(node.func) or source_of(node.func)  # `self.params[i].assign`
             report = self.report(node, _message(op, every_iteration(context), run))
             relate_loop(report, context)
 
