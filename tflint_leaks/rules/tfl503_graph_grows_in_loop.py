@@ -8,7 +8,7 @@ from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.nodes import descendants, dotted
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import FileContext
-from tflint_leaks.rulekit.facts import Effect, EffectKind
+from tflint_leaks.rulekit.facts import Effect, EffectKind, Kind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import every_iteration, relate_loop, report_through, source_of
 from tflint_leaks.rules._models import method_call
@@ -75,8 +75,9 @@ class GraphGrowsInLoop(Rule):
     Not flagged: ops built once before the loop and only run in it, graph-construction loops
     (over layers) that do not run the graph, loops of a known small trip count (at most
     `max-loop-iterations`, default 10), one assign per variable that a loop's items name
-    (`var = tf.get_variable(param_name)` under `variable_scope(op_name, reuse=True)`, a
-    pretrained-weights loader: as many ops as the graph has variables, unless a loop around
+    (`var = tf.get_variable(param_name)` under `variable_scope(op_name, reuse=True)`, or
+    `self.parameters[i]` of a list of variables picked by the loop's counter: a
+    pretrained-weights loader, as many ops as the graph has variables, unless a loop around
     them repeats that), ops built under a first-call guard (`if self.op is None:`, `if key not
     in cache:`; in a function the loop calls, also the `else` of an `if key in cache:` that
     fills the cache) or inside a `tf.function`, a new graph per iteration (`with
@@ -143,6 +144,34 @@ class GraphGrowsInLoop(Rule):
     """
 
     VALID = (
+        # A TF1 book's VGG weight loader: the loop's counter picks another variable of the
+        # model's list each iteration, one assign per variable.
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+
+
+        class VGG:
+            def __init__(self):
+                self.parameters = []
+                for size in (64, 128):
+                    kernel = tf.Variable(tf.zeros([3, 3, size]))
+                    biases = tf.Variable(tf.zeros([size]))
+                    self.parameters += [kernel, biases]
+
+            def load_weights(self, weight_file, sess):
+                weights = np.load(weight_file)
+                keys = sorted(weights.keys())
+                for i, k in enumerate(keys):
+                    sess.run(self.parameters[i].assign(weights[k]))
+
+
+        if __name__ == "__main__":
+            sess = tf.Session()
+            vgg = VGG()
+            vgg.load_weights("vgg16_weights.npz", sess)
+        """),
         # SinGAN: at the first epoch of each of its 9 scales, one assign per variable of the
         # scale copies the previous scale's weights (a loop over the variables, by index): 9
         # copies in all.
@@ -767,6 +796,8 @@ def _naming_loop(context: FileContext, node: cst.Call) -> int | None:
         variable = node.func.value
     elif context.resolve(node.func) in _ASSIGNS and node.args:
         variable = node.args[0].value
+    if isinstance(variable, cst.Subscript):
+        return _counted_variable(context, variable)
     if not isinstance(variable, cst.Name):
         return None
     fetches = context.scope_facts().assignments.get(variable.value, [])
@@ -789,6 +820,41 @@ def _naming_loop(context: FileContext, node: cst.Call) -> int | None:
     for position, loop in enumerate(context.loops):
         if isinstance(loop, cst.For) and used & _names(loop.target):
             return position
+    return None
+
+
+def _counted_variable(context: FileContext, variable: cst.Subscript) -> int | None:
+    """Where the loop is whose counter picks the variable from a list of them
+    (``self.parameters[i]`` in ``for i, k in enumerate(keys):``, or ``for i in range(n):``):
+    each iteration assigns another variable, so the ops are as many as the list holds. None
+    for another index (``params[step % 3]`` assigns the same ones again)."""
+    if len(variable.slice) != 1 or not isinstance(variable.slice[0].slice, cst.Index):
+        return None
+    index = variable.slice[0].slice.value
+    held = context.type_of(variable.value)
+    if not isinstance(index, cst.Name) or held.kind is not Kind.CONTAINER:
+        return None
+    element = held.atoms[0].element
+    if element is None or element.kind is not Kind.TENSOR:
+        return None
+    for position, loop in enumerate(context.loops):
+        if isinstance(loop, cst.For) and _counter(loop) == index.value:
+            return position
+    return None
+
+
+def _counter(loop: cst.For) -> str | None:
+    """The name of a loop's counter: ``i`` of ``for i in range(...)`` or of ``for i, x in
+    enumerate(...)``."""
+    if not isinstance(loop.iter, cst.Call):
+        return None
+    called = dotted(loop.iter.func)
+    target = loop.target
+    if called == "range" and isinstance(target, cst.Name):
+        return target.value
+    if called == "enumerate" and isinstance(target, cst.Tuple) and target.elements:
+        first = target.elements[0].value
+        return first.value if isinstance(first, cst.Name) else None
     return None
 
 
