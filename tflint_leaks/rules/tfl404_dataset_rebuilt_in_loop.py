@@ -6,7 +6,12 @@ from tflint_leaks.analysis import keras
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
-from tflint_leaks.rules._calls import effects_through_calls, relate_loop, report_through
+from tflint_leaks.rules._calls import (
+    effects_through_calls,
+    every_iteration,
+    relate_loop,
+    report_through,
+)
 from tflint_leaks.rules._models import builds_models, trains
 
 
@@ -147,6 +152,31 @@ class DatasetRebuiltInLoop(Rule):
         ),
     )
     INVALID = (
+        # A periodic evaluation: the message says how often, and how many pipelines in all.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+            def evaluate():
+                dataset = tf.data.Dataset.from_tensor_slices(x_test).batch(32)
+                return model.evaluate(dataset)
+
+
+            for step in range(20000):
+                model.train_on_batch(x[step], y[step])
+                if step % 20 == 0:
+                    evaluate()
+            """,
+            7,
+            15,
+            7,
+            57,
+            "`evaluate` builds a new `tf.data` pipeline and is called every 20th iteration (1000 "
+            "in all) of a training loop; build the pipeline once before the loop",
+        ),
         Invalid(
             """
             import tensorflow as tf
@@ -268,15 +298,15 @@ class DatasetRebuiltInLoop(Rule):
         if direct:
             report = self.report(
                 node,
-                "this `tf.data` pipeline is rebuilt every iteration of a training loop; build it "
-                "once before the loop",
+                f"this `tf.data` pipeline is rebuilt {every_iteration(context)} of a training "
+                "loop; build it once before the loop",
             )
             relate_loop(report, context)
             return
         effect = built[0]
         helper = effect.chain[0].callee.rpartition(".")[2]
         message = (
-            f"`{helper}` builds a new `tf.data` pipeline and is called every iteration of a "
-            "training loop; build the pipeline once before the loop"
+            f"`{helper}` builds a new `tf.data` pipeline and is called {every_iteration(context)}"
+            " of a training loop; build the pipeline once before the loop"
         )
         report_through(self, node, effect, message, RelatedRole.CALL, "the pipeline is built here")
