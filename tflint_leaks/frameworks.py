@@ -992,6 +992,8 @@ def _python2_line(path: str, data: bytes) -> str | None:
 
 def _theano_line(path: str, data: bytes) -> str | None:
     """The first place ``data`` sets Theano's environment, as ``path:line``."""
+    if not any(word in data for word in _THEANO_WORDS):  # most files: no decoding at all
+        return None
     if THEANO_SETTING.search(data.decode("utf-8", "replace")) is None:
         return None
     try:
@@ -1003,6 +1005,8 @@ def _theano_line(path: str, data: bytes) -> str | None:
 
 #: Where a source may set Theano's environment (:func:`theano_settings`).
 THEANO_SETTING = re.compile(r"\b(?:THEANO_FLAGS|KERAS_BACKEND)\b")
+#: The names :data:`THEANO_SETTING` looks for, as bytes (a cheap test before decoding).
+_THEANO_WORDS = (b"THEANO_FLAGS", b"KERAS_BACKEND")
 
 
 def theano_settings(tree: ast.Module) -> Iterator[tuple[int, str]]:
