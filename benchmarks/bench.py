@@ -38,6 +38,7 @@ from corpus import (
     REPO,
     CorpusError,
     add_packages_argument,
+    compile_checkout,
     corpus_root,
     count_lines,
     source_files,
@@ -457,6 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"corpus: {', '.join(args.packages)}: {len(files)} files, {lines} lines", flush=True)
     load_before = os.getloadavg()
     commit = _git_describe()  # before the run: the engine may be committed to while it runs
+    compile_checkout()
     with tempfile.TemporaryDirectory(prefix="tflint-bench-") as scratch_name:
         setting = Setting(root, Path(scratch_name), args.timeout)
         rows = bench_parsers(setting) + bench_tflint(setting)
