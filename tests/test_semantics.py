@@ -855,3 +855,26 @@ def test_a_def_inside_a_block_reaches_the_statements_after_it(
     ancestors = path_to_use(module)
     assert ancestors is not None
     assert defined_in_block(ancestors, nested_definitions(module), bound_names) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "expression", "kind"),
+    [
+        # tensorflow/similarity's benchmark: a registry of lambdas, filled by item stores.
+        (
+            'ARCH = {}\nARCH["effnet"] = lambda p: tf.keras.Sequential([p])',
+            "ARCH[name](params)",
+            Kind.MODEL,
+        ),
+        ('ARCH = {"effnet": lambda: tf.keras.Sequential()}', "ARCH['effnet']()", Kind.MODEL),
+        ("make = lambda: tf.keras.models.load_model('m.keras')", "make()", Kind.MODEL),
+        ("make = (lambda: lambda: tf.keras.Sequential())()", "make()", Kind.UNKNOWN),
+        # A lambda in a comprehension reads the comprehension's names: not followed.
+        ("makers = [lambda: m for m in models]", "makers[0]()", Kind.UNKNOWN),
+    ],
+)
+def test_a_module_level_lambda_is_the_function_it_defines(
+    tmp_path: Path, source: str, expression: str, kind: Kind
+) -> None:
+    found = value_of(tmp_path, f"import tensorflow as tf\n{source}\n", expression)
+    assert found.kind is kind

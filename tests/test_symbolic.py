@@ -11,7 +11,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tflint_leaks.analysis.symbolic import MAX_DEPTH, UNKNOWN, Expr, Op, from_ast
+from tflint_leaks.analysis.symbolic import LAMBDA, MAX_DEPTH, UNKNOWN, Expr, Op, from_ast
 from tflint_leaks.analysis.symbolic_cst import from_cst
 from tflint_leaks.registry import RULES
 
@@ -81,6 +81,13 @@ def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
     return any(child is inner or _contains(child, inner) for child in outer.children)
 
 
+def _unnamed(expr: Expr) -> Expr:
+    """``expr`` without the names of its ``lambda``s: the index names each by its place, which
+    libcst's converter does not know (a ``lambda`` it converts is not the index's)."""
+    keywords = () if expr.op is Op.OTHER and expr.text == LAMBDA else expr.keywords
+    return expr._replace(parts=tuple(_unnamed(p) for p in expr.parts), keywords=keywords)
+
+
 SOURCES = _sources()
 
 
@@ -93,7 +100,7 @@ def test_both_converters_give_the_same_expression(name: str, source: str) -> Non
         other = in_cst.get(key)
         if other is None:
             continue
-        assert from_ast(node) == from_cst(other), (name, key, ast.unparse(node))
+        assert _unnamed(from_ast(node)) == from_cst(other), (name, key, ast.unparse(node))
         compared += 1
     assert compared >= len(in_ast) * 0.9, (name, compared, len(in_ast))
 

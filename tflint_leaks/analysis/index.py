@@ -37,7 +37,14 @@ from tflint_leaks.analysis.names import (
     is_tensorflow,
     resolve_dotted,
 )
-from tflint_leaks.analysis.symbolic import Expr, Op, from_ast, string_text
+from tflint_leaks.analysis.symbolic import (
+    Expr,
+    Op,
+    from_ast,
+    is_comprehension,
+    lambda_name,
+    string_text,
+)
 from tflint_leaks.analysis.units import FileUnits, ImportNode, child_nodes, collect_units, walk
 from tflint_leaks.source import split_lines
 
@@ -433,6 +440,9 @@ class IndexBuilder(ast.NodeVisitor):
                 if isinstance(target, ast.Name) and made is not None and wrapped is not None:
                     self.tf_function_names[target.id] = made
                     self._note_traced(wrapped, "")
+        for node in _module_lambdas(tree):
+            facts = self.function_facts(_as_function(node), "", is_method=False)
+            self.functions[facts.qualname] = facts
 
     def _collect_class(self, node: ast.ClassDef) -> None:
         bases = tuple(self.resolve(base) or _name_of(base) or "" for base in node.bases)
@@ -490,6 +500,36 @@ def _name_of(node: ast.expr) -> str | None:
     if isinstance(node, ast.Attribute):
         return node.attr
     return None
+
+
+def _module_lambdas(tree: ast.Module) -> list[ast.Lambda]:
+    """The ``lambda``s of the module's own code whose every free name is a global: not inside
+    a function, class, comprehension or other ``lambda`` (whose names they may read)."""
+    found: list[ast.Lambda] = []
+    stack: list[ast.AST] = [s for s in reversed(tree.body) if not isinstance(s, _SCOPES)]
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Lambda:
+            found.append(node)
+        elif type(node) not in _NESTED and not is_comprehension(node):
+            stack.extend(reversed(child_nodes(node)))
+    return found
+
+
+def _as_function(node: ast.Lambda) -> ast.FunctionDef:
+    """``lambda args: value`` as the function it is, ``def <name>(args): return value``, named
+    by :func:`~tflint_leaks.analysis.symbolic.lambda_name` and placed where the ``lambda`` is
+    (only the index reads it: it is never compiled or unparsed)."""
+    returned = ast.copy_location(ast.Return(value=node.body), node.body)
+    function = ast.FunctionDef(
+        name=lambda_name(node),
+        args=node.args,
+        body=[returned],
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+    )
+    return ast.copy_location(function, node)
 
 
 def _own_nodes(node: ast.AST) -> list[ast.AST]:

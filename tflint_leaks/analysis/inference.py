@@ -62,7 +62,16 @@ from tflint_leaks.analysis.lattice import (
 from tflint_leaks.analysis.names import IMPORT_MODULE, canonical, resolve_dotted
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.singletons import Singletons
-from tflint_leaks.analysis.symbolic import SPREAD, Expr, Op, is_super, ref, string, string_text
+from tflint_leaks.analysis.symbolic import (
+    LAMBDA,
+    SPREAD,
+    Expr,
+    Op,
+    is_super,
+    ref,
+    string,
+    string_text,
+)
 from tflint_leaks.analysis.symbolic import UNKNOWN as UNKNOWN_EXPR
 
 Query = tuple[Any, ...]
@@ -345,6 +354,8 @@ class Inference:
             return atom(Kind.CONTAINER, element=key, mapped=value, ref=ITEM_STORE)
         if expr.text == "compare":
             return BOOL
+        if expr.text == LAMBDA and expr.keywords and expr.keywords[0] in where.module.functions:
+            return atom(Kind.FUNCTION, ref=FunctionRef(where.module.path, expr.keywords[0]))
         return UNKNOWN
 
     def evaluate_all(

@@ -59,7 +59,7 @@ class Op(Singletons):
     #: ``compare`` (a bool: ``parts`` the operands, ``keywords`` the operators between them,
     #: :data:`COMPARE_OPERATORS`), ``format`` (an f-string whose every replacement field is a
     #: plain ``{value}``: ``parts`` its pieces in order, a string literal or the value),
-    #: ``lambda``, ``""``.
+    #: ``lambda`` (:data:`LAMBDA`), ``""``.
     OTHER = "other"
 
 
@@ -275,6 +275,20 @@ def target_names(node: ast.expr) -> str:
     return "?" + ",".join(sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)}))
 
 
+#: ``Op.OTHER`` of this text is a ``lambda``; ``keywords`` holds its :func:`lambda_name`.
+LAMBDA = "lambda"
+
+
+def lambda_name(node: ast.Lambda) -> str:
+    """The name the index gives a ``lambda`` of a module's own code, by its place
+    (``<lambda>:12:17``, line and byte offset): no identifier can be it."""
+    return f"<lambda>:{node.lineno}:{node.col_offset}"
+
+
+def is_comprehension(node: ast.AST) -> bool:
+    return type(node) in _COMPREHENSIONS
+
+
 def from_ast(node: ast.expr, depth: int = 0) -> Expr:
     """The :class:`Expr` of an ``ast`` expression."""
     if depth > MAX_DEPTH:
@@ -318,7 +332,7 @@ def from_ast(node: ast.expr, depth: int = 0) -> Expr:
         operators = tuple(COMPARE_OPERATORS[type(op)] for op in node.ops)
         return Expr(Op.OTHER, "compare", operands, operators)
     if isinstance(node, ast.Lambda):
-        return Expr(Op.OTHER, "lambda")
+        return Expr(Op.OTHER, LAMBDA, keywords=(lambda_name(node),))
     if isinstance(node, ast.Await):
         return from_ast(node.value, inner)
     if isinstance(node, ast.NamedExpr):

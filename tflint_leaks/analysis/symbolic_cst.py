@@ -8,6 +8,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.nodes import descendants
 from tflint_leaks.analysis.symbolic import (
+    LAMBDA,
     MAX_DEPTH,
     MAX_DISPLAYED,
     SPREAD,
@@ -93,7 +94,7 @@ def from_cst(node: cst.BaseExpression, depth: int = 0) -> Expr:
         operators = tuple(_COMPARE[type(c.operator)] for c in node.comparisons)
         return Expr(Op.OTHER, "compare", operands, operators)
     if isinstance(node, cst.Lambda):
-        return Expr(Op.OTHER, "lambda")
+        return Expr(Op.OTHER, LAMBDA)  # not named: only the index's lambdas are functions
     if isinstance(node, cst.Await):
         return from_cst(node.expression, inner)
     if isinstance(node, cst.NamedExpr):
