@@ -305,7 +305,7 @@ class Evaluator:
         slices = [e.slice for e in node.slice]
         bounds: list[Variation] = []
         for item in slices:
-            if isinstance(item, cst.Slice):
+            if isinstance(item, cst.Slice) and not self._steady(item):
                 for part in (item.lower, item.upper, item.step):
                     if part is not None:
                         bounds.append(self.value(part))
@@ -321,6 +321,20 @@ class Evaluator:
         if base.kind is Form.TENSOR:
             return Variation(Form.TENSOR, base.card, base.size_varies)
         return Variation(Form.OPAQUE, base.card)
+
+    def _steady(self, item: cst.Slice) -> bool:
+        """A slice whose length is the same every iteration: ``x[i * k:(i + 1) * k]``,
+        ``x[start:start + k]``, whose ``upper - lower`` (a polynomial of the names it reads)
+        is loop-invariant, and whose step is (only the last slice of the data may be shorter)."""
+        if item.upper is None or (item.step is not None and self.value(item.step).card):
+            return False
+        atoms: dict[str, cst.BaseExpression] = {}
+        upper = _polynomial(item.upper, atoms)
+        lower = {} if item.lower is None else _polynomial(item.lower, atoms)
+        if upper is None or lower is None:
+            return False
+        length = _sum(upper, lower, -1)
+        return all(self.value(atoms[name]).card == 0 for term in length for name in term)
 
     # -- names -------------------------------------------------------------------------------
 
@@ -753,3 +767,47 @@ def _break_check(statement: cst.BaseStatement) -> tuple[str, str, cst.BaseExpres
     if operator is None or not isinstance(test.left, cst.Name):
         return None
     return test.left.value, operator, comparison.comparator
+
+
+#: A polynomial with integer coefficients: each term is the sorted names it multiplies (``()``
+#: for the constant term).
+Polynomial = dict[tuple[str, ...], int]
+
+
+def _polynomial(
+    node: cst.BaseExpression, atoms: dict[str, cst.BaseExpression]
+) -> Polynomial | None:
+    """``node`` as a polynomial of the names (and dotted attributes) it reads, recorded in
+    ``atoms``; None for anything else (a call may give another value each time)."""
+    if isinstance(node, cst.Integer):
+        value = int(node.value.replace("_", ""), 0)
+        return {(): value} if value else {}
+    name = dotted(node) if isinstance(node, cst.Name | cst.Attribute) else None
+    if name is not None:
+        atoms[name] = node
+        return {(name,): 1}
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus | cst.Plus):
+        inner = _polynomial(node.expression, atoms)
+        sign = -1 if isinstance(node.operator, cst.Minus) else 1
+        return None if inner is None else {term: sign * c for term, c in inner.items()}
+    if isinstance(node, cst.BinaryOperation):
+        left = _polynomial(node.left, atoms)
+        right = _polynomial(node.right, atoms)
+        if left is None or right is None:
+            return None
+        if isinstance(node.operator, cst.Add | cst.Subtract):
+            return _sum(left, right, 1 if isinstance(node.operator, cst.Add) else -1)
+        if isinstance(node.operator, cst.Multiply):
+            product: Polynomial = {}
+            for (a, x), (b, y) in itertools.product(left.items(), right.items()):
+                product = _sum(product, {tuple(sorted(a + b)): x * y}, 1)
+            return product
+    return None
+
+
+def _sum(left: Polynomial, right: Polynomial, sign: int) -> Polynomial:
+    """``left + sign * right``, without zero terms."""
+    found = dict(left)
+    for term, coefficient in right.items():
+        found[term] = found.get(term, 0) + sign * coefficient
+    return {term: c for term, c in found.items() if c}

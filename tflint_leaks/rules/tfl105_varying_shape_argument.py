@@ -91,6 +91,23 @@ class VaryingShapeArgument(Rule):
     """
 
     VALID = (
+        # TensorFlow-Examples' multi-GPU notebook: each tower's slice is `gpu_batch_size` long,
+        # whatever `i` is; so is a window that starts anywhere.
+        Valid("""
+        import tensorflow as tf
+
+        @tf.function
+        def backprop(batch_x, batch_y):
+            return batch_x, batch_y
+
+        def run_optimization(x, y):
+            for i in range(num_gpus):
+                gpu_batch_size = int(batch_size / num_gpus)
+                batch_x = x[i * gpu_batch_size: (i + 1) * gpu_batch_size]
+                batch_y = y[i * gpu_batch_size: (i + 1) * gpu_batch_size]
+                backprop(batch_x, batch_y)
+                backprop(x[i:i + 32], y[i:i + 32])
+        """),
         Valid("""
         import tensorflow as tf
 
