@@ -987,6 +987,29 @@ class ModelBuiltInLoop(Rule):
             "Flask route never calls `clear_session()`; Keras' global state grows with each "
             "model (`del` and `gc.collect()` do not release it)",
         ),
+        # A hyperopt search (which-whale-is-this): each trial's model predicts once, which
+        # is this finding's and not TFL402's.
+        Invalid(
+            """
+            import tensorflow as tf
+            from hyperopt import fmin, hp, tpe
+
+            def objective(params):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(int(params["units"]))])
+                model.compile("adam", "mse")
+                return float(model.predict(x_val).mean())
+
+            fmin(fn=objective, space={"units": hp.uniform("units", 8, 64)}, algo=tpe.suggest,
+                 max_evals=50)
+            """,
+            5,
+            13,
+            5,
+            79,
+            "`tf.keras.Sequential` builds a new Keras model every trial (50 in all) and "
+            "the Hyperopt objective never calls `clear_session()`; Keras' global state grows "
+            "with each model (`del` and `gc.collect()` do not release it)",
+        ),
         Invalid(
             """
             import optuna

@@ -49,8 +49,9 @@ class PredictInLoop(Rule):
     execution off: `predict` reuses one function), projects that pin multi-backend Keras
     (`keras<2.4`: `predict` slices its input into batches and runs the model's one
     `predict_function`, a `K.function` made on the first call, on each), and one `predict` per
-    model in a loop that builds a new model each iteration or iterates models (`for model in
-    ensemble: model.predict(data)`, when no other loop or framework repeats it). A call that
+    model in a loop that builds a new model each iteration (or a search's objective that builds
+    one each trial) or iterates models (`for model in ensemble: model.predict(data)`, when no
+    other loop or framework repeats it). A call that
     leaves out a required parameter runs nothing (it raises `TypeError`), and a method's block
     that the call's receiver never takes is not followed: `agent = Agent(env, w_per=False)`
     makes an agent whose `if self.with_per:` is false, when `__init__` keeps that parameter as
@@ -886,10 +887,11 @@ class PredictInLoop(Rule):
             method = node.func.attr.value
             if context.defines(found, method):
                 return
-            if context.loops and built_in_loop(context, receiver):
-                # A model built each iteration predicts with it once or a few times: that
-                # model is the finding (TFL401). A framework's entry point that loads its model
-                # each time (a Streamlit rerun) still predicts per request.
+            if (context.loops or _per_trial(context)) and built_in_loop(context, receiver):
+                # A model built each iteration (or each trial of a search) predicts with it
+                # once or a few times: that model is the finding (TFL401). A framework's entry
+                # point that loads its model each time (a Streamlit rerun) still predicts per
+                # request.
                 return
             if _each_model_once(context, receiver):
                 return
@@ -908,6 +910,13 @@ class PredictInLoop(Rule):
             message = _message(context, effect.text, effect.method, how_often)
             where = f"`{effect.method}` is called here"
             report_through(self, node, effect, message, RelatedRole.MODEL, where)
+
+
+def _per_trial(context: FileContext) -> bool:
+    """The node is in a search's objective, which the framework calls once per trial (Optuna,
+    hyperopt, Ray Tune, Keras Tuner): each trial's model is its own, evaluated once."""
+    entry = context.entry_point
+    return entry is not None and entry.unit == "trial"
 
 
 def _each_model_once(context: FileContext, receiver: cst.BaseExpression) -> bool:
