@@ -27,7 +27,9 @@ class VaryingShapeArgument(Rule):
     loop that grows or shrinks a tensor retraces on every iteration and keeps every graph.
 
     Not flagged: a function with `input_signature` or `reduce_retracing=True`, and tensors whose
-    shape does not change (indexing `x[i]`, a full batch).
+    shape does not change (indexing `x[i]`, a full batch, a window whose `upper - lower` does
+    not change: `x[i * k:(i + 1) * k]`, `x[i:i + k]`; only the last window of the data may be
+    shorter, one more trace).
 
     ## Example
     ```python
