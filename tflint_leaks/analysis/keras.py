@@ -23,7 +23,9 @@ VARIABLE_OWNERS = frozenset({"tensorflow.Module", "keras.layers.Layer", "keras.L
 MODEL_TENSORS = frozenset({"input", "inputs", "output", "outputs"})
 
 #: Functions that return a new Keras model (every namespace canonicalises to ``keras.``: tf.keras,
-#: standalone Keras 2, Keras 3, tf_keras), and TensorFlow's SavedModel loader.
+#: standalone Keras 2, Keras 3, tf_keras), and TensorFlow's SavedModel loader. Not
+#: ``deserialize_keras_object`` or ``layers.deserialize``: they build whatever the configuration
+#: names, most often a layer, a callback or an optimizer.
 MODEL_LOADERS = frozenset(
     {
         "keras.models.load_model",
@@ -31,9 +33,6 @@ MODEL_LOADERS = frozenset(
         "keras.models.model_from_json",
         "keras.models.model_from_yaml",
         "keras.models.model_from_config",
-        "keras.saving.deserialize_keras_object",
-        "keras.utils.deserialize_keras_object",
-        "keras.layers.deserialize",
         "tensorflow.saved_model.load",
         "keras.experimental.load_from_saved_model",
     }
@@ -50,6 +49,8 @@ PREDICT_METHODS = frozenset({"predict", "predict_classes", "predict_proba", "pre
 PREDICT_REMEDIES = frozenset({"predict_on_batch", "__call__"})
 #: Model methods that fit the model.
 FIT_METHODS = frozenset({"fit", "fit_generator"})
+#: Where each fit method takes ``epochs`` (its position; left out, it is 1).
+FIT_EPOCHS = {"fit": 3, "fit_generator": 2}
 
 _APPLICATIONS = "keras.applications."
 
