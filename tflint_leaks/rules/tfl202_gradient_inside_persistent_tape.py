@@ -40,7 +40,8 @@ class GradientInsidePersistentTape(Rule):
     Not flagged: a non-persistent tape's own gradient (TensorFlow stops the tape before
     computing it, and the tape records nothing after that), higher-order derivatives and
     gradient penalties (a result that the recording tape differentiates later, directly or
-    through the values computed from it: nested tapes, WGAN-GP), calls inside
+    through the values computed from it, unpacked or item by item in a comprehension: nested
+    tapes, Hessians, WGAN-GP), calls inside
     `with tape.stop_recording():`, gradients taken after the block, code inside a `tf.function`,
     and files that turn eager execution off. In graph mode a tape records only while the graph
     is built, and the graph is the same whichever tape recorded the backward pass (measured with
@@ -106,6 +107,32 @@ class GradientInsidePersistentTape(Rule):
             dy = tape.gradient(y, x)
             del tape
             return dy
+        """),
+        # Hands-On ML's Hessians: the outer tape differentiates each item of the inner
+        # tape's gradients, one at a time in a comprehension.
+        Valid("""
+        import tensorflow as tf
+
+        w1, w2 = tf.Variable(5.0), tf.Variable(3.0)
+        with tf.GradientTape(persistent=True) as hessian_tape:
+            with tf.GradientTape() as jacobian_tape:
+                z = 3 * w1 ** 2 + 2 * w1 * w2
+            jacobians = jacobian_tape.gradient(z, [w1, w2])
+        hessians = [hessian_tape.gradient(jacobian, [w1, w2]) for jacobian in jacobians]
+        del hessian_tape
+        """),
+        # Its second derivatives with one persistent tape: the gradients taken inside the
+        # block, unpacked into two names, are differentiated after it.
+        Valid("""
+        import tensorflow as tf
+
+        x, y = tf.Variable(3.0), tf.Variable(4.0)
+        with tf.GradientTape(persistent=True) as tape:
+            f = x * x * y + y + 2
+            df_dx, df_dy = tape.gradient(f, [x, y])
+        d2f_d2x, d2f_dydx = tape.gradient(df_dx, [x, y])
+        d2f_dxdy, d2f_d2y = tape.gradient(df_dy, [x, y])
+        del tape
         """),
         Valid("""
         import tensorflow as tf
@@ -501,19 +528,45 @@ class GradientInsidePersistentTape(Rule):
         statement = self.context.statement_around(node)
         if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
             return False
-        result = dotted(statement.targets[0].target)
-        if result is None:
+        # ``grads = ...``, or each name of ``df_dx, df_dy = tape.gradient(f, [x, y])``.
+        target = statement.targets[0].target
+        results = {dotted(target)} if dotted(target) is not None else _names(target)
+        if not results:
             return False
-        scope = self.context.scope_facts()
+        sources = _sources(self.context.frame.node, self.context.scope_facts().assignments)
         for other in own_nodes(self.context.frame.node):
             if other is node or not isinstance(other, cst.Call) or not other.args:
                 continue
             receiver = method_call(other, GRADIENT_METHODS)
             if receiver is None or (tape is not None and dotted(receiver) != tape):
                 continue
-            if result in _depends_on(other.args[0].value, scope.assignments):
+            if results & _depends_on(other.args[0].value, sources):
                 return True
         return False
+
+
+def _names(target: cst.BaseExpression) -> set[str | None]:
+    """The names a tuple or list target binds (``df_dx, df_dy``)."""
+    if not isinstance(target, cst.Tuple | cst.List):
+        return set()
+    return {dotted(element.value) for element in target.elements} - {None}
+
+
+def _sources(
+    scope: cst.CSTNode, assignments: Mapping[str, Sequence[Assignment]]
+) -> dict[str, list[cst.BaseExpression]]:
+    """What each name of the scope is computed from: the values assigned to it, and for the
+    target of a comprehension's ``for`` the iterable (``for jacobian in jacobians``)."""
+    found = {
+        name: [a.value for a in assigned if a.value is not None]
+        for name, assigned in assignments.items()
+    }
+    for node in own_nodes(scope):
+        if isinstance(node, cst.CompFor):
+            for name in {dotted(node.target)} | _names(node.target):
+                if name is not None:
+                    found.setdefault(name, []).append(node.iter)
+    return found
 
 
 def _takes_gradient(node: cst.CSTNode, tape: str) -> bool:
@@ -524,9 +577,9 @@ def _takes_gradient(node: cst.CSTNode, tape: str) -> bool:
 
 
 def _depends_on(
-    expression: cst.BaseExpression, assignments: Mapping[str, Sequence[Assignment]]
+    expression: cst.BaseExpression, sources: Mapping[str, Sequence[cst.BaseExpression]]
 ) -> set[str]:
-    """The names ``expression`` is computed from, through the scope's assignments."""
+    """The names ``expression`` is computed from, through what the scope computes them from."""
     found: set[str] = set()
     pending = [expression]
     while pending:
@@ -534,7 +587,7 @@ def _depends_on(
         for n in (current, *own_nodes(current)):
             if isinstance(n, cst.Name) and n.value not in found:
                 found.add(n.value)
-                pending.extend(a.value for a in assignments.get(n.value, ()) if a.value is not None)
+                pending.extend(sources.get(n.value, ()))
     return found
 
 
