@@ -455,6 +455,17 @@ CODES: tuple[Code, ...] = (
         implementation="tfl404_dataset_rebuilt_in_loop.DatasetRebuiltInLoop",
     ),
     Code(
+        "TFL405",
+        "fit-per-step",
+        "A model's `fit` of one epoch runs per step, in a loop inside another repetition",
+        judgement=Judgement.GROWTH,
+        triggers=Triggers(loop_names=frozenset({"fit"}), project_loop_names=True),
+        # Multi-backend Keras (before 2.4) runs one `K.function` per model, made once: no
+        # pipeline per call.
+        versions=Versions(keras=">=2.4", eager_only=True),
+        implementation="tfl405_fit_per_step.FitPerStep",
+    ),
+    Code(
         "TFL501",
         "array-captured-as-constant",
         "A `tf.function` reads a NumPy array or a large Python list from an enclosing scope",

@@ -97,6 +97,8 @@ class Effect:
     #: For :data:`EffectKind.PREDICT` and :data:`EffectKind.FIT`: the method called
     #: (``predict``, ``predict_classes``, ``fit_generator``...).
     method: str = ""
+    #: For :data:`EffectKind.FIT`: the call trains one epoch (``epochs`` left out or 1).
+    one_epoch: bool = False
 
     @property
     def identity(self) -> tuple[str, str, Span, str, int]:
@@ -176,8 +178,15 @@ class Effects:
         ):
             receiver = yield from inference.evaluate(method[0], where)
             if receiver.model_where_known and not self.defines(receiver, method[1]):
-                kind = EffectKind.PREDICT if method[1] in keras.PREDICT_METHODS else EffectKind.FIT
-                return [Effect(kind, path, site.span, _text(method[0]), method=method[1])]
+                text = _text(method[0])
+                if method[1] in keras.PREDICT_METHODS:
+                    return [Effect(EffectKind.PREDICT, path, site.span, text, method=method[1])]
+                epochs = call.argument(keras.FIT_EPOCHS[method[1]], "epochs")
+                given = None if epochs is None else (yield from inference.evaluate(epochs, where))
+                once = given is None or given.ints == frozenset({1})
+                return [
+                    Effect(EffectKind.FIT, path, site.span, text, method=method[1], one_epoch=once)
+                ]
         if where.function is not None:
             traced = yield from self.tf_function(call, where)
             if traced is not None:

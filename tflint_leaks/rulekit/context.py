@@ -713,6 +713,12 @@ class FileContext:
         assert isinstance(found, tuple)
         return found
 
+    def repeats_inside(self, effect: Effect) -> bool:
+        """The effect of a call made here runs many times each time the call runs: a loop of
+        the project code the call runs repeats it (:meth:`~tflint_leaks.analysis.program.
+        Program.repeats_inside`)."""
+        return self.program.repeats_inside(effect)
+
     def tf_function_callee(self, node: cst.Call) -> Callee | None:
         """The ``tf.function`` that ``node`` calls, if the project index knows it."""
         name = dotted(node.func)
