@@ -895,15 +895,3 @@ def test_a_deserialized_object_is_not_known_to_be_a_model(tmp_path: Path, name: 
     found = value_of(tmp_path, f"import {module} as lib", f"lib.{last}(config)")
     assert found.kind is not Kind.MODEL
 
-
-def test_a_factory_of_ten_classes_gives_an_instance_of_each(tmp_path: Path) -> None:
-    """hfawaz/dl-4-tsc's `create_classifier` returns one of ten classifiers: the value keeps
-    the ten (with eight it was anything, and the `clear_session()` each one's `fit` ends with
-    was not seen)."""
-    names = [f"C{i}" for i in range(10)]
-    classes = "".join(f"class {name}:\n    pass\n" for name in names)
-    branches = "".join(f"    if kind == {i}:\n        return {n}()\n" for i, n in enumerate(names))
-    source = f"{classes}def create(kind):\n{branches}"
-    found = value_of(tmp_path, source, "create(kind)")
-    assert not found.top
-    assert sorted(str(each.ref.name) for each in found.atoms) == names

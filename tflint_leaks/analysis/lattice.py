@@ -37,7 +37,7 @@ from tflint_leaks.analysis.singletons import Singletons
 #: Integers (and a string's texts) kept exactly; a set of more is "some integer" (``None``).
 MAX_INTEGERS = 16
 #: Atoms kept in one value; a value of more is :data:`TOP`.
-MAX_ATOMS = 16
+MAX_ATOMS = 8
 #: How deep values nest inside containers before the inner ones are :data:`TOP`.
 MAX_NESTING = 3
 #: Integers larger in magnitude are "some integer" (keeps ``2 ** n`` from growing without end).
