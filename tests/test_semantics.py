@@ -894,4 +894,3 @@ def test_a_deserialized_object_is_not_known_to_be_a_model(tmp_path: Path, name: 
     module, _, last = name.rpartition(".")
     found = value_of(tmp_path, f"import {module} as lib", f"lib.{last}(config)")
     assert found.kind is not Kind.MODEL
-

@@ -26,6 +26,7 @@ from tflint_leaks.analysis.graph import (
     SESSION_RUN_METHODS,
     builds_graph,
     is_graph_code,
+    resets_graph,
 )
 from tflint_leaks.analysis.index import FunctionFacts, TfFunctionFacts
 from tflint_leaks.analysis.inference import Inference, Target, TargetKind, Where, callee_name
@@ -55,11 +56,13 @@ class EffectKind(Singletons):
     GRAPH_OP = "graph-op"
     #: The graph runs in a session (``sess.run``, ``x.eval(session=sess)``).
     RUN_GRAPH = "run-graph"
+    #: The default graph is dropped (``tf.compat.v1.reset_default_graph()``).
+    RESET_GRAPH = "reset-graph"
 
 
 #: What graph code does: it builds ops everywhere, so only the functions that run the graph are
 #: interesting, and only to the rules that ask.
-GRAPH_EFFECTS = frozenset({EffectKind.GRAPH_OP, EffectKind.RUN_GRAPH})
+GRAPH_EFFECTS = frozenset({EffectKind.GRAPH_OP, EffectKind.RUN_GRAPH, EffectKind.RESET_GRAPH})
 
 
 @dataclass(frozen=True, order=True)
@@ -398,6 +401,8 @@ def library_effect(qualified: str, call: Expr) -> EffectKind | None:
         return None
     if qualified in keras.DATASET_SOURCES:
         return EffectKind.DATASET
+    if resets_graph(qualified):
+        return EffectKind.RESET_GRAPH
     if builds_graph(qualified):
         return EffectKind.GRAPH_OP
     return None

@@ -24,6 +24,7 @@ from tflint_leaks.analysis.graph import (
     GRAPH,
     GRAPH_MODE_SWITCHES,
     builds_graph,
+    resets_graph,
     v1,
 )
 from tflint_leaks.analysis.names import (
@@ -221,6 +222,7 @@ def _kept(call: ast.Call, resolve: Resolve, graph_code: bool) -> bool:
         return (
             keras.builds_model(resolved)
             or resolved in keras.CLEAR_SESSION
+            or resets_graph(resolved)
             or resolved in keras.DATASET_SOURCES
             or resolved in {GRADIENT_TAPE, TF_FUNCTION}
             or resolved in REGISTERING_CALLS

@@ -235,6 +235,12 @@ def v1(name: str) -> str:
     return f"tensorflow.{name[len(_V1) :]}" if name.startswith(_V1) else name
 
 
+def resets_graph(name: str) -> bool:
+    """Whether calling the canonical ``name`` drops the default graph
+    (``tf.compat.v1.reset_default_graph``): nothing built before it accumulates."""
+    return v1(name) == "tensorflow.reset_default_graph"
+
+
 def builds_graph(name: str) -> bool:
     """Whether calling the canonical ``name`` adds nodes to the default graph in graph mode:
     a TensorFlow op (``tf.assign``, ``tf.layers.dense``, ``tf.summary.scalar``), a

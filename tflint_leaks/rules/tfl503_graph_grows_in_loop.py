@@ -28,14 +28,9 @@ sess = tf.compat.v1.Session()
 """
 
 _K_FUNCTION = "keras.backend.function"
-#: Calls that drop the default graph, so nothing built before them accumulates.
-_RESETS = frozenset(
-    {
-        "tensorflow.reset_default_graph",
-        "tensorflow.compat.v1.reset_default_graph",
-        *keras.CLEAR_SESSION,
-    }
-)
+#: What drops the default graph (a call, or project code it runs), so nothing built before
+#: it accumulates.
+_RESETS = frozenset({EffectKind.RESET_GRAPH, EffectKind.CLEAR_SESSION})
 
 
 #: An existing variable fetched by its name, the scope that names it, and the ops that assign it.
@@ -82,7 +77,7 @@ class GraphGrowsInLoop(Rule):
     in cache:`; in a function the loop calls, also the `else` of an `if key in cache:` that
     fills the cache) or inside a `tf.function`, a new graph per iteration (`with
     tf.Graph().as_default():` inside the loop, or `tf.compat.v1.reset_default_graph()` /
-    `clear_session()` every iteration), eager code (no session and eager execution on: ops run
+    `clear_session()` every iteration, directly or in project code the loop calls), eager code (no session and eager execution on: ops run
     at once and keep nothing), and calls that add no node (`tf.trainable_variables()`,
     `tf.get_variable` with reuse, a `tf.Summary()` protocol buffer). Limits: ops made by Python
     operators on tensors (`sess.run(a + b)`, `t[0]`) are not seen. A periodic guard around the
@@ -144,6 +139,25 @@ class GraphGrowsInLoop(Rule):
     """
 
     VALID = (
+        # tensorflow/privacy's PATE student: each teacher's predictions are computed by a
+        # helper that builds its ops, runs them and drops the graph before it returns.
+        Valid("""
+        import tensorflow as tf
+
+
+        def softmax_preds(images, ckpt_path):
+            data = tf.placeholder(tf.float32, shape=images.shape)
+            logits = tf.layers.dense(data, 10)
+            with tf.Session() as sess:
+                tf.train.Saver().restore(sess, ckpt_path)
+                preds = sess.run(tf.nn.softmax(logits), {data: images})
+            tf.reset_default_graph()
+            return preds
+
+
+        for teacher_id in range(nb_teachers):
+            result[teacher_id] = softmax_preds(student_data, paths[teacher_id])
+        """),
         # A TF1 book's VGG weight loader: the loop's counter picks another variable of the
         # model's list each iteration, one assign per variable.
         Valid("""
@@ -766,7 +780,9 @@ class GraphGrowsInLoop(Rule):
 
     def _fresh_graph(self) -> bool:
         """Each iteration builds into a graph of its own: a ``with tf.Graph().as_default():``
-        block inside the loop, or a loop that resets the default graph every iteration."""
+        block inside the loop, or a loop that resets the default graph every iteration,
+        directly or through project code (``softmax_preds()`` ending with
+        ``tf.reset_default_graph()``)."""
         context = self.context
         loop = context.loops[0]
         inside = False
@@ -779,9 +795,10 @@ class GraphGrowsInLoop(Rule):
             ):
                 return True
         return any(
-            context.resolve(call.func) in _RESETS
+            effect.kind in _RESETS
             for current in context.loops
             for call in context.loop_calls(current)
+            for effect in context.effects(call)
         )
 
 
