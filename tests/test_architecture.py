@@ -292,3 +292,48 @@ def test_no_import_cycle_in_the_package() -> None:
     for module in modules:
         if module not in state:
             visit(module)
+
+
+def test_an_absolute_import_inside_a_src_package_finds_the_project_module(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Zeta36/chess-alpha-zero: ``src`` has an ``__init__.py`` and a launcher appends it to
+    ``sys.path``, so ``from chess_zero.agent.model_chess import ChessModel`` in
+    ``src/chess_zero/worker/evaluate.py`` is ``src.chess_zero.agent.model_chess``; and
+    ``Model`` from ``keras.engine.training`` is ``keras.Model`` with its ``from_config``. Failed
+    before on both counts: the endless loop's model was not seen."""
+    package = tmp_path / "src" / "chess_zero"
+    for directory in (tmp_path / "src", package, package / "agent", package / "worker"):
+        directory.mkdir(exist_ok=True)
+        (directory / "__init__.py").write_text("")
+    (package / "agent" / "model_chess.py").write_text(
+        "import json\n"
+        "from keras.engine.training import Model\n"
+        "\n"
+        "\n"
+        "class ChessModel:\n"
+        "    def load(self, config_path):\n"
+        "        with open(config_path) as f:\n"
+        "            self.model = Model.from_config(json.load(f))\n"
+    )
+    (package / "worker" / "evaluate.py").write_text(
+        "from chess_zero.agent.model_chess import ChessModel\n"
+        "\n"
+        "\n"
+        "def load_next(path):\n"
+        "    model = ChessModel()\n"
+        "    model.load(path)\n"
+        "    return model\n"
+        "\n"
+        "\n"
+        "def start(paths):\n"
+        "    while True:\n"
+        "        model = load_next(paths.pop())\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["--no-cache", "--select", "TFL401", "."]) == 1
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "src/chess_zero/worker/evaluate.py:12:17: TFL401 `load_next` builds a Keras model every "
+        "iteration and the loop never calls `clear_session()`; Keras' global state grows with "
+        "each model (`del` and `gc.collect()` do not release it)"
+    )

@@ -84,7 +84,17 @@ def canonical(name: str) -> str:
         if name.startswith(prefix):
             name = replacement + name[len(prefix) :]
             break
-    return _EXACT_ALIASES.get(name, name)
+    # The longest dotted head with one spelling keeps what follows it: a class's attribute
+    # (``keras.engine.training.Model.from_config`` is ``keras.Model.from_config``).
+    head, rest = name, ""
+    while True:
+        found = _EXACT_ALIASES.get(head)
+        if found is not None:
+            return found + rest
+        head, dot, last = head.rpartition(".")
+        if not dot:
+            return name
+        rest = f".{last}{rest}"
 
 
 def resolve_dotted(dotted: str, imports: dict[str, str]) -> str | None:

@@ -33,7 +33,7 @@ from tflint_leaks.analysis.index import (
     TfFunctionFacts,
     index_source,
 )
-from tflint_leaks.analysis.names import resolve_dotted
+from tflint_leaks.analysis.names import is_keras, is_numpy, is_tensorflow, resolve_dotted
 from tflint_leaks.frameworks import Frameworks, declared, distributes, project_root
 from tflint_leaks.source import SourceError, read_source
 
@@ -69,6 +69,8 @@ class ProjectIndex:
         self._by_path: dict[str, ModuleIndex] = {}
         self._missing: set[Path] = set()
         self._found: dict[tuple[str, str], ModuleIndex | None] = {}
+        #: (name, the importer's package): :meth:`_in_package`'s answers.
+        self._inside: dict[tuple[str, str], ModuleIndex | None] = {}
         self._dependencies: dict[str, list[ModuleIndex]] = {}
         #: (root, top-level name) pairs with neither a module nor a package on disk.
         self._absent: set[tuple[str, str]] = set()
@@ -88,6 +90,7 @@ class ProjectIndex:
             self._by_name.setdefault(name, []).append(module)
         self._by_path[module.path] = module
         self._found.clear()
+        self._inside.clear()
         self._dependencies.clear()
         self._mro.clear()
         self._tensorflow.clear()
@@ -125,7 +128,30 @@ class ProjectIndex:
         key = (name, importer.root)
         if key not in self._found:
             self._found[key] = self._find_module(name, importer)
-        return self._found[key]
+        found = self._found[key]
+        if found is None and "." in importer.module:
+            package = importer.module.rpartition(".")[0]
+            inside = (name, package)
+            if inside not in self._inside:
+                self._inside[inside] = self._in_package(name, package, importer.root)
+            found = self._inside[inside]
+        return found
+
+    def _in_package(self, name: str, package: str, root: str) -> ModuleIndex | None:
+        """An absolute import naming no top-level module of the project, found inside one of
+        the importer's enclosing packages, its own first: the program runs with that package's
+        directory on its path (a script's own directory, or ``src/`` that a launcher appends:
+        ``from chess_zero.agent import model`` in ``src/chess_zero/worker/evaluate.py``, where
+        ``src`` has an ``__init__.py``). Never a TensorFlow, Keras or NumPy name."""
+        head = name.partition(".")[0]
+        if is_tensorflow(head) or is_keras(head) or is_numpy(head):
+            return None
+        while package:
+            for candidate in self._by_name.get(f"{package}.{name}", ()):
+                if candidate.root == root:
+                    return candidate
+            package = package.rpartition(".")[0]
+        return None
 
     def _find_module(self, name: str, importer: ModuleIndex) -> ModuleIndex | None:
         candidates = self._by_name.get(name, [])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -228,6 +229,26 @@ class FileContext:
                     found = self._guards[node] = bool(first_run_state(from_cst(node.test)))
                 if found:
                     return True
+        return False
+
+    @property
+    def first_iteration_only(self) -> bool:
+        """The node sits, inside its innermost loop, under an ``if`` that tests that some
+        state is not set yet (``if not me_player:``, ``if model is None:``) and whose block
+        sets it (``me_player = get_player(config)``): the block runs on one iteration."""
+        if not self.loops:
+            return False
+        ancestors = self.ancestors
+        below = ancestors[ancestors.index(self.loops[-1]) + 1 :]
+        for node, child in pairwise(below):
+            if not isinstance(node, cst.If) or child is not node.body:
+                continue
+            states = set(first_run_state(from_cst(node.test)))
+            if any(
+                isinstance(each, cst.AssignTarget) and dotted(each.target) in states
+                for each in own_nodes(node.body)
+            ):
+                return True
         return False
 
     def statement_around(self, node: cst.CSTNode) -> cst.CSTNode:

@@ -85,7 +85,8 @@ class ModelBuiltInLoop(Rule):
     models (at most `max-loop-iterations`, default 10, in all: `range(3)`, a literal grid, a
     5-fold split, a list filled once per split, a `folds=5` parameter every call site leaves or
     sets small, a counter that `break`s the loop after 10 iterations, a body that ends with
-    `break`, `return` or `raise`).
+    `break`, `return` or `raise`), and a model made on the first iteration only (`if not
+    player: player = get_player(config)` inside the loop).
 
     The same holds where the repetition is a framework's (the entry points of
     `tflint_leaks/analysis/entry_points.py`): a Flask, FastAPI, Django, aiohttp, Starlette,
@@ -167,6 +168,27 @@ class ModelBuiltInLoop(Rule):
     """
 
     VALID = (
+        # chess-alpha-zero's UCI loop: the player (and its model) is made on the first
+        # "isready" or "go" command only; the block sets what its test asks for.
+        Valid("""
+        import tensorflow as tf
+
+
+        def get_player(path):
+            return tf.keras.models.load_model(path)
+
+
+        def start(path):
+            me_player = None
+            while True:
+                words = input().split()
+                if words[0] == "go":
+                    if not me_player:
+                        me_player = get_player(path)
+                    print(me_player.name)
+                elif words[0] == "quit":
+                    break
+        """),
         # xplique's metric tests: calling a metric runs its class's own `evaluate`; none of
         # those in the list clones the model, as `Randomization`'s does.
         Valid("""
@@ -1238,6 +1260,7 @@ class ModelBuiltInLoop(Rule):
             and not context.in_tf_function
             and not in_model_definition(context)
             and not context.bounded(context.options.max_loop_iterations)
+            and not context.first_iteration_only
         )
 
     def _check(self, node: cst.Call, what: str) -> Report | None:

@@ -77,9 +77,10 @@ class GraphGrowsInLoop(Rule):
     in cache:`; in a function the loop calls, also the `else` of an `if key in cache:` that
     fills the cache) or inside a `tf.function`, a new graph per iteration (`with
     tf.Graph().as_default():` inside the loop, or `tf.compat.v1.reset_default_graph()` /
-    `clear_session()` every iteration, directly or in project code the loop calls), eager code (no session and eager execution on: ops run
-    at once and keep nothing), and calls that add no node (`tf.trainable_variables()`,
-    `tf.get_variable` with reuse, a `tf.Summary()` protocol buffer). Limits: ops made by Python
+    `clear_session()` every iteration, directly or in project code the loop calls), eager
+    code (no session and eager execution on: ops run at once and keep nothing), and calls
+    that add no node (`tf.trainable_variables()`, `tf.get_variable` with reuse, a
+    `tf.Summary()` protocol buffer). Limits: ops made by Python
     operators on tensors (`sess.run(a + b)`, `t[0]`) are not seen. A periodic guard around the
     op (`if step % 1000 == 0:`) divides the count: the message says "every 1000th iteration",
     and a loop of known size whose guarded count falls to `max-loop-iterations` or fewer is not
