@@ -36,7 +36,7 @@ class _LoopProbe(Rule):
         self.seen: dict[cst.Call, tuple[ScopeNode, frozenset[LoopNode]]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.seen[node] = (self.context.frame.node, frozenset(self.context.loops))
+        self.seen[node] = (self.context.frame.node, frozenset(self.context.frame.loops))
 
 
 def _walk(source: str, name: str) -> tuple[FileContext, _LoopProbe]:

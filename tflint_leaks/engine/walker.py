@@ -143,7 +143,7 @@ class Walker:
     def _enter_loop(self, parts: LoopParts) -> None:
         context = self.context
         context.loop_table[parts.loop] = parts
-        context.loops.append(parts.loop)
+        context.frame.loops.append(parts.loop)
         if isinstance(parts.loop, cst.CompFor):
             # A comprehension's clause is not walked as a node of its own: say where it is.
             context.ancestors.append(parts.loop)
@@ -154,7 +154,7 @@ class Walker:
         if isinstance(parts.loop, cst.CompFor):
             self._dispatch(self._leave, parts.loop)
             context.ancestors.pop()
-        context.loops.pop()
+        context.frame.loops.pop()
 
     def _function(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.FunctionDef)

@@ -25,7 +25,7 @@ from tflint_leaks.analysis.lattice import ArrayOrigin, ClassRef, Kind, Value
 from tflint_leaks.analysis.library import RANGES
 from tflint_leaks.analysis.loops import LoopNode, LoopParts
 from tflint_leaks.analysis.names import TF_FUNCTION, resolve_dotted
-from tflint_leaks.analysis.nodes import dotted, own_nodes
+from tflint_leaks.analysis.nodes import descendants, dotted, own_nodes
 from tflint_leaks.analysis.program import Program, program_of
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.repetition import EntryPoint, script_entry
@@ -202,8 +202,60 @@ class FileContext:
 
     @property
     def loops(self) -> list[LoopNode]:
-        """Python loops enclosing the current node in the current scope, outermost first."""
-        return self.frame.loops
+        """The Python loops of the current scope that repeat the current node, outermost
+        first: those enclosing it, except a loop in which it runs on one iteration at most
+        (:meth:`_once_in`)."""
+        lexical = self.frame.loops
+        if not lexical:
+            return lexical
+        key = ("loops", id(self.ancestors[-1]), id(lexical[-1]))
+        found = self._answers.get(key)
+        if found is None:
+            found = self._answers[key] = self._repeating(lexical)
+        assert isinstance(found, list)
+        return found
+
+    def _repeating(self, lexical: list[LoopNode]) -> list[LoopNode]:
+        # A comprehension's ``for`` is not an ancestor of its element: no guard between them.
+        position = {id(node): index for index, node in enumerate(self.ancestors)}
+        kept: list[LoopNode] = []
+        for index, loop in enumerate(lexical):
+            start = position.get(id(loop))
+            if start is None or not isinstance(loop, cst.For | cst.While):
+                kept.append(loop)
+                continue
+            stop = next(
+                (position[id(inner)] for inner in lexical[index + 1 :] if id(inner) in position),
+                len(self.ancestors),
+            )
+            if not self._once_in(loop, self.ancestors[start + 1 : stop + 1]):
+                kept.append(loop)
+        return kept
+
+    def _once_in(self, loop: LoopNode, below: list[cst.CSTNode]) -> bool:
+        """What ``below`` leads to (the nodes from ``loop`` down to the next loop or the current
+        node) runs on one iteration of ``loop`` at most: it is in the block of an ``if`` that
+        tests that some state is not set yet and sets it (``if not player: player =
+        get_player()``: the first iteration), that ends by leaving the loop (``break``,
+        ``return``, ``raise``), or that tests what ends a ``while not done:`` loop (``if done:``,
+        with nothing setting ``done`` from there on: the last iteration)."""
+        for node, child in pairwise(below):
+            if not isinstance(node, cst.If) or child is not node.body:
+                continue
+            states = set(first_run_state(from_cst(node.test)))
+            if states and any(
+                isinstance(each, cst.AssignTarget) and dotted(each.target) in states
+                for each in own_nodes(node.body)
+            ):
+                return True
+            last = node.body.body[-1] if node.body.body else None
+            if isinstance(last, cst.SimpleStatementLine) and isinstance(
+                last.body[-1], cst.Break | cst.Return | cst.Raise
+            ):
+                return True
+            if _ends_while(loop, node):
+                return True
+        return False
 
     @property
     def parent(self) -> cst.CSTNode | None:
@@ -229,26 +281,6 @@ class FileContext:
                     found = self._guards[node] = bool(first_run_state(from_cst(node.test)))
                 if found:
                     return True
-        return False
-
-    @property
-    def first_iteration_only(self) -> bool:
-        """The node sits, inside its innermost loop, under an ``if`` that tests that some
-        state is not set yet (``if not me_player:``, ``if model is None:``) and whose block
-        sets it (``me_player = get_player(config)``): the block runs on one iteration."""
-        if not self.loops:
-            return False
-        ancestors = self.ancestors
-        below = ancestors[ancestors.index(self.loops[-1]) + 1 :]
-        for node, child in pairwise(below):
-            if not isinstance(node, cst.If) or child is not node.body:
-                continue
-            states = set(first_run_state(from_cst(node.test)))
-            if any(
-                isinstance(each, cst.AssignTarget) and dotted(each.target) in states
-                for each in own_nodes(node.body)
-            ):
-                return True
         return False
 
     def statement_around(self, node: cst.CSTNode) -> cst.CSTNode:
@@ -909,3 +941,38 @@ def _is_modulo(node: cst.BaseExpression) -> bool:
             node.left, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString
         )
     )
+
+
+def _ends_while(loop: LoopNode, guard: cst.If) -> bool:
+    """``guard`` tests the name whose truth ends ``loop`` (``if done:`` in ``while not
+    done:``), and nothing in the loop sets that name after the guard begins: when its block
+    runs, the loop's test fails next."""
+    if not (
+        isinstance(loop, cst.While)
+        and isinstance(loop.test, cst.UnaryOperation)
+        and isinstance(loop.test.operator, cst.Not)
+        and isinstance(loop.test.expression, cst.Name)
+        and isinstance(guard.test, cst.Name)
+        and guard.test.value == loop.test.expression.value
+    ):
+        return False
+    name = guard.test.value
+    after = False
+    for each in own_nodes(loop.body):
+        after = after or each is guard
+        if after and _binds_name(each, name):
+            return False
+    return True
+
+
+def _binds_name(node: cst.CSTNode, name: str) -> bool:
+    """``node`` binds ``name``: an assignment's target (plain or inside a tuple), a ``for``
+    target, an augmented assignment or a ``with ... as``."""
+    target: cst.CSTNode | None = None
+    if isinstance(node, cst.AssignTarget | cst.AugAssign | cst.AnnAssign | cst.For):
+        target = node.target
+    elif isinstance(node, cst.AsName):
+        target = node.name
+    if target is None:
+        return False
+    return any(isinstance(n, cst.Name) and n.value == name for n in descendants(target))

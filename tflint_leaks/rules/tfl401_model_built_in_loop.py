@@ -1260,7 +1260,6 @@ class ModelBuiltInLoop(Rule):
             and not context.in_tf_function
             and not in_model_definition(context)
             and not context.bounded(context.options.max_loop_iterations)
-            and not context.first_iteration_only
         )
 
     def _check(self, node: cst.Call, what: str) -> Report | None:

@@ -31,7 +31,9 @@ class FitPerStep(Rule):
     what they leave behind.
 
     Not flagged: one `fit` per epoch or per episode in a single loop (`for epoch in ...:
-    model.fit(x, y, epochs=1)`: one pipeline per pass over the data), a `fit` of several
+    model.fit(x, y, epochs=1)`: one pipeline per pass over the data; also a step loop's block
+    that runs on its last step, `if done:` in `while not done:` or a block ending with
+    `break`), a `fit` of several
     epochs or of an unknown number of them (a federated round's local training), loops of a
     known small trip count (at most `max-loop-iterations`, default 10, in all), models built
     anew in the loop (TFL401 and TFL403 speak of those), a project model class that overrides
@@ -165,6 +167,42 @@ class FitPerStep(Rule):
             trajectories = [rollout(model) for _ in range(70)]
             obs, actions = elite(trajectories)
             model.fit(obs, actions, epochs=1, verbose=0)
+        """),
+        # pythonlessons' policy gradient: `if done:` in `while not done:` runs on the last
+        # step of each episode, so the episode's memory is fitted once per episode.
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+        model.compile("adam", "categorical_crossentropy")
+
+
+        def replay(states, actions):
+            model.fit(np.vstack(states), np.vstack(actions), epochs=1, verbose=0)
+
+
+        for episode in range(1000):
+            states, actions, done = [], [], False
+            while not done:
+                state, action, done = play(model)
+                states.append(state)
+                actions.append(action)
+                if done:
+                    replay(states, actions)
+        """),
+        # The same with a step limit: the block that fits ends the step loop.
+        Valid("""
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+        model.compile("adam", "mse")
+        for episode in range(1000):
+            for step in range(500):
+                memory, done = play(model, memory)
+                if done or step == 499:
+                    model.fit(*memory, verbose=0)
+                    break
         """),
         # A project model whose own `fit` takes one step.
         Valid("""
