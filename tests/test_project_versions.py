@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from tflint_leaks.analysis.index import index_source
+from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.cli import main
 from tflint_leaks.config import Configuration, Overrides, Settings
 from tflint_leaks.engine.runner import lint_paths
-from tflint_leaks.frameworks import read_documented
+from tflint_leaks.frameworks import Frameworks, read_documented
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -453,8 +455,7 @@ def test_python_2_builtins_anywhere_the_program_imports_pin_keras(tmp_path: Path
         ("import os\nimport keras\nos.environ['THEANO_FLAGS'] = 'floatX=float32'\n", True),
         ("import os\nimport keras\nos.environ.setdefault('THEANO_FLAGS', 'device=cpu')\n", True),
         ('import os\nos.environ["KERAS_BACKEND"] = "theano"\nimport keras\n', True),
-        # Keras 3's backends, a flag read and not set, a string that only names it.
-        ('import os\nos.environ["KERAS_BACKEND"] = "jax"\nimport keras\n', False),
+        # A flag read and not set, a string that only names it.
         ("import os\nimport keras\nFLAGS = os.environ.get('THEANO_FLAGS')\n", False),
         # What every Keras has, or keras-contrib's name in a comment and a string only.
         ('from keras import backend as K\n\nK.set_image_data_format("channels_first")\n', False),
@@ -469,6 +470,32 @@ def test_multi_backend_keras_only_apis_pin_keras_before_2_4(
     network = "from keras.models import Sequential\n\n\ndef build():\n    return Sequential()\n"
     root = _project(tmp_path, {"agent.py": agent + network, "train.py": FRAME_LOOP})
     assert _findings(root / "train.py") == ([] if pinned else [FRAME_PREDICT])
+
+
+@pytest.mark.parametrize(
+    ("setting", "backend"),
+    [
+        # Deep Learning with Python's third edition sets it before importing Keras.
+        ('import os\nos.environ["KERAS_BACKEND"] = "jax"\nimport keras\n', "jax"),
+        ("from os import environ\nenviron['KERAS_BACKEND'] = 'torch'\nimport keras\n", "torch"),
+        # TensorFlow itself, Theano (multi-backend Keras: see above), a value read, not set.
+        ('import os\nos.environ["KERAS_BACKEND"] = "tensorflow"\nimport keras\n', None),
+        ("import os\nimport keras\nBACKEND = os.environ.get('KERAS_BACKEND', 'jax')\n", None),
+    ],
+)
+def test_a_keras_3_backend_other_than_tensorflow_builds_no_pipeline_per_predict(
+    tmp_path: Path, setting: str, backend: str | None
+) -> None:
+    """On JAX or PyTorch, Keras 3's ``predict`` reuses one compiled function and builds no
+    ``tf.data`` pipeline; the rules whose reason is Keras on TensorFlow (TFL402, TFL403,
+    TFL405) are quiet there, and the world says where the backend is chosen."""
+    network = "from keras.models import Sequential\n\n\ndef build():\n    return Sequential()\n"
+    root = _project(tmp_path, {"agent.py": setting + network, "train.py": FRAME_LOOP})
+    assert _findings(root / "train.py") == ([] if backend else [FRAME_PREDICT])
+    modules = [index_source((root / n).read_text(), root / n) for n in ("agent.py", "train.py")]
+    project = ProjectIndex(modules).close()
+    world = project.world(modules[1], Frameworks())
+    assert world.keras_backend == (None if backend is None else f"{backend} ({root}/agent.py:2)")
 
 
 #: brethvoice/optuna_demo_MNIST: a trial loop fitting a new model with a per-trial

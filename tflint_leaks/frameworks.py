@@ -1009,23 +1009,38 @@ THEANO_SETTING = re.compile(r"\b(?:THEANO_FLAGS|KERAS_BACKEND)\b")
 _THEANO_WORDS = (b"THEANO_FLAGS", b"KERAS_BACKEND")
 
 
+#: The backends only Keras 3 has (``KERAS_BACKEND``): its Keras does not run on TensorFlow.
+KERAS_3_BACKENDS = frozenset({"jax", "torch", "numpy", "openvino"})
+
+
+def keras_backends(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """The places that choose Keras' backend, with the backend: ``os.environ["KERAS_BACKEND"]
+    = "jax"`` (``environ`` imported from ``os`` counts too)."""
+    environ = _environ_names(tree)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+            and any(_environ_key(t, environ) == "KERAS_BACKEND" for t in node.targets)
+        ):
+            yield node.lineno, node.value.value
+
+
 def theano_settings(tree: ast.Module) -> Iterator[tuple[int, str]]:
     """The places that set Theano's environment for Keras, with the text that does it:
     ``os.environ["THEANO_FLAGS"] = ...`` (or ``setdefault``), ``os.environ["KERAS_BACKEND"] =
     "theano"`` (or ``"cntk"``, the other backend only multi-backend Keras has); ``environ``
     imported from ``os`` counts too."""
+    for line, backend in keras_backends(tree):
+        if backend in {"theano", "cntk"}:
+            yield line, "os.environ['KERAS_BACKEND'] = ..."
     environ = _environ_names(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
-            value = node.value
             for target in node.targets:
-                key = _environ_key(target, environ)
-                if key == "THEANO_FLAGS" or (
-                    key == "KERAS_BACKEND"
-                    and isinstance(value, ast.Constant)
-                    and value.value in {"theano", "cntk"}
-                ):
-                    yield node.lineno, f"os.environ[{key!r}] = ..."
+                if _environ_key(target, environ) == "THEANO_FLAGS":
+                    yield node.lineno, "os.environ['THEANO_FLAGS'] = ..."
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -1226,6 +1241,9 @@ class Frameworks:
     readme: tuple[Documented, ...] = ()
     #: Why the program runs no TensorFlow at all (its Keras runs on Theano), or None.
     no_tensorflow: str | None = None
+    #: The backend other than TensorFlow that the program's Keras 3 runs on, with where it is
+    #: chosen (``jax (notebook.ipynb:3)``), or None.
+    keras_backend: str | None = None
 
     @property
     def tensorflow_versions(self) -> VersionRange:
@@ -1350,6 +1368,8 @@ class Frameworks:
         )
         if self.no_tensorflow is not None:
             parts.append(f"no TensorFlow: {self.no_tensorflow}")
+        if self.keras_backend is not None:
+            parts.append(f"Keras runs on {self.keras_backend}")
         parts.extend(f"note: {note}" for note in self.notes)
         return "; ".join(parts)
 
@@ -1381,6 +1401,9 @@ class Versions:
     keras: str = ""
     #: Only in eager execution: quiet in graph mode (see ``rules._graph.graph_mode``).
     eager_only: bool = False
+    #: Only where Keras runs on TensorFlow: quiet where the program chooses another backend of
+    #: Keras 3 (``os.environ["KERAS_BACKEND"] = "jax"``).
+    keras_on_tensorflow: bool = False
 
     def __post_init__(self) -> None:
         declared(self.tensorflow)
@@ -1391,6 +1414,8 @@ class Versions:
         or not: the program runs TensorFlow, and the versions the project allows meet the
         rule's."""
         if frameworks.no_tensorflow is not None or (self.eager_only and graph_mode):
+            return False
+        if self.keras_on_tensorflow and frameworks.keras_backend is not None:
             return False
         if not frameworks.tensorflow_versions.meets(declared(self.tensorflow)):
             return False
@@ -1419,4 +1444,9 @@ class Versions:
             )
         else:
             parts.append("eager and graph mode")
+        if self.keras_on_tensorflow:
+            parts.append(
+                "Keras on TensorFlow only: quiet where the program chooses another backend of "
+                'Keras 3 (`os.environ["KERAS_BACKEND"] = "jax"`, `"torch"`)'
+            )
         return "; ".join(parts) + "."

@@ -425,7 +425,7 @@ CODES: tuple[Code, ...] = (
         triggers=Triggers(loop_names=keras.PREDICT_METHODS, project_loop_names=True),
         # Multi-backend Keras (before 2.4) runs one `K.function` per model, made once: no
         # pipeline per call.
-        versions=Versions(keras=">=2.4", eager_only=True),
+        versions=Versions(keras=">=2.4", eager_only=True, keras_on_tensorflow=True),
         implementation="tfl402_predict_in_loop.PredictInLoop",
     ),
     Code(
@@ -435,7 +435,7 @@ CODES: tuple[Code, ...] = (
         judgement=Judgement.GROWTH,
         triggers=Triggers(loop_names=frozenset({"fit"}), project_loop_names=True),
         # tensorflow/tensorflow#61791: the gradient registry keeps every fit's graphs (2.11 on).
-        versions=Versions(tensorflow=">=2.11", eager_only=True),
+        versions=Versions(tensorflow=">=2.11", eager_only=True, keras_on_tensorflow=True),
         implementation="tfl403_fit_in_loop.FitInLoop",
     ),
     Code(
@@ -462,7 +462,7 @@ CODES: tuple[Code, ...] = (
         triggers=Triggers(loop_names=frozenset({"fit"}), project_loop_names=True),
         # Multi-backend Keras (before 2.4) runs one `K.function` per model, made once: no
         # pipeline per call.
-        versions=Versions(keras=">=2.4", eager_only=True),
+        versions=Versions(keras=">=2.4", eager_only=True, keras_on_tensorflow=True),
         implementation="tfl405_fit_per_step.FitPerStep",
     ),
     Code(

@@ -55,7 +55,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tflint_leaks.analysis.dtypes import dotted_ast
-from tflint_leaks.frameworks import THEANO_SETTING, theano_settings
+from tflint_leaks.frameworks import (
+    KERAS_3_BACKENDS,
+    THEANO_SETTING,
+    keras_backends,
+    theano_settings,
+)
 
 #: Keras 1's argument names that Keras 2 (before 2.4) still took.
 KERAS_1_ARGUMENTS = frozenset(
@@ -84,6 +89,10 @@ MULTI_BACKEND_METHODS = frozenset({"_make_predict_function", "_make_train_functi
 #: Functions of multi-backend Keras's ``keras.backend`` only.
 MULTI_BACKEND_FUNCTIONS = frozenset({"image_dim_ordering", "set_image_dim_ordering"})
 KERAS_BEFORE_2_4 = "<2.4"
+#: Keras 3, the first with backends other than TensorFlow, Theano and CNTK.
+KERAS_3 = ">=3"
+#: The family of a code pin that chooses Keras' backend (its specifier is the backend).
+KERAS_BACKEND = "keras-backend"
 TENSORFLOW_BEFORE_2_11 = "<2.11"
 #: Modules whose import says which versions the program runs: the family and its specifier,
 #: and what the module is, for messages. A module of the ``"keras"`` family pins the
@@ -183,6 +192,10 @@ def code_pins(
         for line_number, what in theano_settings(tree):
             evidence = f"`{what}` (Theano's settings: Keras on Theano, before 2.4)"
             _keep(found, "keras", CodePin("keras", KERAS_BEFORE_2_4, evidence, line_number))
+        for line_number, backend in keras_backends(tree):
+            if backend in KERAS_3_BACKENDS:
+                evidence = f"`os.environ['KERAS_BACKEND'] = {backend!r}` (Keras 3 on {backend})"
+                _keep(found, KERAS_BACKEND, CodePin(KERAS_BACKEND, backend, evidence, line_number))
     imported = {
         module
         for module, (family, _, _) in VERSIONED_MODULES.items()
@@ -268,6 +281,8 @@ def framework_pins(pin: CodePin, standalone: bool) -> list[tuple[str, str]]:
     if pin.family == "python":
         found = [("tensorflow", TENSORFLOW_FOR_PYTHON_2)]
         return [*found, ("keras", KERAS_BEFORE_2_4)] if standalone else found
+    if pin.family == KERAS_BACKEND:
+        return [("keras", KERAS_3)]  # the backends other than TensorFlow came with Keras 3
     return [(pin.family, pin.specifier)]
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.eras import (
+    KERAS_BACKEND,
     KERAS_BEFORE_2_4,
     CodePin,
     framework_pins,
@@ -408,6 +409,17 @@ class ProjectIndex:
         world = world.documented()
         if theano is not None and not any(imports_tensorflow(found.imports) for found in modules):
             world = replace(world, no_tensorflow=f"its Keras runs on Theano ({theano})")
+        backend = next(
+            (
+                f"{pin.specifier} ({found.path}:{pin.line})"
+                for found in modules
+                for pin in found.code_pins
+                if pin.family == KERAS_BACKEND
+            ),
+            None,
+        )
+        if backend is not None:
+            world = replace(world, keras_backend=backend)
         self._worlds[key] = world
         return world
 

@@ -118,6 +118,19 @@ class PredictInLoop(Rule):
     """
 
     VALID = (
+        # Deep Learning with Python's third edition: Keras 3 runs on JAX, where `predict`
+        # reuses one compiled function and builds no `tf.data` pipeline.
+        Valid("""
+        import os
+
+        os.environ["KERAS_BACKEND"] = "jax"
+        import keras
+
+        model = keras.models.load_model("mini_gpt.keras")
+        for step in range(100):
+            logits = model.predict(tokens, verbose=0)
+            tokens = extend(tokens, logits)
+        """),
         # A TF2 book's attention plots: the loop skips short sentences and counts the others;
         # nine are plotted, however many it reads.
         Valid("""
