@@ -26,6 +26,18 @@ def loop_cleans_up(context: FileContext) -> bool:
     return any(context.cleans_up(call) for call in context.repeated_calls())
 
 
+def repeated_unbounded(context: FileContext) -> bool:
+    """The model rules' question of the current node: a loop or a framework repeats it more
+    than ``max-loop-iterations`` times (or a number not known), outside a ``tf.function``
+    and outside the code of a Keras class (a layer or model composing sub-models)."""
+    return (
+        context.repeated
+        and not context.in_tf_function
+        and not in_model_definition(context)
+        and not context.bounded(context.options.max_loop_iterations)
+    )
+
+
 def in_model_definition(context: FileContext) -> bool:
     """The code is part of a Keras class (a layer or model composing sub-models)."""
     frame = context.enclosing_class()

@@ -16,10 +16,10 @@ from tflint_leaks.rules._calls import (
 )
 from tflint_leaks.rules._models import (
     STORE_METHODS,
-    in_model_definition,
     kept_in_loop,
     loop_cleans_up,
     method_call,
+    repeated_unbounded,
 )
 
 #: alibi-detect's drift detectors, reduced: the class users build picks the backend's
@@ -1208,7 +1208,7 @@ class ModelBuiltInLoop(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
-        if not self._applies():
+        if not repeated_unbounded(self.context):
             return
         builds = effects_through_calls(context, node, EffectKind.BUILD_MODEL)
         if builds and self._kept(node):
@@ -1230,7 +1230,7 @@ class ModelBuiltInLoop(Rule):
 
     def _assigned(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         context = self.context
-        if not (isinstance(value, cst.Call) and self._applies()):
+        if not (isinstance(value, cst.Call) and repeated_unbounded(self.context)):
             return
         name = dotted(target)
         if name is None or not context.builds_model(value):
@@ -1252,15 +1252,6 @@ class ModelBuiltInLoop(Rule):
             name = dotted(parent.targets[0].target)
             return name is not None and kept_in_loop(context, name)
         return False
-
-    def _applies(self) -> bool:
-        context = self.context
-        return (
-            context.repeated
-            and not context.in_tf_function
-            and not in_model_definition(context)
-            and not context.bounded(context.options.max_loop_iterations)
-        )
 
     def _check(self, node: cst.Call, what: str) -> Report | None:
         context = self.context

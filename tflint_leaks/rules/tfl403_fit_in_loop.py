@@ -11,7 +11,7 @@ from tflint_leaks.rules._calls import (
     relate_chain,
     relate_loop,
 )
-from tflint_leaks.rules._models import built_in_loop, in_model_definition, method_call
+from tflint_leaks.rules._models import built_in_loop, method_call, repeated_unbounded
 
 _FIT = frozenset({"fit"})
 
@@ -376,9 +376,7 @@ class FitInLoop(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
-        if not context.repeated or context.in_tf_function or in_model_definition(context):
-            return
-        if context.bounded(context.options.max_loop_iterations):
+        if not repeated_unbounded(context):
             return
         receiver = method_call(node, _FIT)
         if receiver is not None:

@@ -7,7 +7,7 @@ from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import Effect, EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import every_iteration, relate_loop, report_through
-from tflint_leaks.rules._models import builds_models, built_in_loop, in_model_definition
+from tflint_leaks.rules._models import builds_models, built_in_loop, repeated_unbounded
 
 
 class FitPerStep(Rule):
@@ -344,9 +344,7 @@ class FitPerStep(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
-        if not context.repeated or context.in_tf_function or in_model_definition(context):
-            return
-        if context.bounded(context.options.max_loop_iterations):
+        if not repeated_unbounded(context):
             return
         fits = [
             effect
@@ -363,12 +361,14 @@ class FitPerStep(Rule):
                     continue
                 report = self.report(node, _message(effect, every_iteration(context)))
                 relate_loop(report, context)
-            elif levels + context.repeats_inside(effect) >= 2:
+                continue
+            inside = context.repeats_inside(effect)
+            if levels + inside >= 2:
                 if builds_models(context, context.repeated_calls()):
                     return  # a model built each iteration: TFL401 and TFL403
                 callee = effect.chain[0].callee.rpartition(".")[2]
                 how_often = f"through `{callee}` {every_iteration(context)}"
-                if context.repeats_inside(effect):
+                if inside:
                     how_often += ", in a loop of the code it runs,"
                 where = f"`{effect.method}` is called here"
                 report_through(
