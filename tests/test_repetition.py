@@ -298,6 +298,71 @@ def test_a_periodic_guard_with_a_known_large_n_is_quiet(tmp_path: Path) -> None:
     assert _lint(tmp_path, source, select="TFL402") == []
 
 
+# A guard that compares a loop's counter with a value the loop does not change holds on one
+# iteration of that loop at most, however many it has.
+ONCE = """
+import sys
+
+import tensorflow as tf
+
+model = tf.keras.models.load_model("model.keras")
+warmup = int(sys.argv[1])
+
+
+def run(batches, epochs):
+{body}
+"""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # the target of a ``for`` over ``range`` of unknown length
+        "    for epoch in range(epochs):\n        if epoch == 0:\n            model.predict(x)",
+        # the index of ``enumerate``, against a name the loop never assigns
+        "    for i, batch in enumerate(batches):\n"
+        "        if warmup == i:\n            model.predict(batch)",
+        # a ``while`` counter every iteration adds to
+        "    step = 0\n    while True:\n        if step == warmup:\n"
+        "            model.predict(x)\n        step += 1",
+        # joined by ``and`` with a test that says nothing about how often
+        "    for epoch in range(epochs):\n"
+        "        if epoch == 3 and batches:\n            model.predict(x)",
+    ],
+    ids=["range", "enumerate", "while", "and"],
+)
+def test_a_guard_on_one_iteration_of_a_loop_runs_once(tmp_path: Path, body: str) -> None:
+    assert _lint(tmp_path, ONCE.format(body=body), select="TFL402") == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # the items of a list may repeat: ``x == 0`` may hold on every iteration
+        "    for batch in batches:\n        if batch == 0:\n            model.predict(x)",
+        # a ``continue`` can skip the increment: the counter may keep its value
+        "    step = 0\n    while True:\n        if step == warmup:\n            model.predict(x)\n"
+        "        if not batches:\n            continue\n        step += 1",
+        # the value moves with the counter
+        "    target = 0\n    for epoch in range(epochs):\n        if epoch == target:\n"
+        "            model.predict(x)\n            target = epoch + 1",
+        # the counter is assigned again inside the loop
+        "    for epoch in range(epochs):\n        epoch = epoch // 2\n"
+        "        if epoch == 0:\n            model.predict(x)",
+        # once per run of the inner loop, and the outer one runs it again and again
+        "    for epoch in range(epochs):\n        for i, batch in enumerate(batches):\n"
+        "            if i == 0:\n                model.predict(batch)",
+    ],
+    ids=["items", "continue", "moving-value", "reassigned", "outer-loop"],
+)
+def test_a_guard_a_counter_may_pass_more_than_once_is_not_once(tmp_path: Path, body: str) -> None:
+    findings = _lint(tmp_path, ONCE.format(body=body), select="TFL402")
+    predict = ONCE.format(body=body).lstrip("\n").splitlines()
+    line = next(n for n, text in enumerate(predict, 1) if "model.predict" in text)
+    assert [(code, found) for code, found, _ in findings] == [("TFL402", line)]
+    assert findings[0][2].startswith("`model.predict` every iteration builds")
+
+
 def test_the_orelse_of_a_periodic_guard_runs_every_iteration(tmp_path: Path) -> None:
     source = """
     import tensorflow as tf

@@ -51,12 +51,14 @@ class ScopeFacts:
         self.assignments.setdefault(key, []).append(assignment)
 
 
-def _loop_target_names(
+def loop_target_names(
     target: cst.BaseExpression, path: tuple[int, ...] = ()
 ) -> Iterator[tuple[str, tuple[int, ...]]]:
+    """The dotted names a loop's target binds, each with its place in an item (tuple
+    indices: ``(0,)`` for ``i`` of ``for i, x in ...``)."""
     if isinstance(target, cst.Tuple | cst.List):
         for position, element in enumerate(target.elements):
-            yield from _loop_target_names(element.value, (*path, position))
+            yield from loop_target_names(element.value, (*path, position))
         return
     key = dotted(target)
     if key is not None:
@@ -107,7 +109,7 @@ class _Collector:
     def loop_targets(
         self, target: cst.BaseExpression, iterable: cst.BaseExpression, node: cst.CSTNode
     ) -> None:
-        for key, path in _loop_target_names(target):
+        for key, path in loop_target_names(target):
             self.facts.add(
                 key,
                 Assignment(node, None, False, LoopTarget(iterable, path), frozenset(self.loops)),
@@ -196,7 +198,7 @@ def collect_scope(node: cst.Module | cst.ClassDef | cst.FunctionDef | cst.Lambda
 
 def _target_names(target: cst.BaseExpression) -> Iterator[str]:
     """The names an assignment target binds (``a``, ``a, *b``; not ``a.b`` nor ``a[0]``)."""
-    return (key for key, _ in _loop_target_names(target) if "." not in key)
+    return (key for key, _ in loop_target_names(target) if "." not in key)
 
 
 def bound_names(node: cst.CSTNode) -> frozenset[str]:

@@ -629,6 +629,14 @@ def _counters_below(test: cst.BaseExpression) -> list[tuple[str, cst.BaseExpress
     return [(counter.value, limit, reached)]
 
 
+def steadily_counts(name: str, loop: cst.While, scope: ScopeFacts) -> bool:
+    """``name`` takes a new, larger value on every iteration of ``loop``: the one statement of
+    the loop that changes it adds a positive constant (``step += 1``) on every way through an
+    iteration (no ``continue`` can skip it), so no two iterations see the same value."""
+    added = _added(name, loop, scope)
+    return added is not None and _every_iteration_adds(loop, added[0])
+
+
 def _added(name: str, loop: cst.While, scope: ScopeFacts) -> tuple[cst.AugAssign, int] | None:
     """The one statement of ``loop`` that changes ``name``, ``name += step``, and its positive
     integer ``step``."""

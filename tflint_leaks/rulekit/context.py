@@ -9,6 +9,7 @@ loops, ancestors); expensive facts (per-scope assignments, tapes) are computed o
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -35,13 +36,14 @@ from tflint_leaks.analysis.scope import (
     bound_names,
     collect_scope,
     defined_in_block,
+    loop_target_names,
     nested_definitions,
 )
 from tflint_leaks.analysis.singletons import Singletons
 from tflint_leaks.analysis.symbolic import Expr, ref
 from tflint_leaks.analysis.symbolic_cst import from_cst
 from tflint_leaks.analysis.tapes import Tape, collect_tapes
-from tflint_leaks.analysis.values import Evaluator, break_bound, counted_runs
+from tflint_leaks.analysis.values import Evaluator, break_bound, counted_runs, steadily_counts
 from tflint_leaks.analysis.writes import Write
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.frameworks import Frameworks
@@ -441,9 +443,11 @@ class FileContext:
         does not count, the node counts the iterations that reach it after adding to the
         counter the test keeps below a limit (:func:`~tflint_leaks.analysis.values.
         counted_runs`)."""
-        chosen = self.loops if loops is None else list(loops)
+        chosen, every, once = self._guarded_by(loops)
         total = 1
         for loop in chosen:
+            if loop in once:
+                continue  # a guard lets the node run on one of its iterations at most
             count = self.trip_count(loop)
             if count is None and isinstance(loop, cst.While):
                 count = counted_runs(loop, self._below(loop), self.scope_facts(), self._integers)
@@ -455,7 +459,7 @@ class FileContext:
             if entry.count is None:
                 return None
             total *= entry.count
-        return -(-total // self.period(loops))
+        return -(-total // every)
 
     def _below(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """The ancestors of the current node from ``node`` down, the current node last."""
@@ -474,17 +478,30 @@ class FileContext:
         """How many repetitions pass between two runs of the current node: the product of the
         ``N`` of the guards around it inside its repetition (or inside ``loops``) that run
         their body one time in ``N`` (``if step % N == 0:``, ``if (i + 1) % N == 0``,
-        ``if i % N == N - 1``, ``if not step % N``, such a test joined by ``and``). ``N`` is
-        the solver's integer (its smallest value); when it is not known the guard counts
-        :data:`UNKNOWN_PERIOD`."""
+        ``if i % N == N - 1``, ``if not step % N``, such a test joined by ``and``), and of
+        the counts of the loops a guard lets it run on one iteration of (``if j == 0:``,
+        :meth:`_counter_test`). ``N`` is the solver's integer (its smallest value); when it,
+        or such a loop's count, is not known the guard counts :data:`UNKNOWN_PERIOD`."""
+        _, every, once = self._guarded_by(loops)
+        for loop in once:
+            every *= self.trip_count(loop) or UNKNOWN_PERIOD
+        return every
+
+    def _guarded_by(
+        self, loops: Iterable[LoopNode] | None
+    ) -> tuple[list[LoopNode], int, frozenset[LoopNode]]:
+        """The loops of the current node's repetition (or ``loops``), the product of the
+        periods of the ``if step % N == 0:`` guards around the node inside them, and those of
+        them that a guard lets run the node on one iteration at most (``if j == 0:``)."""
         chosen = self.loops if loops is None else list(loops)
         if chosen:
             stop: cst.CSTNode = chosen[0]
         elif loops is None and self.entry_point is not None:
             stop = self.frame.node
         else:
-            return 1
-        period = 1
+            return chosen, 1, frozenset()
+        every = 1
+        once: set[LoopNode] = set()
         child: cst.CSTNode | None = None
         for node in reversed(self.ancestors):
             if node is stop or node is self.frame.node:
@@ -493,48 +510,93 @@ class FileContext:
                 found = self._periods.get(node)
                 if found is None:
                     found = self._periods[node] = self._guard(node.test)
-                every, counted = found
-                if counted is None or counted in chosen:
-                    period *= every
+                period, counted = found
+                if counted is None:
+                    every *= period
+                elif counted in chosen:
+                    once.add(counted)
             child = node
-        return period
+        return chosen, every, frozenset(once)
 
     def _guard(self, test: cst.BaseExpression) -> tuple[int, LoopNode | None]:
         """A guard's period: one run in ``N`` (:meth:`_guard_period`), or one run per run of
-        the enclosing loop whose counter it compares with a constant (``if j == 0:`` inside
-        ``for j in range(2000)``: once in 2000), a test joined by ``and`` by its rarest part."""
+        the enclosing loop whose counter it compares with a value that loop does not change
+        (``if j == 0:`` inside ``for j in range(2000)``: once in 2000; with the loop's count,
+        0 when it is not known), a test joined by ``and`` by its rarest part (such a loop of
+        unknown count the rarest)."""
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-            return max(self._guard(test.left), self._guard(test.right), key=lambda g: g[0])
+            return max(
+                self._guard(test.left),
+                self._guard(test.right),
+                key=lambda g: g[0] if g[0] or g[1] is None else math.inf,
+            )
         counted = self._counter_test(test)
         if counted is not None:
-            count = self.trip_count(counted)
-            if count is not None and count > 0:
-                return count, counted
+            return self.trip_count(counted) or 0, counted
         return self._guard_period(test), None
 
     def _counter_test(self, test: cst.BaseExpression) -> LoopNode | None:
-        """The enclosing ``for`` loop whose target ``test`` compares for equality with a
-        constant (one integer): true on one iteration of that loop at most."""
+        """The enclosing loop on one iteration of which at most ``test`` holds: it compares
+        for equality the loop's counter with a value the loop does not change. A counter takes
+        a new value on every iteration: the target of a ``for`` over ``range(...)``, the index
+        of ``enumerate(...)`` (``for fidelity, data in enumerate(splits):``), or a name to
+        which every iteration of a ``while`` loop adds a positive constant (``step += 1``)
+        and nothing else in the loop assigns; the value is one known integer or a name the
+        loop never assigns (``if epoch == warmup:``). The target of a ``for`` over anything
+        else of known length counts too when the value is one integer."""
         sides = _equality(test)
         if sides is None:
             return None
-        for counter, constant in (sides, sides[::-1]):
+        facts = self.scope_facts()
+        for counter, other in (sides, sides[::-1]):
             if not isinstance(counter, cst.Name):
                 continue
-            loop = next(
-                (
-                    loop
-                    for loop in reversed(self.loops)
-                    if isinstance(loop, cst.For)
-                    and isinstance(loop.target, cst.Name)
-                    and loop.target.value == counter.value
-                ),
-                None,
-            )
-            ints = self.type_of(constant).ints
-            if loop is not None and ints is not None and len(ints) == 1:
+            name = counter.value
+            ints = self.type_of(other).ints
+            constant = ints is not None and len(ints) == 1
+            for loop in reversed(self.loops):
+                if isinstance(loop, cst.While):
+                    if steadily_counts(name, loop, facts):
+                        break
+                elif any(key == name for key, _ in loop_target_names(loop.target)):
+                    break
+            else:
+                continue
+            if self._counts(loop, name, facts):
+                if constant or (
+                    isinstance(other, cst.Name)
+                    and other.value != name
+                    and not any(loop in a.loops for a in facts.assignments.get(other.value, []))
+                ):
+                    return loop
+            elif (
+                constant
+                and isinstance(loop, cst.For)
+                and isinstance(loop.target, cst.Name)
+                and self.trip_count(loop) is not None
+            ):
                 return loop
         return None
+
+    def _counts(self, loop: LoopNode, name: str, facts: ScopeFacts) -> bool:
+        """``name`` is ``loop``'s counter: it takes a new value on every iteration (see
+        :meth:`_counter_test`)."""
+        if isinstance(loop, cst.While):
+            return True  # found by :func:`steadily_counts`
+        if any(loop in a.loops and a.node is not loop for a in facts.assignments.get(name, [])):
+            return False  # assigned again inside the loop
+        iterable = loop.iter
+        if not isinstance(iterable, cst.Call):
+            return False
+        func = iterable.func
+        callee = self.resolve(func) or (func.value if isinstance(func, cst.Name) else None)
+        target = loop.target
+        if callee in RANGES:
+            return isinstance(target, cst.Name)
+        if callee == "enumerate" and isinstance(target, cst.Tuple) and target.elements:
+            first = target.elements[0].value
+            return isinstance(first, cst.Name) and first.value == name
+        return False
 
     def _guard_period(self, test: cst.BaseExpression) -> int:
         """The ``N`` of a test that holds one time in ``N`` (``step % N == 0``, ``not step %

@@ -593,6 +593,18 @@ class ModelBuiltInLoop(Rule):
                     model = tf.keras.Sequential([tf.keras.layers.Dense(scale + 1)])
                 model.train_on_batch(x, y)
         """),
+        # ``if fold == 0:`` on the index ``enumerate`` gives holds on one iteration however
+        # many folds there are: one model in all (trieste's lowest fidelity).
+        Valid("""
+        import tensorflow as tf
+
+        def cross_validate(folds):
+            for fold, (x, y) in enumerate(folds):
+                if fold == 0:
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile("adam", "mse")
+                model.train_on_batch(x, y)
+        """),
         # ``self.model or self.setup()``: ``setup`` sets ``self.model``, so it runs on the
         # first call only (tflearn's seq2seq example).
         Valid("""
