@@ -31,6 +31,16 @@ from tflint_leaks.analysis.scope import Assignment, ScopeFacts
 #: Resolves a dotted expression to a canonical qualified name through the file's imports.
 ResolveFn = Callable[[cst.BaseExpression], str | None]
 
+
+def callee_of(node: cst.Call, resolve: ResolveFn) -> str | None:
+    """The canonical name of what ``node`` calls through the file's imports, or the bare name
+    of a builtin (``range``, ``enumerate``: nothing imports them)."""
+    resolved = resolve(node.func)
+    if resolved is not None:
+        return resolved
+    return node.func.value if isinstance(node.func, cst.Name) else None
+
+
 UNBOUNDED = 1 << 30
 
 
@@ -296,7 +306,7 @@ class Evaluator:
         return Variation(Form.CONTAINER, card, size_varies=card > 0, content_varies=card > 0)
 
     def _iterable_size(self, node: cst.BaseExpression) -> Variation:
-        if isinstance(node, cst.Call) and self._callee(node) in _NUMBER_ITERABLES:
+        if isinstance(node, cst.Call) and callee_of(node, self._resolve) in _NUMBER_ITERABLES:
             return Variation(Form.NUMBER, _combine([self.value(a.value).card for a in node.args]))
         return self.value(node)
 
@@ -383,7 +393,7 @@ class Evaluator:
     def _loop_item(self, iterable: cst.BaseExpression, path: tuple[int, ...]) -> Variation:
         """The value of element ``path`` of one item of ``iterable``."""
         if isinstance(iterable, cst.Call):
-            callee = self._callee(iterable)
+            callee = callee_of(iterable, self._resolve)
             args = [a.value for a in iterable.args if a.keyword is None and not a.star]
             if callee in _NUMBER_ITERABLES and not path:
                 return Variation(Form.NUMBER, self._items(iterable) or UNBOUNDED)
@@ -420,14 +430,8 @@ class Evaluator:
 
     # -- calls -------------------------------------------------------------------------------
 
-    def _callee(self, node: cst.Call) -> str | None:
-        resolved = self._resolve(node.func)
-        if resolved is not None:
-            return resolved
-        return node.func.value if isinstance(node.func, cst.Name) else None
-
     def _call(self, node: cst.Call) -> Variation:
-        callee = self._callee(node)
+        callee = callee_of(node, self._resolve)
         args = [self.value(a.value) for a in node.args]
         card = _combine([a.card for a in args])
         if callee in _PY_NUMBER_BUILTINS or callee in _NUMPY_SCALARS:

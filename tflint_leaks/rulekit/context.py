@@ -43,7 +43,13 @@ from tflint_leaks.analysis.singletons import Singletons
 from tflint_leaks.analysis.symbolic import Expr, ref
 from tflint_leaks.analysis.symbolic_cst import from_cst
 from tflint_leaks.analysis.tapes import Tape, collect_tapes
-from tflint_leaks.analysis.values import Evaluator, break_bound, counted_runs, steadily_counts
+from tflint_leaks.analysis.values import (
+    Evaluator,
+    break_bound,
+    callee_of,
+    counted_runs,
+    steadily_counts,
+)
 from tflint_leaks.analysis.writes import Write
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.frameworks import Frameworks
@@ -588,8 +594,7 @@ class FileContext:
         iterable = loop.iter
         if not isinstance(iterable, cst.Call):
             return False
-        func = iterable.func
-        callee = self.resolve(func) or (func.value if isinstance(func, cst.Name) else None)
+        callee = callee_of(iterable, self.resolve)
         target = loop.target
         if callee in RANGES:
             return isinstance(target, cst.Name)
