@@ -558,25 +558,24 @@ class FileContext:
             if not isinstance(counter, cst.Name):
                 continue
             name = counter.value
+            found = self._counter_loop(name, facts)
+            if found is None:
+                continue
+            loop, steps = found
             ints = self.type_of(other).ints
             constant = ints is not None and len(ints) == 1
-            for loop in reversed(self.loops):
-                if isinstance(loop, cst.While):
-                    if steadily_counts(name, loop, facts):
-                        break
-                elif any(key == name for key, _ in loop_target_names(loop.target)):
-                    break
-            else:
-                continue
-            if self._counts(loop, name, facts):
-                if constant or (
+            if steps and (
+                constant
+                or (
                     isinstance(other, cst.Name)
                     and other.value != name
                     and not any(loop in a.loops for a in facts.assignments.get(other.value, []))
-                ):
-                    return loop
-            elif (
-                constant
+                )
+            ):
+                return loop
+            if (
+                not steps
+                and constant
                 and isinstance(loop, cst.For)
                 and isinstance(loop.target, cst.Name)
                 and self.trip_count(loop) is not None
@@ -584,24 +583,24 @@ class FileContext:
                 return loop
         return None
 
-    def _counts(self, loop: LoopNode, name: str, facts: ScopeFacts) -> bool:
-        """``name`` is ``loop``'s counter: it takes a new value on every iteration (see
-        :meth:`_counter_test`)."""
-        if isinstance(loop, cst.While):
-            return True  # found by :func:`steadily_counts`
-        if any(loop in a.loops and a.node is not loop for a in facts.assignments.get(name, [])):
-            return False  # assigned again inside the loop
-        iterable = loop.iter
-        if not isinstance(iterable, cst.Call):
-            return False
-        callee = callee_of(iterable, self.resolve)
-        target = loop.target
-        if callee in RANGES:
-            return isinstance(target, cst.Name)
-        if callee == "enumerate" and isinstance(target, cst.Tuple) and target.elements:
-            first = target.elements[0].value
-            return isinstance(first, cst.Name) and first.value == name
-        return False
+    def _counter_loop(self, name: str, facts: ScopeFacts) -> tuple[LoopNode, bool] | None:
+        """The innermost enclosing loop that binds or counts ``name``, and whether ``name``
+        takes a new value on every iteration of it (see :meth:`_counter_test`)."""
+        for loop in reversed(self.loops):
+            if isinstance(loop, cst.While):
+                if steadily_counts(name, loop, facts):
+                    return loop, True
+                continue
+            path = next((p for key, p in loop_target_names(loop.target) if key == name), None)
+            if path is None:
+                continue
+            if any(loop in a.loops and a.node is not loop for a in facts.assignments.get(name, [])):
+                return loop, False  # assigned again inside the loop
+            iterable = loop.iter
+            callee = callee_of(iterable, self.resolve) if isinstance(iterable, cst.Call) else None
+            # ``range``'s items, ``enumerate``'s index: a new value every iteration
+            return loop, (callee in RANGES and not path) or (callee == "enumerate" and path == (0,))
+        return None
 
     def _guard_period(self, test: cst.BaseExpression) -> int:
         """The ``N`` of a test that holds one time in ``N`` (``step % N == 0``, ``not step %
