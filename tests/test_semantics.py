@@ -373,18 +373,25 @@ def test_values_through_calls(tmp_path: Path) -> None:
         ("zip(model.trainable_variables, grads)", True),
         ("enumerate(model.layers)", True),
         ("list(reversed(model.weights))", True),
+        ("tf.config.list_physical_devices('GPU')", True),
+        ("[d.name for d in device_lib.list_local_devices() if d.device_type == 'GPU']", True),
+        ("tf.config.list_physical_devices('GPU') + batches", False),
         ("model.trainable_variables + batches", False),
         ("batches", False),
         ("[v for v in batches]", False),
     ],
 )
-def test_a_models_own_variables_and_layers_are_structure(
+def test_a_models_own_variables_layers_and_the_devices_are_structure(
     tmp_path: Path, expression: str, structural: bool
 ) -> None:
     """What lists a model's or a graph's variables, weights or layers (and what only filters,
     zips, enumerates or reverses them) holds as many items as the model has: a loop over it
-    is counted as one run of what encloses it. Joined with data, it is data."""
-    source = "import tensorflow as tf\nmodel = tf.keras.Sequential([])\nbatches = load()\n"
+    is counted as one run of what encloses it; so does what lists the machine's devices, as
+    many as the hardware has. Joined with data, it is data."""
+    source = (
+        "import tensorflow as tf\nfrom tensorflow.python.client import device_lib\n"
+        "model = tf.keras.Sequential([])\nbatches = load()\n"
+    )
     assert value_of(tmp_path, source, expression).structural is structural
 
 

@@ -183,6 +183,21 @@ VARIABLE_COLLECTIONS = frozenset(
     }
 )
 
+#: What lists the machine's devices (``tf.config.list_physical_devices("GPU")``, TF1's
+#: ``device_lib.list_local_devices()``): as many as the hardware has, whatever the data or
+#: the time the program runs (TensorFlow 2.21 has each; both return a ``list``).
+DEVICE_LISTS = frozenset(
+    {
+        "tensorflow.config.list_physical_devices",
+        "tensorflow.config.list_logical_devices",
+        "tensorflow.config.get_visible_devices",
+        "tensorflow.config.experimental.list_physical_devices",
+        "tensorflow.config.experimental.list_logical_devices",
+        "tensorflow.config.experimental.get_visible_devices",
+        "tensorflow.python.client.device_lib.list_local_devices",
+    }
+)
+
 #: Initializer ops (unlike initializer objects, ``tf.zeros_initializer()``).
 _INITIALIZER_OPS = frozenset(
     {

@@ -157,8 +157,9 @@ class Atom(NamedTuple):
     #: value of each key, sorted by key (``mapped`` is their join).
     keyed: tuple[tuple[str, Value], ...] | None = None
     #: CONTAINER, ITERATOR: the variables, weights or layers of a model or a graph
-    #: (``tf.trainable_variables()``, ``model.layers``): as many as it has, a number the model
-    #: fixes, not the data or the time a program runs; NUMBER: how many they are
+    #: (``tf.trainable_variables()``, ``model.layers``), or the machine's devices
+    #: (``tf.config.list_physical_devices()``): as many as it has, a number the model or the
+    #: hardware fixes, not the data or the time a program runs; NUMBER: how many they are
     #: (``len(model.layers)``, whose ``range`` iterates them too).
     structural: bool = False
     #: STR: the strings it may be (None: not known, an f-string or a computed one).
@@ -238,8 +239,8 @@ class Value(NamedTuple):
 
     @property
     def structural(self) -> bool:
-        """The variables, weights or layers of a model or graph, and only them (a loop over them
-        runs once per variable: :attr:`Atom.structural`)."""
+        """The variables, weights or layers of a model or graph, or the machine's devices, and
+        only them (a loop over them runs once per variable or device: :attr:`Atom.structural`)."""
         atoms = self.informative
         return not self.top and bool(atoms) and all(a.structural for a in atoms)
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
 from tflint_leaks.analysis import keras
-from tflint_leaks.analysis.graph import VARIABLE_COLLECTIONS, is_session_source
+from tflint_leaks.analysis.graph import DEVICE_LISTS, VARIABLE_COLLECTIONS, is_session_source
 from tflint_leaks.analysis.lattice import (
     BOOL,
     LIBRARY_OBJECT,
@@ -445,6 +445,8 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
         return container()
     if is_tensorflow(name) and name.rpartition(".")[2] in VARIABLE_COLLECTIONS:
         return container(element=TENSOR, structural=True)
+    if name in DEVICE_LISTS:  # as many as the machine has: counted as one, like the above
+        return container(element=UNKNOWN, structural=True)
     if dataset_loader(name):
         return array(call.func.text if call.func.op is Op.REF else name, dataset=True)
     if is_numpy(name):

@@ -407,9 +407,10 @@ class FileContext:
         ``break``s it after a known number, or one that every iteration adds to and the
         ``while`` test keeps below a known limit (``while n < 20:`` ... ``n += 1``). A loop
         over a model's or graph's own variables, weights or layers (``for var in
-        tf.trainable_variables()``) counts as one: it runs as many times as the model has
-        them, a number the model fixes, not the data or the time the program runs; what
-        repeats it is what encloses it."""
+        tf.trainable_variables()``), or over the machine's devices (``for gpu in
+        tf.config.list_physical_devices("GPU")``), counts as one: it runs as many times as the
+        model or the machine has them, a number the model or the hardware fixes, not the data
+        or the time the program runs; what repeats it is what encloses it."""
         if loop in self._trips:
             return self._trips[loop]
         counts: list[int | None] = []
