@@ -31,14 +31,16 @@ def _row_id(row: Row) -> str:
 @pytest.mark.parametrize("row", ENTRY_POINTS, ids=_row_id)
 def test_each_entry_point_repeats_its_body(tmp_path: Path, row: Row) -> None:
     """Each row's example predicts with a module-level model in the entry point's body: the
-    only finding is TFL402 there, counted in the row's unit (and the registration's count)."""
+    only finding is TFL402 there, counted in the row's unit (and the registration's count, or
+    the count of the loop that registers it: ``for i in range(20):`` around a thread)."""
     name = "views.py" if row.form is Form.VIEWS else "app.py"
     findings = _lint(tmp_path, row.example, name)
     line = next(n for n, text in enumerate(row.example.splitlines(), 1) if "MODEL.predict" in text)
     assert len(findings) == 1, findings
     code, found_line, message = findings[0]
     assert (code, found_line) == ("TFL402", line)
-    counted = r" \(\d+ in all\)" if row.count else ""
+    looped = re.search(r"^for \w+ in range\(\d+\):$", row.example, re.MULTILINE)
+    counted = r" \(\d+ in all\)" if row.count or looped else ""
     assert re.match(rf"`MODEL\.predict` every {re.escape(row.unit)}{counted} builds", message)
 
 
@@ -479,7 +481,8 @@ def test_a_function_passed_to_a_wrapper_that_registers_it_is_the_one_defined_bef
     tmp_path: Path,
 ) -> None:
     """optkeras's notebook: each study's ``objective`` goes through a wrapper that registers
-    its parameter (``self.study.optimize(func, n_trials=1)``); the wrapper's call in the
+    its parameter (``self.study.optimize(func, n_trials=1)``, 50 times: ``for _ in
+    range(n_trials)`` with the 50 its call passes); the wrapper's call in the
     notebook's own code hands over the definition made last before it."""
     source = """
     import optuna
@@ -514,7 +517,7 @@ def test_a_function_passed_to_a_wrapper_that_registers_it_is_the_one_defined_bef
     """
     findings = _lint(tmp_path, source)
     assert [(code, line) for code, line, _ in findings] == [("TFL401", 26)]
-    assert "every trial and the Optuna objective never calls" in findings[0][2]
+    assert "every trial (50 in all) and the Optuna objective never calls" in findings[0][2]
 
 
 def test_a_function_another_module_passes_on_is_any_of_its_definitions(tmp_path: Path) -> None:
@@ -646,3 +649,37 @@ def test_a_module_the_script_imports_runs_once(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("import streamlit as st\nimport widgets\n", encoding="utf-8")
     (tmp_path / "widgets.py").write_text(textwrap.dedent(STREAMLIT), encoding="utf-8")
     assert lint_paths([tmp_path], Settings(select=("ALL",))).diagnostics == []
+
+
+DEVICE_THREADS = """
+import threading
+import tensorflow as tf
+from tensorflow.python.client import device_lib
+
+gpus = [d.name for d in device_lib.list_local_devices() if d.device_type == "GPU"]
+
+def predictor(gpu):
+    with tf.device(gpu):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    return model.predict_on_batch(x)
+
+for gpu in gpus:
+    threading.Thread(target=predictor, args=(gpu,)).start()
+"""
+
+
+def test_a_thread_started_per_device_runs_its_target_once_per_device(tmp_path: Path) -> None:
+    """kaggle-carvana-2017's ensembler: one thread per GPU (``for gpu in gpus``, the machine's
+    devices) builds one model each, as many as the machine has, not a growing number. The same
+    thread started per name of a file is repeated as often as the file has names."""
+    assert _lint(tmp_path, DEVICE_THREADS) == []
+    per_name = DEVICE_THREADS.replace("in gpus:", "in open('names.txt').read().split():")
+    assert _lint(tmp_path, per_name) == [
+        (
+            "TFL401",
+            9,
+            "`tf.keras.Sequential` builds a new Keras model every thread and the threading thread "
+            "target never calls `clear_session()`; Keras' global state grows with each model "
+            "(`del` and `gc.collect()` do not release it)",
+        )
+    ]

@@ -34,8 +34,9 @@ Read from the libraries' own documentation and source, and checked where it matt
   ``clears_session``. Optuna, Ray Tune, Hyperopt and the scikit-learn wrappers do not.
 - A row marked ``once`` runs its function once per registration (a ``threading.Thread``'s
   target, a ``sched`` event, an APScheduler job without a trigger): it repeats only where the
-  registering call does (inside a loop of its own function, or a ``sched`` action that
-  schedules itself again).
+  registering call does (inside a loop of its own function, as many times as that loop runs:
+  once per item of what it iterates, a loop over the machine's devices counted as one; or a
+  ``sched`` action that schedules itself again).
 
 Not seen: a registration made inside a lambda (``ds.map(lambda x: tf.py_function(f, [x],
 tf.float32))``: the index keeps no lambda bodies; name the wrapper), and a function wrapped

@@ -21,7 +21,7 @@ from tflint_leaks.analysis.entry_points import ENTRY_POINTS, Form, Row
 from tflint_leaks.analysis.facts import Body, Span
 from tflint_leaks.analysis.lattice import FunctionRef, Kind
 from tflint_leaks.analysis.names import resolve_dotted
-from tflint_leaks.analysis.symbolic import Expr, Op
+from tflint_leaks.analysis.symbolic import Expr, Op, from_ast
 from tflint_leaks.source import SourceError, read_source
 
 if TYPE_CHECKING:
@@ -226,7 +226,7 @@ def _registrations(program: Program) -> dict[FunctionRef, tuple[EntryPoint, ...]
             for pattern in row.names:
                 rows.setdefault(pattern.rpartition(".")[2], []).append(row)
     found: dict[FunctionRef, list[EntryPoint]] = {}
-    looped: dict[str, frozenset[tuple[int, int]]] = {}
+    looped: dict[str, dict[tuple[int, int], _Loops]] = {}
     for last, candidates in sorted(rows.items()):
         for site in table.get(last, ()):
             call, where = inference.site(site)
@@ -240,11 +240,15 @@ def _registrations(program: Program) -> dict[FunctionRef, tuple[EntryPoint, ...]
                 argument = _handed_argument(call, row, where)
                 passed = _passed_at(program, argument, where)
                 for function in _handed(program, argument, where):
-                    in_loop = _in_loop(where.module.path, span, looped)
-                    if row.once and not (in_loop or _repeats(row, call, where, function)):
+                    loops = _loops_around(where.module.path, span, looped)
+                    registrations = _runs(program, loops, where)
+                    repeats = _repeats(row, call, where, function)
+                    if row.once and registrations == 1 and not repeats:
                         continue
-                    # Registered again by a loop: the count per registration is not the total.
-                    count = None if in_loop else _count(program, call, row, where)
+                    per = 1 if row.once and not repeats else _count(program, call, row, where)
+                    # Registered again by a loop: the total is the registrations' count times
+                    # each one's (None when either is not known).
+                    count = None if registrations is None or per is None else registrations * per
                     entry = EntryPoint(
                         row,
                         count,
@@ -393,38 +397,65 @@ def _repeats(row: Row, call: Expr, where: Where, function: FunctionRef) -> bool:
     return function == FunctionRef(where.module.path, where.qualname)
 
 
-def _in_loop(path: str, span: Span, looped: dict[str, frozenset[tuple[int, int]]]) -> bool:
-    """The registering call at ``span`` is repeated by a loop of its own function."""
+#: The iterables of the loops of its own scope around a call, outermost first (None for a
+#: ``while`` loop).
+_Loops = tuple["Expr | None", ...]
+
+
+def _loops_around(
+    path: str, span: Span, looped: dict[str, dict[tuple[int, int], _Loops]]
+) -> _Loops:
+    """The loops of its own function that repeat the registering call at ``span``."""
     if path not in looped:
         looped[path] = _calls_in_loops(path)
-    return (span.line, span.column) in looped[path]
+    return looped[path].get((span.line, span.column), ())
 
 
-def _calls_in_loops(path: str) -> frozenset[tuple[int, int]]:
+def _runs(program: Program, loops: _Loops, where: Where) -> int | None:
+    """How many times ``loops`` run what they enclose, at most: the product of their items'
+    counts, a loop over what the model or the machine fixes (its variables, the devices:
+    :attr:`~.lattice.Value.structural`) counted as one; None when one is not known."""
+    total = 1
+    for iterable in loops:
+        value = None if iterable is None else program.value(iterable, where)
+        count = None if value is None else 1 if value.structural else value.bound
+        if count is None:
+            return None
+        total *= count
+    return total
+
+
+def _calls_in_loops(path: str) -> dict[tuple[int, int], _Loops]:
     """The positions (line, 1-based column) of the calls of a Python file that a loop of their
-    own scope repeats (read with ``ast``; a notebook or an unreadable file has none)."""
+    own scope repeats, with those loops (read with ``ast``; a notebook or an unreadable file
+    has none)."""
     if not path.endswith(".py"):
-        return frozenset()
+        return {}
     try:
         tree = ast.parse(read_source(Path(path)))
     except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return frozenset()
-    found: set[tuple[int, int]] = set()
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+        return {}
+    found: dict[tuple[int, int], _Loops] = {}
+    stack: list[tuple[ast.AST, _Loops]] = [(tree, ())]
     while stack:
-        node, looped = stack.pop()
-        if isinstance(node, ast.Call) and looped:
-            found.add((node.lineno, node.col_offset + 1))
-        scope = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
-        inner = False if scope else looped or isinstance(node, _LOOPS)
+        node, loops = stack.pop()
+        if isinstance(node, ast.Call) and loops:
+            found[(node.lineno, node.col_offset + 1)] = loops
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            inner: _Loops = ()
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            inner = (*loops, from_ast(node.iter))
+        elif isinstance(node, ast.While):
+            inner = (*loops, None)
+        elif isinstance(node, _COMPREHENSIONS):
+            inner = (*loops, *(from_ast(g.iter) for g in node.generators))
+        else:
+            inner = loops
         stack.extend((child, inner) for child in ast.iter_child_nodes(node))
-    return frozenset(found)
+    return found
 
 
-_LOOPS = (
-    ast.For,
-    ast.AsyncFor,
-    ast.While,
+_COMPREHENSIONS = (
     ast.ListComp,
     ast.SetComp,
     ast.DictComp,
