@@ -52,6 +52,10 @@ def test_builds_graph(name: str) -> None:
         "tensorflow.compat.v1.logging.info",
         # A string attribute's method (tensorrec: `tf.__version__.split(".")`).
         "tensorflow.__version__.split",
+        # TensorBoard's projector: a protocol buffer, and a config file written to the logdir
+        # (Tacotron-2 calls it every `embedding_interval` steps).
+        "tensorflow.contrib.tensorboard.plugins.projector.visualize_embeddings",
+        "tensorflow.compat.v1.contrib.tensorboard.plugins.projector.visualize_embeddings",
     ],
 )
 def test_adds_no_node(name: str) -> None:

@@ -89,6 +89,9 @@ _NO_OP_MODULES = (
     "tensorflow.autograph.",
     "tensorflow.compat.",
     "tensorflow.config.",
+    # TensorBoard's plugins: protocol buffers and the files they write (the projector's
+    # ``visualize_embeddings`` writes ``projector_config.pbtxt`` to the writer's logdir).
+    "tensorflow.contrib.tensorboard.",
     "tensorflow.data.",
     "tensorflow.distribute.",
     "tensorflow.dtypes.",
