@@ -128,3 +128,25 @@ def test_glob_translation() -> None:
     assert matches("a/**", "a/b/c.py")
     assert matches("[!x]b.py", "ab.py")
     assert not matches("[!a]b.py", "ab.py")
+
+
+def test_a_symlink_to_a_directory_of_the_tree_is_linted_at_its_own_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pkmital/tensorflow_tutorials: ``notebooks/libs`` links to ``python/libs``. Its files are
+    linted once, under their own paths, and nothing is said (it is no loop); a link to a
+    directory outside the tree walked is followed."""
+    for name in ("python/libs/a.py", "elsewhere/b.py"):
+        (tmp_path / name).parent.mkdir(parents=True)
+        (tmp_path / name).write_text("x = 1\n", encoding="utf-8")
+    for link, target in (("notebooks/libs", "../python/libs"), ("tree/outside", "../elsewhere")):
+        (tmp_path / link).parent.mkdir()
+        (tmp_path / link).symlink_to(target)
+    monkeypatch.chdir(tmp_path)
+    whole = discover([Path()], Configuration())
+    assert ([str(path) for path in whole.files], whole.warnings) == (
+        ["elsewhere/b.py", "python/libs/a.py"],
+        [],
+    )
+    tree = discover([Path("tree")], Configuration())
+    assert ([str(path) for path in tree.files], tree.warnings) == (["tree/outside/b.py"], [])

@@ -59,6 +59,7 @@ def _walk(
     top: Path, configuration: Configuration, found: Discovery, add: Callable[[Path], None]
 ) -> None:
     visited: set[tuple[int, int]] = set()
+    root = top.resolve()
     for directory, dirnames, filenames in os.walk(top, followlinks=True, onerror=None):
         current = Path(directory)
         try:
@@ -73,8 +74,27 @@ def _walk(
             dirnames[:] = []
             continue
         visited.add(key)
-        dirnames[:] = sorted(d for d in dirnames if not skipped(current / d, configuration))
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not _aliased(current / d, root) and not skipped(current / d, configuration)
+        )
         for name in sorted(filenames):
             path = current / name
             if name.endswith(EXTENSIONS) and not skipped(path, configuration):
                 add(path)
+
+
+def _aliased(path: Path, root: Path) -> bool:
+    """A symlink to a directory elsewhere in the tree being walked (``notebooks/libs ->
+    ../python/libs``), not to one it is in (a loop, warned about when reached): the walk
+    lints that directory at its own place, once, under its own paths."""
+    if not path.is_symlink():
+        return False
+    try:
+        target = path.resolve(strict=True)
+        parent = path.parent.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return False
+    inside = target == root or root in target.parents
+    return inside and target != parent and target not in parent.parents
