@@ -880,3 +880,61 @@ def test_a_dockerfile_that_installs_multi_backend_keras_quiets_predict(tmp_path:
         "FROM python:3.6\nRUN pip install tensorflow==1.8.0 keras==2.2.0\n", encoding="utf-8"
     )
     assert _findings(tmp_path / "gan.py") == [SESSION_LOOP]
+
+
+SPINNINGUP_LOGGER = """\
+import tensorflow as tf
+
+
+class Logger:
+    def setup_tf_saver(self, sess, inputs, outputs):
+        self.tf_saver_elements = dict(session=sess, inputs=inputs, outputs=outputs)
+
+    def save_state(self):
+        graph = tf.get_default_graph()
+        tf.saved_model.simple_save(export_dir="model", **self.tf_saver_elements)
+"""
+
+SPINNINGUP_DDPG = """\
+import tensorflow as tf
+from logx import Logger
+
+
+def ddpg(epochs=100):
+    sess = tf.Session()
+    x = tf.placeholder(tf.float32)
+    logger = Logger()
+    logger.setup_tf_saver(sess, inputs={"x": x}, outputs={"y": x})
+    for t in range(epochs * 4000):
+        sess.run(x, {x: 1.0})
+        if (t + 1) % 4000 == 0:
+            logger.save_state()
+"""
+
+
+def test_a_module_written_for_tensorflow_1_builds_ops_for_a_loop_in_another(
+    tmp_path: Path,
+) -> None:
+    """spinningup: ``logx.py`` opens no session, but what it calls exists only in TensorFlow 1
+    (``tf.get_default_graph``, ``tf.saved_model.simple_save``), so it runs in graph mode, and
+    each ``simple_save`` adds a saver to the graph of the loop in ``ddpg.py`` that calls it.
+    Written for TensorFlow 2 (``tf.compat.v1`` and an eager module), nothing is said."""
+    root = _project(tmp_path, {"logx.py": SPINNINGUP_LOGGER, "ddpg.py": SPINNINGUP_DDPG})
+    assert _findings(root) == [
+        (
+            "TFL503",
+            13,
+            13,
+            "`tf.saved_model.simple_save(...)` through `save_state` every 4000th iteration (100 "
+            "in all) adds nodes to the default graph of a loop that runs it (`sess.run`): the "
+            "graph grows for as long as the loop runs; build it once before the loop "
+            "(`graph.finalize()` catches this)",
+        )
+    ]
+    (root / "logx.py").write_text(
+        SPINNINGUP_LOGGER.replace("tf.get_default_graph", "tf.compat.v1.get_default_graph").replace(
+            "tf.saved_model.simple_save", "tf.compat.v1.saved_model.simple_save"
+        ),
+        encoding="utf-8",
+    )
+    assert _findings(root) == []

@@ -327,9 +327,15 @@ TF1_ONLY = frozenset(
         "tensorflow.train.RMSPropOptimizer",
         "tensorflow.train.MomentumOptimizer",
         "tensorflow.train.start_queue_runners",
+        "tensorflow.saved_model.simple_save",
     }
 )
-_TF1_ONLY_MODULES = ("tensorflow.contrib.", "tensorflow.layers.", "tensorflow.nn.rnn_cell.")
+_TF1_ONLY_MODULES = (
+    "tensorflow.contrib.",
+    "tensorflow.layers.",
+    "tensorflow.nn.rnn_cell.",
+    "tensorflow.saved_model.loader.",
+)
 
 
 def is_tf1_only(name: str) -> bool:

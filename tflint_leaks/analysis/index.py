@@ -199,7 +199,8 @@ class IndexBuilder(ast.NodeVisitor):
         self.traced: set[str] = set()
         #: The nodes of each function's body outside nested scopes.
         self.own: dict[ast.AST, list[ast.AST]] = {}
-        #: TF1 graph code: bodies keep the calls that add nodes to the graph.
+        #: TF1 graph code (sessions, placeholders, or what only TensorFlow 1 has): bodies keep
+        #: the calls that add nodes to the graph.
         self.graph_code = graph_code
         #: What :meth:`resolve` gave each node, once the imports are all read (the facts of a
         #: call resolve its callee four times).
@@ -798,6 +799,10 @@ def index_source(
     builder = IndexBuilder(split_lines(source), module, is_package, is_graph_code(units))
     builder.own.update(owns)
     builder.collect_imports(tree, import_nodes, aliases or {})
+    tf1_only = _uses_tf1_only(builder, tree)
+    # What only TensorFlow 1 has runs in graph mode too: the ops its functions build are kept
+    # (spinningup's ``logx.py`` saves with ``tf.saved_model.simple_save`` for a loop elsewhere).
+    builder.graph_code = builder.graph_code or tf1_only
     builder.collect_definitions(tree)
     body = collect_body(
         _module_nodes(tree),
@@ -828,7 +833,7 @@ def index_source(
         units=units,
         body=body,
         graph_mode=_switches(builder, body, GRAPH_MODE_SWITCHES)
-        or (_uses_tf1_only(builder, tree) and not _switches(builder, body, EAGER_MODE_SWITCHES)),
+        or (tf1_only and not _switches(builder, body, EAGER_MODE_SWITCHES)),
         eager_mode=_switches(builder, body, EAGER_MODE_SWITCHES),
         code_pins=code_pins(
             tree,
