@@ -405,3 +405,28 @@ def test_generator_functions_are_known(tmp_path: Path) -> None:
     functions = modules["data"].functions
     assert functions["batches"].generator
     assert not functions["load"].generator
+
+
+def test_of_two_modules_of_one_name_the_one_beside_the_importer_is_imported(
+    tmp_path: Path,
+) -> None:
+    """youyouf/Tensorflow2.x: ``Yolov2/model/model.py`` and ``Yolov3/model/model.py`` are both
+    ``model.model``; ``Yolov3/predict/predict.py`` (run from ``Yolov3``) imports its own
+    project's, the one under the nearest directory that holds it too. A script beside neither
+    imports none."""
+    sources = {
+        f"{version}/{name}": text
+        for version in ("Yolov2", "Yolov3")
+        for name, text in (("model/__init__.py", ""), ("model/model.py", "def body(): ...\n"))
+    }
+    sources["Yolov3/predict/predict.py"] = sources["other/run.py"] = "import model.model\n"
+    indexes = {}
+    for name, text in sources.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        indexes[name] = index_source(text, path)
+    index = ProjectIndex(indexes.values())
+    found = index.find_module("model.model", indexes["Yolov3/predict/predict.py"])
+    assert found is indexes["Yolov3/model/model.py"]
+    assert index.find_module("model.model", indexes["other/run.py"]) is None

@@ -161,6 +161,12 @@ class ProjectIndex:
                 return candidate
         if len(candidates) == 1:
             return candidates[0]
+        # Several (``Yolov2/model/model.py`` and ``Yolov3/model/model.py``): the one under the
+        # nearest directory that holds the importer too (``Yolov3/predict/predict.py`` runs
+        # from ``Yolov3``), as a run from inside that project imports it.
+        enclosing = [c for c in candidates if Path(importer.root).is_relative_to(c.root)]
+        if enclosing:
+            return max(enclosing, key=lambda c: len(Path(c.root).parts))
         if self._frozen:
             return None
         return self._load_from_disk(name, Path(importer.root))
