@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.nodes import dotted
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
@@ -21,9 +22,10 @@ class FunctionMethodPerInstance(Rule):
     instance's graphs stay alive as long as the instance (or anything it captured) does.
 
     Not flagged: an instance created once before the loop; a class without `tf.function`
-    methods; an instance created in a loop whose `tf.function` methods are not called there; a
-    loop of a known small trip count (at most `max-python-values`, default 5: a few
-    instances, a few traces).
+    methods; an instance created in a loop whose `tf.function` methods are not called there;
+    loops that make at most `max-python-values` instances in all (default 5: a few instances,
+    a few traces), whatever an inner loop then does with each (`for batch in data:
+    calculator.step(batch)` calls one instance's traces again).
 
     ## Example
     ```python
@@ -193,6 +195,27 @@ class FunctionMethodPerInstance(Rule):
                 Scorer().score(tf.ones([2]))
             """
         ),
+        # influenciae's tests: four calculators (two lists of two settings), each traced once
+        # and then called per batch.
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Calculator:
+                def __init__(self, normalize):
+                    self.normalize = normalize
+
+                @tf.function
+                def step(self, x):
+                    return x / tf.norm(x) if self.normalize else x
+
+            for model in ["a", "b"]:
+                for normalize in [True, False]:
+                    calculator = Calculator(normalize)
+                    for batch in dataset:
+                        calculator.step(batch)
+            """
+        ),
     )
     INVALID = (
         Invalid(
@@ -298,13 +321,15 @@ class FunctionMethodPerInstance(Rule):
         if receiver is None:
             return
         if isinstance(receiver, cst.Call):
-            instantiations = [receiver]
+            instantiations = [(receiver, context.loops)]
         else:
             instantiations = self._instantiations_in_loop(receiver)
-        for instantiation in instantiations:
+        for instantiation, loops in instantiations:
             found = context.project_class(instantiation.func)
             if found is None or instantiation in self._reported:
                 continue
+            if self._few(loops):
+                continue  # the loops that make the instances make a few
             module, klass = found
             if method not in context.tf_function_attributes(module, klass):
                 continue
@@ -327,13 +352,29 @@ class FunctionMethodPerInstance(Rule):
             return func, "__call__"
         return None, ""
 
-    def _instantiations_in_loop(self, receiver: cst.BaseExpression) -> list[cst.Call]:
+    def _instantiations_in_loop(
+        self, receiver: cst.BaseExpression
+    ) -> list[tuple[cst.Call, list[LoopNode]]]:
+        """The calls assigned to ``receiver`` in the enclosing loops, each with the enclosing
+        loops that repeat it."""
         name = dotted(receiver)
         if name is None or "." in name:
             return []
-        loops = set(self.context.loops)
+        loops = self.context.loops
         return [
-            assignment.value
+            (assignment.value, [loop for loop in loops if loop in assignment.loops])
             for assignment in self.context.scope_facts().assignments.get(name, [])
-            if isinstance(assignment.value, cst.Call) and assignment.loops & loops
+            if isinstance(assignment.value, cst.Call) and assignment.loops & set(loops)
         ]
+
+    def _few(self, loops: list[LoopNode]) -> bool:
+        """``loops`` run what they enclose at most ``max-python-values`` times in all (the
+        product of their trip counts: a guard around the method's call, inside them, does not
+        make fewer instances)."""
+        total = 1
+        for loop in loops:
+            count = self.context.trip_count(loop)
+            if count is None:
+                return False
+            total *= count
+        return total <= self.context.options.max_python_values
