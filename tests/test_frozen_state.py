@@ -219,3 +219,54 @@ def test_a_read_in_a_method_a_tf_function_calls_is_frozen_too(
     eager = LEARNER.replace("        kl = self.learn(x)", "        kl = self.forward_fn(x)")
     code, out = _run(tmp_path, capsys, {"learner.py": eager})
     assert (code, out.strip()) == (0, "All checks passed!")
+
+
+EXACT = """\
+import tensorflow as tf
+
+
+class Exact:
+    def __init__(self, inv_hessian=None, hessian=None):
+        self.inv_hessian = inv_hessian
+        self.hessian = hessian
+
+    @tf.function
+    def single(self, batch):
+        return tf.matmul(self.hessian, batch)
+
+    def compute(self, batches):
+        if self.hessian is None:
+            self.hessian = tf.linalg.pinv(self.inv_hessian)
+        return [self.single(batch) for batch in batches]
+"""
+
+
+def test_a_state_filled_while_unset_is_set_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """influenciae: ``compute`` fills ``self.hessian`` only while it is unset (``if
+    self.hessian is None:``), lazily, before the first trace; a test sets it on a new instance
+    before its first call. Nothing is set after a trace. The same state changed every call of
+    ``compute`` is flagged, with the test's assignment quiet beside it."""
+    test = """\
+    import tensorflow as tf
+    from exact import Exact
+
+
+    def test_single(batches):
+        exact = Exact(inv_hessian=tf.eye(2))
+        exact.hessian = tf.linalg.pinv(exact.inv_hessian)
+        for batch in batches:
+            exact.single(batch)
+    """
+    files = {"exact.py": EXACT, "test_exact.py": test}
+    assert _run(tmp_path, capsys, files) == (0, "All checks passed!\n")
+    files["exact.py"] = EXACT.replace("        if self.hessian is None:\n    ", "")
+    code, out = _run(tmp_path, capsys, files)
+    assert (code, out.splitlines()[0]) == (
+        1,
+        f"{tmp_path / 'exact.py'}:11:26: TFL305 `self.hessian` is read while `single` traces: "
+        "later calls keep the value it had then, though `compute` and `test_single` of "
+        "`test_exact.py` assign it again; keep it in a `tf.Variable` and `assign` it, or pass "
+        "it in as an argument",
+    )

@@ -58,8 +58,9 @@ class Write:
     #: The function or method making it (its qualified name), "" for a module's own code, the
     #: class name for a class body.
     function: str
-    #: Set-up code: a class body, ``__init__`` or ``build`` (or a method only they call), or
-    #: a module's own code outside its loops.
+    #: Set-up code: a class body, ``__init__`` or ``build`` (or a method only they call), a
+    #: module's own code outside its loops, or a block that runs only while the state is unset
+    #: (``if self.hessian is None: self.hessian = ...``: it fills the state once, lazily).
     setup: bool
     #: In a ``tf.function`` (it runs only while the function traces).
     traced: bool
@@ -185,7 +186,7 @@ class Writes:
         renewed = (assign.target, assign.span) in where.body.renewed
         accumulates = not renewed and _reads(assign.value, assign.target)
         traced = function.tf_function is not None or qualname in module.traced
-        setup = fresh or (yield from self._setup(module, qualname))
+        setup = fresh or where.body.runs_once(span) or (yield from self._setup(module, qualname))
         summary = yield ("summary", module.path, qualname)
         rebuilds = bool(function.creates_tf_function) or any(
             effect.kind is EffectKind.CREATE_TF_FUNCTION for effect in summary

@@ -49,7 +49,8 @@ class PythonStateFrozen(Rule):
     the loop.
 
     Not flagged: state set only in set-up code (a class body, `__init__`, Keras' `build`, a
-    method only those call, a module's own code outside its loops) or in a single place that
+    method only those call, a module's own code outside its loops, a block that runs only while
+    the state is unset: `if self.hessian is None:`) or in a single place that
     nothing repeats (`self.batch_size = 16` once in `train()`, before its loop); an assignment
     that every path assigns again before any code that could read the state runs (`self.y`
     set in both branches of an `if`, then `self.y = tf.cast(self.y, tf.float32)`: only calls
