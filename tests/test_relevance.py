@@ -285,3 +285,55 @@ def test_a_loop_calling_instances_of_a_class_whose_call_builds_a_model_is_kept(
         result = lint_paths([tmp_path], Settings(select=("ALL",)), jobs=1, prefilter=prefilter)
         found = [(Path(d.file).name, d.code, d.start.line) for d in result.diagnostics]
         assert found == [("run.py", "TFL401", line)]
+
+
+NAS_ENV = """\
+import tensorflow as tf
+
+
+class DenseEnv:
+    def get_rewards(self, actions):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(units) for units in actions])
+        model.compile(loss="mse")
+        model.fit(x, y, epochs=5)
+        return model.evaluate(x, y)
+"""
+
+NAS_CONTROLLER = """\
+import tensorflow as tf
+
+
+def train_controller(controller, env, optimizer, steps):
+    for step in range(steps):
+        with tf.GradientTape() as tape:
+            actions = controller(None, training=True)
+            with tape.stop_recording():
+                reward = env.get_rewards(actions)
+            loss = -tf.reduce_sum(actions) * reward
+        grads = tape.gradient(loss, controller.trainable_variables)
+        optimizer.apply_gradients(zip(grads, controller.trainable_variables))
+"""
+
+NAS_TRAIN = """\
+from controller import train_controller
+from dense_env import DenseEnv
+
+train_controller(make_controller(), DenseEnv(), optimizer, 100)
+"""
+
+
+@pytest.mark.parametrize("select", ["TFL403", "TFL4", "TFL401,TFL403"])
+def test_a_rules_findings_do_not_depend_on_the_others_selected(tmp_path: Path, select: str) -> None:
+    """yaogood/NAS-tensorflow2: the controller's loop fits a model through ``env``, an object
+    its caller in another module passes in; the loop is kept for the libcst pass because its
+    tape is TFL201's. TFL403 finds the same there whichever other rules are selected."""
+    files = {"dense_env.py": NAS_ENV, "controller.py": NAS_CONTROLLER, "train.py": NAS_TRAIN}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    everything = lint_paths([tmp_path], Settings(select=("ALL",))).diagnostics
+    selected = lint_paths([tmp_path], Settings(select=tuple(select.split(",")))).diagnostics
+    expected = [d for d in everything if d.code == "TFL403"]
+    assert [(d.code, Path(d.file).name, d.start.line) for d in expected] == [
+        ("TFL403", "controller.py", 9)
+    ]
+    assert [d for d in selected if d.code == "TFL403"] == expected

@@ -52,21 +52,24 @@ def _check_file(
     """Lint one indexed file: its diagnostics and the tracebacks of rules that failed on it.
     Only the rules whose ``versions`` hold for the file's project and execution mode run.
 
-    With ``prefilter`` (the default), functions and methods that no enabled rule can fire in
-    are left out of the libcst parse (:mod:`tflint_leaks.engine.relevance`); without it every
+    With ``prefilter`` (the default), functions and methods that no rule can fire in (enabled
+    or not: what a rule finds does not depend on which others are selected) are left out of
+    the libcst parse (:mod:`tflint_leaks.engine.relevance`); without it every
     line is parsed and walked, which tests use to prove the prefilter loses nothing."""
     if not is_relevant(parsed, project):
         return [], []
     graph = project.graph_mode(parsed.index, options.frameworks)
     world = project.world(parsed.index, options.frameworks)
-    rules = [
-        code
-        for code in RULES
-        if code.code in codes and code.versions.applies(world, graph_mode=graph)
-    ]
+    applicable = [code for code in RULES if code.versions.applies(world, graph_mode=graph)]
+    rules = [code for code in applicable if code.code in codes]
     text = parsed.text
     if prefilter:
-        needs = combine((code.triggers for code in rules), parsed.index, project, parsed.statements)
+        # What every rule would need, whichever are selected: a rule finds in a file what it
+        # finds with the others (a tape that keeps a loop for TFL201 shows TFL403 the model
+        # its call fits), so ``--select TFL403`` gives what ``--select ALL`` gives of TFL403.
+        needs = combine(
+            (code.triggers for code in applicable), parsed.index, project, parsed.statements
+        )
         blanked = blanked_source(parsed.text, parsed.index, needs, parsed.statements)
         if blanked is None:
             return [], []
