@@ -407,17 +407,20 @@ def test_generator_functions_are_known(tmp_path: Path) -> None:
     assert not functions["load"].generator
 
 
+@pytest.mark.parametrize("package", [True, False], ids=["package", "namespace"])
 def test_of_two_modules_of_one_name_the_one_beside_the_importer_is_imported(
-    tmp_path: Path,
+    tmp_path: Path, package: bool
 ) -> None:
     """youyouf/Tensorflow2.x: ``Yolov2/model/model.py`` and ``Yolov3/model/model.py`` are both
-    ``model.model``; ``Yolov3/predict/predict.py`` (run from ``Yolov3``) imports its own
-    project's, the one under the nearest directory that holds it too. A script beside neither
-    imports none."""
+    ``model.model`` (``model/`` a package, or a namespace package with no ``__init__.py``, as
+    there); ``Yolov3/predict/predict.py`` (run from ``Yolov3``) imports its own project's, the
+    one imported from the nearest directory that holds it too. A script beside neither imports
+    none."""
+    files = [("model/model.py", "def body(): ...\n")]
+    if package:
+        files.append(("model/__init__.py", ""))
     sources = {
-        f"{version}/{name}": text
-        for version in ("Yolov2", "Yolov3")
-        for name, text in (("model/__init__.py", ""), ("model/model.py", "def body(): ...\n"))
+        f"{version}/{name}": text for version in ("Yolov2", "Yolov3") for name, text in files
     }
     sources["Yolov3/predict/predict.py"] = sources["other/run.py"] = "import model.model\n"
     indexes = {}

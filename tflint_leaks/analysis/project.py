@@ -161,12 +161,16 @@ class ProjectIndex:
                 return candidate
         if len(candidates) == 1:
             return candidates[0]
-        # Several (``Yolov2/model/model.py`` and ``Yolov3/model/model.py``): the one under the
-        # nearest directory that holds the importer too (``Yolov3/predict/predict.py`` runs
-        # from ``Yolov3``), as a run from inside that project imports it.
-        enclosing = [c for c in candidates if Path(importer.root).is_relative_to(c.root)]
+        # Several (``Yolov2/model/model.py`` and ``Yolov3/model/model.py``): the one whose
+        # directory that ``name`` is imported from holds the importer too, the nearest
+        # (``Yolov3/predict/predict.py`` runs from ``Yolov3``), as a run from inside that
+        # project imports it.
+        importer_root = Path(importer.root)
+        enclosing = [
+            (base, c) for c in candidates if importer_root.is_relative_to(base := _base(c, name))
+        ]
         if enclosing:
-            return max(enclosing, key=lambda c: len(Path(c.root).parts))
+            return max(enclosing, key=lambda found: len(found[0].parts))[1]
         if self._frozen:
             return None
         return self._load_from_disk(name, Path(importer.root))
@@ -526,6 +530,15 @@ MAX_REEXPORTS = 8
 #: How many directories without an ``__init__.py`` above a module still name it (namespace
 #: packages: ``from model.unet import Unet`` run from the directory above ``model/``).
 MAX_NAMESPACE_LEVELS = 3
+
+
+def _base(module: ModuleIndex, name: str) -> Path:
+    """The directory ``name``, one of :func:`_names_of` ``module``, is imported from: its root,
+    or a directory above it for a name through namespace packages."""
+    base = Path(module.root)
+    for _ in range(name.count(".") - module.module.count(".")):
+        base = base.parent
+    return base
 
 
 def _names_of(module: ModuleIndex) -> list[str]:
