@@ -417,8 +417,10 @@ def _runs(program: Program, loops: _Loops, where: Where) -> int | None:
     :attr:`~.lattice.Value.structural`) counted as one; None when one is not known."""
     total = 1
     for iterable in loops:
-        value = None if iterable is None else program.value(iterable, where)
-        count = None if value is None else 1 if value.structural else value.bound
+        if iterable is None:
+            return None  # a ``while`` loop
+        value = program.value(iterable, where)
+        count = 1 if value.structural else value.bound
         if count is None:
             return None
         total *= count

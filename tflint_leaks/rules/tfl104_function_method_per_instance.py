@@ -361,10 +361,11 @@ class FunctionMethodPerInstance(Rule):
         if name is None or "." in name:
             return []
         loops = self.context.loops
+        enclosing = set(loops)
         return [
             (assignment.value, [loop for loop in loops if loop in assignment.loops])
             for assignment in self.context.scope_facts().assignments.get(name, [])
-            if isinstance(assignment.value, cst.Call) and assignment.loops & set(loops)
+            if isinstance(assignment.value, cst.Call) and assignment.loops & enclosing
         ]
 
     def _few(self, loops: list[LoopNode]) -> bool:
