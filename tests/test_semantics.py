@@ -138,6 +138,18 @@ def test_every_splitter_has_its_default_number_of_splits(
         ("C = {'modes': [0, 1, 2], **base}", "C['modes']", None),
         ("C = {'modes': [0, 1, 2], 'dense': True}", "C[key]", None),
         ("import numpy as np", "np.linspace(0.001, 0.1, 10)", 10),
+        # an array's rows, when its making gives its first dimension
+        ("import numpy as np", "np.random.choice(len(folds), size=5, replace=False)", 5),
+        ("import numpy as np", "np.random.randint(0, 10_000, 40)", 40),
+        ("import numpy as np", "np.random.permutation(np.arange(7))", 7),
+        ("import numpy as np", "np.random.permutation(12)", 12),
+        ("import numpy as np", "np.random.permutation(len(x))", None),
+        ("import numpy as np", "np.zeros((3, n))", 3),
+        ("import numpy as np", "np.zeros((n, 3))", None),
+        ("import numpy as np", "np.array([0.1, 0.01, 0.001])", 3),
+        ("import numpy as np", "np.asarray(lrs)", None),
+        ("import numpy as np", "np.random.choice(population, n)", None),
+        ("import numpy as np", "np.random.choice(population)", None),
         ("", "[x for x in range(4) if x]", 4),
         (
             "from sklearn.model_selection import StratifiedKFold",

@@ -133,7 +133,8 @@ class Atom(NamedTuple):
     ref: Ref = None
     #: NUMBER: the integers it may be (None: not known, or not an integer).
     ints: Ints = None
-    #: CONTAINER: how many items it may have (exactly); SPLITTER: how many splits it makes.
+    #: CONTAINER: how many items it may have (exactly); SPLITTER: how many splits it makes;
+    #: ARRAY: how many rows (the size of its first dimension), when its making says.
     length: Ints = None
     #: CONTAINER, ITERATOR: at most how many items it has, when ``length`` is not known
     #: exactly (``zip`` of a known and an unknown iterable, a filtered comprehension).
@@ -176,6 +177,11 @@ class Atom(NamedTuple):
     def key(self) -> tuple[Kind, Ref]:
         """Atoms with the same key merge into one."""
         return self.kind, self.ref
+
+
+#: The kinds whose iteration :attr:`Value.bound` can count: a container's, an iterator's or an
+#: array's items (an array's rows), a cross-validator's splits, a dataset's elements.
+_ITERATED = frozenset({Kind.CONTAINER, Kind.ITERATOR, Kind.SPLITTER, Kind.DATASET, Kind.ARRAY})
 
 
 class Value(NamedTuple):
@@ -263,9 +269,9 @@ class Value(NamedTuple):
 
     @property
     def lengths(self) -> frozenset[int] | None:
-        """The lengths a container (or the numbers of splits a cross-validator) may have,
-        when all of them are known."""
-        if self.kind not in {Kind.CONTAINER, Kind.ITERATOR, Kind.SPLITTER}:
+        """The lengths a container or an array (or the numbers of splits a cross-validator)
+        may have, when all of them are known."""
+        if self.kind not in {Kind.CONTAINER, Kind.ITERATOR, Kind.SPLITTER, Kind.ARRAY}:
             return None
         found: set[int] = set()
         for atom in self.informative:
@@ -277,8 +283,9 @@ class Value(NamedTuple):
     @property
     def bound(self) -> int | None:
         """At most how many items iterating this value gives, when that is known: a
-        container's, an iterator's, an old-style cross-validator's (iterated directly), or a
-        dataset's whose elements are counted (``ds.take(1)``)."""
+        container's, an iterator's, an array's whose making gives its first dimension (its
+        rows: ``np.random.choice(100, size=5)``), an old-style cross-validator's (iterated
+        directly), or a dataset's whose elements are counted (``ds.take(1)``)."""
         atoms = self.informative
         if self.top or not atoms:
             return None
@@ -286,7 +293,7 @@ class Value(NamedTuple):
         for atom in atoms:
             if atom.kind is Kind.SPLITTER and not atom.flag:
                 return None
-            if atom.kind not in {Kind.CONTAINER, Kind.ITERATOR, Kind.SPLITTER, Kind.DATASET}:
+            if atom.kind not in _ITERATED:
                 return None
             found = atom.most
             if found is None:

@@ -106,6 +106,8 @@ _SIZE_POSITION = {
     "exponential": 1, "beta": 2, "gamma": 2, "laplace": 2, "logistic": 2, "lognormal": 2,
     "multinomial": 2,
 }  # fmt: skip
+#: Constructors of an array from a sequence's items (one row per item).
+_FROM_ITEMS = frozenset({"array", "asarray"})
 #: ``*_like`` constructors: the shape of their first argument.
 _LIKE = frozenset({"zeros_like", "ones_like", "empty_like", "full_like"})
 #: NumPy sequences of numbers that loops iterate (``for lr in np.linspace(...)``): how many.
@@ -138,19 +140,28 @@ def evaluate_all(evaluate: Evaluate, exprs: Iterable[Expr]) -> Generator[Any, An
     return found
 
 
-def array(call: str, *, dataset: bool = False, shape: tuple[int, ...] | None = None) -> Value:
-    return atom(Kind.ARRAY, origins=(ArrayOrigin(call, dataset, shape),))
+def array(
+    call: str,
+    *,
+    dataset: bool = False,
+    shape: tuple[int, ...] | None = None,
+    rows: Ints = None,
+) -> Value:
+    """An array made by ``call``; ``rows``: the sizes its first dimension may have."""
+    return atom(Kind.ARRAY, origins=(ArrayOrigin(call, dataset, shape),), length=rows)
 
 
 def _sized_array(call: str, shape: tuple[int | None, ...] | None) -> Value:
     """A constructed array: a plain value (no origin worth a finding) when its literal shape
-    is small (a scalar has shape ``()``)."""
+    is small (a scalar has shape ``()``); its rows counted when the first dimension is known
+    (``np.random.choice(n, size=5)`` gives five, whatever ``n``)."""
+    rows = frozenset({shape[0]}) if shape and shape[0] is not None else None
     if shape is None or any(n is None for n in shape):
-        return array(call)
+        return array(call, rows=rows)
     known = tuple(n for n in shape if n is not None)
     if math.prod(known) < SMALL_ARRAY_ELEMENTS:
-        return atom(Kind.ARRAY)
-    return array(call, shape=known)
+        return atom(Kind.ARRAY, length=rows)
+    return array(call, shape=known, rows=rows)
 
 
 def dataset_loader(qualified: str) -> bool:
@@ -615,6 +626,11 @@ def _numpy(name: str, call: Expr, evaluate: Evaluate) -> Computation:
             if size is None:
                 return NUMBER  # no size: one number
             shape = yield from _shape(size, evaluate)
+        elif last == "permutation" and positional:
+            # ``permutation(n)``: the numbers below ``n``; ``permutation(x)``: ``x``'s rows.
+            permuted = yield from evaluate(positional[0])
+            rows = permuted.ints if permuted.kind is Kind.NUMBER else permuted.lengths
+            return atom(Kind.ARRAY, length=rows)
         else:
             return UNKNOWN
     elif last in _SHAPED:
@@ -630,7 +646,10 @@ def _numpy(name: str, call: Expr, evaluate: Evaluate) -> Computation:
             return atom(Kind.ARRAY)
         first = yield from evaluate(positional[0])
         arrays = first.atoms_of(Kind.ARRAY)
-        return Value(arrays) if arrays else atom(Kind.ARRAY)
+        if arrays:
+            return Value(arrays)
+        # ``np.array([0.1, 0.01, 0.001])``: a row per item of the container it is made of.
+        return atom(Kind.ARRAY, length=first.lengths if last in _FROM_ITEMS else None)
     return _sized_array(written, shape)
 
 

@@ -302,6 +302,16 @@ class ModelBuiltInLoop(Rule):
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             model.fit(train, epochs=10)
         """),
+        # A bagging ensemble over five random seeds: an array's rows are counted too.
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        for seed in np.random.randint(0, 10_000, size=5):
+            tf.random.set_seed(seed)
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(x, y)
+        """),
         Valid("""
         import tensorflow as tf
 
@@ -628,6 +638,23 @@ class ModelBuiltInLoop(Rule):
         """),
     )
     INVALID = (
+        # Forty seeds: the array's rows give the count.
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            for seed in np.random.randint(0, 10_000, size=40):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            """,
+            5,
+            13,
+            5,
+            60,
+            "`tf.keras.Sequential` builds a new Keras model every iteration (40 in all) and the "
+            "loop never calls `clear_session()`; Keras' global state grows with each model "
+            "(`del` and `gc.collect()` do not release it)",
+        ),
         # The same call, with a metric that clones the model in the list.
         Invalid(
             """
