@@ -870,6 +870,28 @@ def test_what_a_dockerfile_installs(
     )
 
 
+@pytest.mark.parametrize(
+    ("name", "read"),
+    [
+        ("Dockerfile", True),
+        ("Dockerfile.gpu", True),
+        # face-api's services: one image per device, `docker build -f Dockerfile-cpu`
+        ("Dockerfile-cpu", True),
+        ("Dockerfile_gpu", True),
+        ("serve.Dockerfile", True),
+        ("dockerfile", True),
+        ("Dockerfiles", False),
+        ("Dockerfile-cpu.md", False),
+        ("notes.txt", False),
+    ],
+)
+def test_every_dockerfile_name_is_read(tmp_path: Path, name: str, read: bool) -> None:
+    (tmp_path / name).write_text("FROM tensorflow/tensorflow:1.11.0-py3\n", encoding="utf-8")
+    stated = read_documented(str(tmp_path), str(tmp_path))
+    expected = [("tensorflow", "==1.11", f"{tmp_path}/{name}:1")] if read else []
+    assert [(d.family, str(d.versions), d.where) for d in stated] == expected
+
+
 def test_a_dockerfile_that_installs_multi_backend_keras_quiets_predict(tmp_path: Path) -> None:
     """deep-learning-illustrated: notebooks with no pin file, a Dockerfile that installs
     TensorFlow 1.8 and Keras 2.2.0; `predict` in a GAN's training loop runs Keras 2.2's one

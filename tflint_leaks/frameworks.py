@@ -711,8 +711,12 @@ _LIST_MARKER = re.compile(r"^(?:[-*+\u2022]|\d{1,2}[.)])\s+")
 _INSTALL = re.compile(
     r"(?:^|[\s`$>!])(?P<tool>pip3?|python3?\s+-m\s+pip|conda|mamba)\s+install\s+(?P<args>.*)"
 )
-#: Dockerfile names (compared lower-cased): ``Dockerfile``, ``Dockerfile.gpu``, ``cpu.Dockerfile``.
-_DOCKERFILE = re.compile(r"dockerfile(?:\.[\w.-]+)?|[\w.-]+\.dockerfile")
+#: A Dockerfile's name (lower-cased): ``Dockerfile``, ``Dockerfile.gpu``, ``Dockerfile-cpu``,
+#: ``Dockerfile_gpu``, ``serve.dockerfile`` (``docker build -f`` takes any), not a document about
+#: one (``Dockerfile.md``).
+_DOCKERFILE = re.compile(
+    r"(?!.*\.(?:md|rst|txt)$)(?:dockerfile(?:[._-][\w.-]+)?|[\w.-]+\.dockerfile)"
+)
 #: A wheel's file name: its distribution and version.
 _WHEEL = re.compile(r"(?P<name>[A-Za-z0-9_.]+?)-(?P<version>\d[\w.]*?)-[^/]*\.whl")
 #: A Dockerfile built on TensorFlow's image of one release.
