@@ -46,6 +46,11 @@ def test_builds_graph(name: str) -> None:
         "tensorflow.function",
         "keras.backend.get_session",
         "keras.backend.set_value",
+        # Keras 1 and 2.0's name for `image_data_format`: "th" or "tf" (Keras-frcnn calls it
+        # per image, also through `keras.backend.common`).
+        "keras.backend.image_dim_ordering",
+        "keras.backend.common.image_dim_ordering",
+        "keras.backend.set_image_dim_ordering",
         "keras.layers.Dense",
         "numpy.round",
         "tensorflow.python.platform.tf_logging.warning",
