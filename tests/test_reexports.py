@@ -101,3 +101,102 @@ def test_a_re_exported_framework_name_is_the_frameworks_for_later_questions(
         "    return model.predict(x)\n"
     )
     assert _found(tmp_path) == [("TFL402", 10, 12)]
+
+
+ZOO = """\
+import tensorflow as tf
+from tensorflow.keras.applications import VGG16
+
+EPOCHS = 3
+
+
+def get_pretrained_model(name):
+    return VGG16(weights=None)
+
+
+def _private():
+    return VGG16(weights=None)
+"""
+
+CERVICAL = """\
+from zoo import *
+
+
+def run(names, x, y):
+    for name in names:
+        model = get_pretrained_model(name)
+        model.fit(x, y, epochs=EPOCHS)
+        print(tf.reduce_sum(model(x)))
+"""
+
+
+def _messages(root: Path) -> list[tuple[str, int, int, str]]:
+    result = lint_paths([root], Settings(select=("ALL",)))
+    assert not result.errors
+    return [(d.code, d.start.line, d.start.column, d.message) for d in result.diagnostics]
+
+
+STAR_FINDINGS = [
+    (
+        "TFL401",
+        6,
+        17,
+        "`get_pretrained_model` builds a new Keras model every iteration and the loop never "
+        "calls `clear_session()`; Keras' global state grows with each model (`del` and "
+        "`gc.collect()` do not release it)",
+    ),
+    (
+        "TFL403",
+        7,
+        9,
+        "a model built every iteration is `fit` here; since TensorFlow 2.11 each `fit` "
+        "registers gradient functions globally that keep its graphs alive even after "
+        "`clear_session()` (tensorflow/tensorflow#61791); run each trial in a fresh process",
+    ),
+]
+
+
+def test_a_star_import_binds_the_project_modules_names(tmp_path: Path) -> None:
+    """ZFTurbo's Kaggle cervical-cancer scripts: ``from a02_zoo import *`` brings the model
+    factory (and ``tf``, which the module imports) into the training script."""
+    (tmp_path / "zoo.py").write_text(ZOO)
+    (tmp_path / "train.py").write_text(CERVICAL)
+    assert _messages(tmp_path) == STAR_FINDINGS
+    modules = [index_source(path.read_text(), path) for path in sorted(tmp_path.glob("*.py"))]
+    train = next(m for m in modules if m.path.endswith("train.py"))
+    assert ProjectIndex(modules).library_aliases(train) == {
+        "EPOCHS": "zoo.EPOCHS",
+        "VGG16": "tensorflow.keras.applications.VGG16",
+        "get_pretrained_model": "zoo.get_pretrained_model",
+        "tf": "tensorflow",
+    }
+
+
+def test_a_star_import_binds_only_what_all_lists(tmp_path: Path) -> None:
+    (tmp_path / "zoo.py").write_text(ZOO + '\n__all__ = ["EPOCHS"]\n')
+    (tmp_path / "train.py").write_text(CERVICAL)
+    assert _messages(tmp_path) == []
+
+
+def test_a_name_the_module_defines_itself_is_its_own(tmp_path: Path) -> None:
+    (tmp_path / "zoo.py").write_text(ZOO)
+    own = "def get_pretrained_model(name):\n    return name\n\n\n"
+    (tmp_path / "train.py").write_text(
+        CERVICAL.replace("\n\n\ndef run", "\n\n\n" + own + "def run")
+    )
+    assert _messages(tmp_path) == []
+
+
+def test_star_imports_through_a_cycle_end(tmp_path: Path) -> None:
+    """``common`` and ``zoo`` star-import each other; the names of both reach ``train``."""
+    (tmp_path / "zoo.py").write_text("from common import *\n" + ZOO)
+    (tmp_path / "common.py").write_text("from zoo import *\nBATCH = 32\n")
+    (tmp_path / "train.py").write_text(
+        CERVICAL.replace("from zoo import *", "from common import *")
+    )
+    modules = [index_source(path.read_text(), path) for path in sorted(tmp_path.glob("*.py"))]
+    train = next(m for m in modules if m.path.endswith("train.py"))
+    aliases = ProjectIndex(modules).library_aliases(train)
+    assert aliases["get_pretrained_model"] == "zoo.get_pretrained_model"
+    assert aliases["BATCH"] == "common.BATCH"
+    assert _messages(tmp_path) == STAR_FINDINGS

@@ -177,6 +177,8 @@ class ModuleIndex:
     #: name it is given: ``("agents.", False)`` for ``f"agents.{name}"``, ``("agents.dqn",
     #: True)`` for the whole name.
     imported_by_name: tuple[tuple[str, bool], ...] = ()
+    #: The modules ``from module import *`` imports every public name of, in order (absolute).
+    star_imports: tuple[str, ...] = ()
     digest: str = field(default="", compare=False)
 
 
@@ -190,6 +192,7 @@ class IndexBuilder(ast.NodeVisitor):
         self._module = module
         self._is_package = is_package
         self.imports: dict[str, str] = {}
+        self.star_imports: list[str] = []
         self.int_constants: dict[str, int] = {}
         self.functions: dict[str, FunctionFacts] = {}
         self.classes: dict[str, ClassFacts] = {}
@@ -268,6 +271,8 @@ class IndexBuilder(ast.NodeVisitor):
                     if alias.name != "*":
                         target = f"{base}.{alias.name}" if base else alias.name
                         self.imports[alias.asname or alias.name] = target
+                    elif base and base not in self.star_imports:
+                        self.star_imports.append(base)
         self.imports.update(aliases)
         # Module-level aliases: ``tf_function = tf.function``, ``EPOCHS = 10``.
         for stmt in tree.body:
@@ -851,6 +856,7 @@ def index_source(
             None,
         ),
         imported_by_name=_imported_by_name(builder, body),
+        star_imports=tuple(builder.star_imports),
         digest=text_digest(source),
     )
 

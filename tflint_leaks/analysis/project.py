@@ -35,6 +35,7 @@ from tflint_leaks.analysis.index import (
     index_source,
 )
 from tflint_leaks.analysis.names import is_keras, is_numpy, is_tensorflow, resolve_dotted
+from tflint_leaks.analysis.symbolic import Op, string_text
 from tflint_leaks.frameworks import Frameworks, declared, distributes, project_root
 from tflint_leaks.source import SourceError, read_source
 
@@ -237,7 +238,8 @@ class ProjectIndex:
         "tensorflow"}``. Followed through re-exports, at most :data:`MAX_REEXPORTS` of them,
         never round a cycle."""
         found: dict[str, str] = {}
-        for local, target in sorted(module.imports.items()):
+        starred = self.star_names(module)
+        for local, target in sorted({**starred, **module.imports}.items()):
             importer, name, seen = module, target, set()
             for _ in range(MAX_REEXPORTS):
                 split = self._split(name, importer)
@@ -251,6 +253,36 @@ class ProjectIndex:
                 importer, name = owner, ".".join([passed, *rest[1:]])
             if name != target and self._split(name, importer) is None:
                 found[local] = name
+            elif local not in module.imports:
+                found[local] = name  # a project name that a star import binds here
+        return found
+
+    def star_names(self, module: ModuleIndex) -> dict[str, str]:
+        """The names ``from m import *`` binds in ``module`` for the project modules ``m`` it
+        star-imports, each with what it names there (``{"get_model": "zoo.get_model", "tf":
+        "zoo.tf"}``): a module's ``__all__`` when it lists literal strings, else its public
+        names (its functions, classes, module-level assignments and imports, and what its own
+        star imports bind, at most :data:`MAX_REEXPORTS` deep, never round a cycle). A later
+        star import wins; what ``module`` defines or imports by name is its own."""
+        own = {
+            *module.functions,
+            *module.classes,
+            *(a.target for a in module.body.assigns if "." not in a.target),
+        }
+        found: dict[str, str] = {}
+        todo = [(name, module, 0) for name in module.star_imports]
+        seen: set[str] = set()
+        while todo:
+            name, importer, depth = todo.pop(0)
+            source = self.find_module(name, importer)
+            if source is None or source.path in seen or source.path == module.path:
+                continue
+            seen.add(source.path)
+            for exported in _exported(source):
+                if exported not in own and exported not in module.imports:
+                    found[exported] = f"{source.module}.{exported}"
+            if depth + 1 < MAX_REEXPORTS:
+                todo.extend((inner, source, depth + 1) for inner in source.star_imports)
         return found
 
     def _split(self, qualified: str, importer: ModuleIndex) -> tuple[ModuleIndex, list[str]] | None:
@@ -512,7 +544,7 @@ class ProjectIndex:
 
     def _resolve_dependencies(self, module: ModuleIndex) -> list[ModuleIndex]:
         found: dict[str, ModuleIndex] = {}
-        for target in module.imports.values():
+        for target in [*module.imports.values(), *module.star_imports]:
             parts = target.split(".")
             for split in range(len(parts), 0, -1):
                 dependency = self.find_module(".".join(parts[:split]), module)
@@ -526,6 +558,25 @@ class ProjectIndex:
 #: How many re-exports a name imported from the project is followed through to the library
 #: name it stands for (``from pkg import tf`` -> ``pkg/__init__.py`` -> ``tensorflow``).
 MAX_REEXPORTS = 8
+
+
+def _exported(module: ModuleIndex) -> list[str]:
+    """The names ``from module import *`` binds (its own star imports aside): the literal
+    strings of its ``__all__``, else every public name it binds at module level."""
+    listed = next((a.value for a in module.body.assigns if a.target == "__all__"), None)
+    if listed is not None and listed.op is Op.DISPLAY and listed.text in {"list", "tuple"}:
+        names = [string_text(part) for part in listed.parts]
+        if all(name is not None for name in names):
+            return [name for name in names if name is not None]
+    bound = {
+        *(q for q in module.functions if "." not in q),
+        *module.classes,
+        *module.tf_function_names,
+        *module.imports,
+        *(a.target for a in module.body.assigns if "." not in a.target),
+    }
+    return sorted(name for name in bound if not name.startswith("_"))
+
 
 #: How many directories without an ``__init__.py`` above a module still name it (namespace
 #: packages: ``from model.unet import Unet`` run from the directory above ``model/``).
