@@ -11,6 +11,7 @@ for the loop rules). Nothing here runs or imports project code: names are canoni
 from __future__ import annotations
 
 import ast
+import itertools
 import weakref
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -25,6 +26,7 @@ from tflint_leaks.analysis.symbolic import Expr, Op, from_ast
 from tflint_leaks.source import SourceError, read_source
 
 if TYPE_CHECKING:
+    from tflint_leaks.analysis.effects import Effect
     from tflint_leaks.analysis.index import ClassFacts, ModuleIndex
     from tflint_leaks.analysis.inference import Where
     from tflint_leaks.analysis.program import Program
@@ -409,6 +411,33 @@ def _loops_around(
     if path not in looped:
         looped[path] = _calls_in_loops(path)
     return looped[path].get((span.line, span.column), ())
+
+
+_LOOPED: weakref.WeakKeyDictionary[Program, dict[str, dict[tuple[int, int], _Loops]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def runs_inside(program: Program, effect: Effect) -> int | None:
+    """How many times ``effect`` runs each time the first call of its chain runs: the product
+    of the counts of the loops that repeat, in each function of the chain, the next call of
+    the chain or the effect itself (``run_cv(cnn, 5)`` fitting a model in ``for fold in
+    range(nfolds)``: 5); 1 when no loop does; None when a loop's count is not known."""
+    looped = _LOOPED.setdefault(program, {})
+    chain = effect.chain
+    places = [(hop.path, hop.span, caller.callee) for caller, hop in itertools.pairwise(chain)]
+    if chain:
+        places.append((effect.path, effect.span, chain[-1].callee))
+    total = 1
+    for path, span, qualname in places:
+        module = program.inference.module(path)
+        loops = _loops_around(path, span, looped) if qualname in module.functions else ()
+        if loops:
+            count = _runs(program, loops, program.inference.where_of(module, qualname))
+            if count is None:
+                return None
+            total *= count
+    return total
 
 
 def _runs(program: Program, loops: _Loops, where: Where) -> int | None:

@@ -29,7 +29,7 @@ from tflint_leaks.analysis.names import TF_FUNCTION, resolve_dotted
 from tflint_leaks.analysis.nodes import descendants, dotted, own_nodes
 from tflint_leaks.analysis.program import Program, program_of
 from tflint_leaks.analysis.project import ProjectIndex
-from tflint_leaks.analysis.repetition import EntryPoint, script_entry
+from tflint_leaks.analysis.repetition import EntryPoint, runs_inside, script_entry
 from tflint_leaks.analysis.repetition import entry_point as find_entry_point
 from tflint_leaks.analysis.scope import (
     ScopeFacts,
@@ -838,6 +838,12 @@ class FileContext:
         the project code the call runs repeats it (:meth:`~tflint_leaks.analysis.program.
         Program.repeats_inside`)."""
         return self.program.repeats_inside(effect)
+
+    def runs_inside(self, effect: Effect) -> int | None:
+        """How many times the effect of a call made here runs each time the call runs: 1, the
+        product of the counts of the loops of the project code that repeat it, or None when one
+        of those counts is not known (:func:`~tflint_leaks.analysis.repetition.runs_inside`)."""
+        return runs_inside(self.program, effect)
 
     def tf_function_callee(self, node: cst.Call) -> Callee | None:
         """The ``tf.function`` that ``node`` calls, if the project index knows it."""

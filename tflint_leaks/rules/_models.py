@@ -10,7 +10,7 @@ import libcst as cst
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.nodes import descendants, dotted
 from tflint_leaks.rulekit.context import FileContext
-from tflint_leaks.rulekit.facts import EffectKind
+from tflint_leaks.rulekit.facts import Effect, EffectKind
 
 #: Calls that keep their argument: a model passed to one is kept on purpose (an ensemble).
 STORE_METHODS = frozenset({"append", "extend", "insert", "add", "setdefault", "put"})
@@ -26,16 +26,27 @@ def loop_cleans_up(context: FileContext) -> bool:
     return any(context.cleans_up(call) for call in context.repeated_calls())
 
 
-def repeated_unbounded(context: FileContext) -> bool:
-    """The model rules' question of the current node: a loop or a framework repeats it more
-    than ``max-loop-iterations`` times (or a number not known), outside a ``tf.function``
-    and outside the code of a Keras class (a layer or model composing sub-models)."""
-    return (
-        context.repeated
-        and not context.in_tf_function
-        and not in_model_definition(context)
-        and not context.bounded(context.options.max_loop_iterations)
+def in_repetition(context: FileContext) -> bool:
+    """A loop or a framework repeats the current node, outside a ``tf.function`` and outside
+    the code of a Keras class (a layer or model composing sub-models)."""
+    return context.repeated and not context.in_tf_function and not in_model_definition(context)
+
+
+def repeated_unbounded(context: FileContext, times: int = 1) -> bool:
+    """The model rules' question of the current node: :func:`in_repetition`, more than
+    ``max-loop-iterations`` times (or a number not known) in all, where each run does what
+    the rule looks for ``times`` times (a called function that builds a model per fold)."""
+    return in_repetition(context) and not context.bounded(
+        context.options.max_loop_iterations // times
     )
+
+
+def per_call(context: FileContext, effect: Effect) -> int:
+    """How many times ``effect`` happens each time the call made here runs, when a loop of
+    the code it runs repeats it a few times (at most ``max-loop-iterations``: ``run_cv`` over
+    5 folds); else 1: that loop, of a count not known or larger, has its own finding."""
+    count = context.runs_inside(effect)
+    return count if count is not None and count <= context.options.max_loop_iterations else 1
 
 
 def in_model_definition(context: FileContext) -> bool:

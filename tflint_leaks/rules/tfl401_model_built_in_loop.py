@@ -16,9 +16,11 @@ from tflint_leaks.rules._calls import (
 )
 from tflint_leaks.rules._models import (
     STORE_METHODS,
+    in_repetition,
     kept_in_loop,
     loop_cleans_up,
     method_call,
+    per_call,
     repeated_unbounded,
 )
 
@@ -86,7 +88,9 @@ class ModelBuiltInLoop(Rule):
     5-fold split, a list filled once per split, a `folds=5` parameter every call site leaves or
     sets small, a counter that `break`s the loop after 10 iterations, a body that ends with
     `break`, `return` or `raise`), and a model made on the first iteration only (`if not
-    player: player = get_player(config)` inside the loop).
+    player: player = get_player(config)` inside the loop). "In all" counts the loops of the
+    code the loop calls too: 7 networks each cross-validated over 5 folds by a called
+    `run_cv` build 35 models, and the call in the outer loop is flagged.
 
     The same holds where the repetition is a framework's (the entry points of
     `tflint_leaks/analysis/entry_points.py`): a Flask, FastAPI, Django, aiohttp, Starlette,
@@ -301,6 +305,20 @@ class ModelBuiltInLoop(Rule):
         for train, test in kfolds():
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             model.fit(train, epochs=10)
+        """),
+        # Two networks, five folds each: ten models in all.
+        Valid("""
+        import tensorflow as tf
+
+
+        def run_cv(name, folds):
+            for fold in range(folds):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.fit(x, y)
+
+
+        for name in ["vgg", "resnet"]:
+            run_cv(name, 5)
         """),
         # A bagging ensemble over five random seeds: an array's rows are counted too.
         Valid("""
@@ -638,6 +656,30 @@ class ModelBuiltInLoop(Rule):
         """),
     )
     INVALID = (
+        # ZFTurbo's cervical-cancer scripts: a 5-fold cross-validation of each of 7 networks
+        # builds 35 models, though neither loop alone passes `max-loop-iterations`.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            def run_cv(name, folds):
+                for fold in range(folds):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    print(model.evaluate(x, y))
+
+
+            for name in ["vgg", "resnet", "inception", "densenet", "xception", "mobile", "nas"]:
+                run_cv(name, 5)
+            """,
+            11,
+            5,
+            11,
+            20,
+            "`run_cv` builds a Keras model (5 per call) every iteration (7 in all) and the loop "
+            "never calls `clear_session()`; Keras' global state grows with each model (`del` "
+            "and `gc.collect()` do not release it)",
+        ),
         # Forty seeds: the array's rows give the count.
         Invalid(
             """
@@ -1247,14 +1289,18 @@ class ModelBuiltInLoop(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
-        if not repeated_unbounded(self.context):
+        if not in_repetition(context):
             return
         builds = effects_through_calls(context, node, EffectKind.BUILD_MODEL)
+        times = per_call(context, builds[0]) if builds else 1
+        if not repeated_unbounded(context, times):
+            return
         if builds and self._kept(node):
             return  # ``agents.append(Agent(...))``: an ensemble kept on purpose
         if builds:
             effect = builds[0]
-            report = self._check(node, f"`{effect.chain[0].callee}` builds a Keras model")
+            many = f" ({times} per call)" if times > 1 else ""
+            report = self._check(node, f"`{effect.chain[0].callee}` builds a Keras model{many}")
             if report is not None:
                 relate_chain(report, effect)
                 report.relate(

@@ -11,7 +11,13 @@ from tflint_leaks.rules._calls import (
     relate_chain,
     relate_loop,
 )
-from tflint_leaks.rules._models import built_in_loop, method_call, repeated_unbounded
+from tflint_leaks.rules._models import (
+    built_in_loop,
+    in_repetition,
+    method_call,
+    per_call,
+    repeated_unbounded,
+)
 
 _FIT = frozenset({"fit"})
 
@@ -29,7 +35,8 @@ class FitInLoop(Rule):
     hyperparameter search, cross-validation, repeated trials), directly or through project code
     called in the loop that builds and fits a model (up to four calls deep, in any file). Loops
     with a known small trip count (at most `max-loop-iterations`, default 10, in all: a 5-fold
-    split, `range(2)`) are not flagged.
+    split, `range(2)`) are not flagged; "in all" counts the loops of the code the loop calls
+    too (a 5-fold `run_cv` called for 7 networks fits 35 models).
 
     ## Why is this bad?
     In TensorFlow 2.11 to 2.21 every `fit` registers gradient functions in a global registry,
@@ -124,6 +131,20 @@ class FitInLoop(Rule):
     """
 
     VALID = (
+        # Two networks, five folds each: ten fits in all.
+        Valid("""
+        import tensorflow as tf
+
+
+        def run_cv(name, folds):
+            for fold in range(folds):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.fit(x, y)
+
+
+        for name in ["vgg", "resnet"]:
+            run_cv(name, 5)
+        """),
         Valid("""
         import tensorflow as tf
 
@@ -226,6 +247,31 @@ class FitInLoop(Rule):
         ),
     )
     INVALID = (
+        # A 5-fold cross-validation of each of 7 networks: 35 models fitted in one process.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            def run_cv(name, folds):
+                for fold in range(folds):
+                    tf.keras.backend.clear_session()
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.fit(x, y)
+
+
+            for name in ["vgg", "resnet", "inception", "densenet", "xception", "mobile", "nas"]:
+                run_cv(name, 5)
+            """,
+            12,
+            5,
+            12,
+            20,
+            "`run_cv` builds and fits a model (5 per call) and is called every iteration (7 "
+            "in all); since TensorFlow 2.11 each `fit` registers gradient functions globally "
+            "that keep its graphs alive even after `clear_session()` "
+            "(tensorflow/tensorflow#61791); run each trial in a fresh process",
+        ),
         Invalid(
             """
             import tensorflow as tf
@@ -376,11 +422,11 @@ class FitInLoop(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
-        if not repeated_unbounded(context):
+        if not in_repetition(context):
             return
         receiver = method_call(node, _FIT)
         if receiver is not None:
-            if built_in_loop(context, receiver):
+            if repeated_unbounded(context) and built_in_loop(context, receiver):
                 built = every_iteration(context, counted=False)
                 report = self.report(node, f"a model built {built} is `fit` here; {_ADVICE}")
                 relate_loop(report, context)
@@ -390,9 +436,13 @@ class FitInLoop(Rule):
         if not fits or not any(effect.kind is EffectKind.BUILD_MODEL for effect in effects):
             return
         fitted = fits[0]
+        times = per_call(context, fitted)
+        if not repeated_unbounded(context, times):
+            return
+        many = f" ({times} per call)" if times > 1 else ""
         report = self.report(
             node,
-            f"`{fitted.chain[0].callee}` builds and fits a model and is called "
+            f"`{fitted.chain[0].callee}` builds and fits a model{many} and is called "
             f"{every_iteration(context)}; {_ADVICE}",
         )
         relate_chain(report, fitted)
