@@ -323,6 +323,62 @@ def test_eager_execution_turned_off_in_a_module_imported_beats_tf2(tmp_path: Pat
     ]
 
 
+AGENT_BASE = """\
+import tensorflow as tf
+
+
+class AgentBase:
+    def play_episode(self):
+        for step in range(1000):
+            self.get_action(step)
+
+    def train(self, n_episodes=10000):
+        for ep in range(n_episodes):
+            self.play_episode()
+"""
+
+REINFORCE_AGENT = """\
+import tensorflow as tf
+
+from agent_base import AgentBase
+
+tf.compat.v1.disable_eager_execution()
+
+
+class ReinforceAgent(AgentBase):
+    def __init__(self):
+        self._model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+
+    def get_action(self, s):
+        return self._model.predict(s)
+"""
+
+
+def test_code_in_a_module_that_turns_eager_off_runs_in_graph_mode_whoever_calls_it(
+    tmp_path: Path,
+) -> None:
+    """reinforcement-learning-keras: the episode loop of the base class (a module that
+    imports no agent) calls the subclass's ``predict``, in a module that calls
+    ``disable_eager_execution()`` when imported, before any agent exists: that ``predict``
+    runs Keras' one graph function, not a new ``tf.data`` pipeline. The same module without
+    the call is eager, and the loop's ``predict`` is reported."""
+    files = {"agent_base.py": AGENT_BASE, "reinforce_agent.py": REINFORCE_AGENT}
+    _project(tmp_path, {**files, "run.py": "from reinforce_agent import ReinforceAgent\n"})
+    assert _findings(tmp_path) == []
+    eager = REINFORCE_AGENT.replace("tf.compat.v1.disable_eager_execution()\n", "")
+    (tmp_path / "reinforce_agent.py").write_text(eager, encoding="utf-8")
+    assert _findings(tmp_path) == [
+        (
+            "TFL402",
+            11,
+            13,
+            "`self._model.predict` through `play_episode` every iteration (10000 in all) "
+            "builds a new `tf.data` pipeline each call; use `self._model(x, training=False)` "
+            "or `predict_on_batch`",
+        )
+    ]
+
+
 def test_the_resolved_settings_say_what_was_found_and_where(tmp_path: Path) -> None:
     _project(tmp_path, {"requirements.txt": "tensorflow==1.14\nkeras==2.2.4\n"})
     (tmp_path / "src").mkdir()

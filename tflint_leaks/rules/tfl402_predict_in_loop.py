@@ -46,7 +46,8 @@ class PredictInLoop(Rule):
     project model class that overrides `predict`, `predict` over a whole dataset outside a
     loop, loops of a known small trip count (at most `max-loop-iterations`, default 10:
     `for horizon in range(10)`), graph mode (a TensorFlow 1 project, or a file that turns eager
-    execution off: `predict` reuses one function), projects that pin multi-backend Keras
+    execution off, or a `predict` in a module that does, whichever loop calls it: `predict`
+    reuses one function), projects that pin multi-backend Keras
     (`keras<2.4`: `predict` slices its input into batches and runs the model's one
     `predict_function`, a `K.function` made on the first call, on each), and one `predict` per
     model in a loop that builds a new model each iteration (or a search's objective that builds
@@ -912,7 +913,11 @@ class PredictInLoop(Rule):
             report = self.report(node, _message(context, name, method, every_iteration(context)))
             relate_loop(report, context)
             return
-        predicts = effects_through_calls(context, node, EffectKind.PREDICT)
+        predicts = [
+            effect
+            for effect in effects_through_calls(context, node, EffectKind.PREDICT)
+            if context.runs_eagerly(effect)
+        ]
         if not predicts or builds_models(context, context.repeated_calls()):
             return
         if isinstance(node.func, cst.Attribute) and _each_model_once(context, node.func.value):

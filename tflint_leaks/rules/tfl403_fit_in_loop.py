@@ -48,7 +48,8 @@ class FitInLoop(Rule):
     Not flagged: one model fitted repeatedly (`for epoch in ...: model.fit(..., epochs=1)`),
     models built in a loop but not fitted there, projects that pin TensorFlow before 2.11
     (`clear_session()` frees the models there: TFL401 asks for it), and graph mode (a TensorFlow
-    1 project, or a file that turns eager execution off: `fit` registers no gradient functions
+    1 project, or a file that turns eager execution off, or a `fit` in a module that does,
+    whichever loop calls it: `fit` registers no gradient functions
     there, and `clear_session()` frees the graph).
 
     A search objective is a loop of its own: an Optuna, Ray Tune or Hyperopt objective that
@@ -431,7 +432,11 @@ class FitInLoop(Rule):
                 report = self.report(node, f"a model built {built} is `fit` here; {_ADVICE}")
                 relate_loop(report, context)
             return
-        fits = effects_through_calls(context, node, EffectKind.FIT)
+        fits = [
+            effect
+            for effect in effects_through_calls(context, node, EffectKind.FIT)
+            if context.runs_eagerly(effect)
+        ]
         effects = context.effects(node)
         if not fits or not any(effect.kind is EffectKind.BUILD_MODEL for effect in effects):
             return

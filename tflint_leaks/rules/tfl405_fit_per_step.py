@@ -37,7 +37,8 @@ class FitPerStep(Rule):
     epochs or of an unknown number of them (a federated round's local training), loops of a
     known small trip count (at most `max-loop-iterations`, default 10, in all), models built
     anew in the loop (TFL401 and TFL403 speak of those), a project model class that overrides
-    `fit`, and graph mode (a TensorFlow 1 project, or a file that turns eager execution off).
+    `fit`, and graph mode (a TensorFlow 1 project, or a file that turns eager execution off, or
+    a `fit` in a module that does, whichever loop calls it).
 
     ## Example
     ```python
@@ -349,7 +350,7 @@ class FitPerStep(Rule):
         fits = [
             effect
             for effect in context.effects(node)
-            if effect.kind is EffectKind.FIT and effect.one_epoch
+            if effect.kind is EffectKind.FIT and effect.one_epoch and context.runs_eagerly(effect)
         ]
         if not fits:
             return
