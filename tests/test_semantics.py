@@ -181,6 +181,44 @@ def test_trip_counts_by_meaning(
     assert value_of(tmp_path, source, expression).bound == expected
 
 
+EVALUATE = """
+def evaluate(metrics):
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    elif callable(metrics):
+        metrics = [metrics]
+    elif not isinstance(metrics, list):
+        raise TypeError("metrics must be a string, a list or callable")
+    return metrics
+
+evaluate("mean_squared_error")
+evaluate(["mean_squared_error", "mean_absolute_error"])
+"""
+
+
+def test_a_string_made_a_list_is_no_string_after(tmp_path: Path) -> None:
+    """Edward's ``evaluate``: a metric's name becomes a list of one; what falls through the
+    chain from the call sites is a list of two at most."""
+    assert value_of(tmp_path, EVALUATE, "metrics", "evaluate").bound == 2
+    assert value_of(tmp_path, EVALUATE, "metrics", "evaluate").kind is Kind.CONTAINER
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        # a block that neither binds the name nor leaves lets the string through
+        ("    raise TypeError(", "    print("),
+        # a test of something else
+        ("isinstance(metrics, str)", "isinstance(other, str)"),
+        # not a string type
+        ("isinstance(metrics, str)", "isinstance(metrics, tuple)"),
+    ],
+)
+def test_a_string_may_still_fall_through(tmp_path: Path, changed: tuple[str, str]) -> None:
+    source = EVALUATE.replace(*changed)
+    assert value_of(tmp_path, source, "metrics", "evaluate").bound is None
+
+
 def test_a_parameter_takes_the_values_of_every_call_site(tmp_path: Path) -> None:
     source = """
     def search(trials):

@@ -174,6 +174,11 @@ class Body:
     #: target the same run has certainly assigned before (:mod:`.overwrites`).
     overwritten: tuple[tuple[str, Span], ...] = ()
     renewed: tuple[tuple[str, Span], ...] = ()
+    #: Names that the top level holds a string no longer after an ``if isinstance(name, str):
+    #: name = [name]`` (an ``if``/``elif`` chain of which every block binds the name anew at
+    #: its top level or leaves the body): what reaches the code after it from before is not
+    #: a string.
+    not_strings: tuple[str, ...] = ()
 
     def apart(self, first: Span, second: Span) -> bool:
         """The code at ``first`` and at ``second`` never both run in one run of the body:
@@ -356,21 +361,25 @@ def collect_body(
         tuple(_counted(block := list(top if statements is None else statements), span_of)),
         tuple(sorted(changed, key=lambda found: found[1])),
         tuple(exclusive),
-        *(_placed(found, span_of) for found in _flow(block, assigns, resolve)),
+        *_flow(block, assigns, resolve, span_of),
+        _not_strings(top),
     )
 
 
 def _flow(
-    block: list[ast.stmt], assigns: list[Assign], resolve: Resolve
-) -> tuple[list[tuple[str, ast.stmt]], list[tuple[str, ast.stmt]]]:
-    """:func:`~.overwrites.flow` of the targets a body assigns more than once: only those
-    may be overwritten or renewed (most bodies have none, and the flow walks what may run
-    code)."""
+    block: list[ast.stmt], assigns: list[Assign], resolve: Resolve, span_of: SpanOf
+) -> tuple[tuple[tuple[str, Span], ...], tuple[tuple[str, Span], ...]]:
+    """:attr:`Body.overwritten` and :attr:`Body.renewed`: :func:`~.overwrites.flow` of the
+    targets a body assigns more than once: only those may be overwritten or renewed (most
+    bodies have none, and the flow walks what may run code)."""
     seen: set[str] = set()
     twice: set[str] = set()
     for assign in assigns:
         (twice if assign.target in seen else seen).add(assign.target)
-    return flow(block, resolve, frozenset(twice)) if twice else ([], [])
+    if not twice:
+        return (), ()
+    overwritten, renewed = flow(block, resolve, frozenset(twice))
+    return _placed(overwritten, span_of), _placed(renewed, span_of)
 
 
 def _placed(found: Iterable[tuple[str, ast.stmt]], span_of: SpanOf) -> tuple[tuple[str, Span], ...]:
@@ -860,6 +869,70 @@ def _loop(node: ast.For | ast.AsyncFor | ast.While, head: ast.expr, span_of: Spa
     start, end = span_of(node), span_of(head)
     return Loop(
         Span(start.line, start.column, end.end_line, end.end_column), _block(node.body, span_of)
+    )
+
+
+#: What ``isinstance(x, ...)`` names a string by: ``str``, Python 2's ``basestring`` and
+#: ``six.string_types``.
+_STRING_TYPES = frozenset({"str", "basestring", "string_types", "six.string_types"})
+
+
+def _not_strings(top: Iterable[ast.stmt]) -> tuple[str, ...]:
+    """:attr:`Body.not_strings`: the names of top-level ``if isinstance(name, str):`` chains
+    (``elif`` included) whose every block binds ``name`` at its top level or leaves the body
+    (``raise``, ``return``), so that only a value that is no string falls through."""
+    found: list[str] = []
+    for statement in top:
+        if not isinstance(statement, ast.If):
+            continue
+        tested: set[str] = set()
+        chain: ast.If | None = statement
+        blocks: list[list[ast.stmt]] = []
+        while chain is not None:
+            name = _string_test(chain.test)
+            if name is not None:
+                tested.add(name)
+            blocks.append(chain.body)
+            orelse = chain.orelse
+            if len(orelse) == 1 and isinstance(orelse[0], ast.If):
+                chain = orelse[0]
+            else:
+                if orelse:
+                    blocks.append(orelse)
+                chain = None
+        found.extend(
+            name
+            for name in sorted(tested)
+            if all(_binds_or_leaves(block, name) for block in blocks)
+        )
+    return tuple(found)
+
+
+def _string_test(test: ast.expr) -> str | None:
+    """``name`` of ``isinstance(name, str)`` (or a tuple of string types)."""
+    if not (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "isinstance"
+        and len(test.args) == 2
+        and isinstance(test.args[0], ast.Name)
+    ):
+        return None
+    kinds = test.args[1]
+    names = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+    texts = [from_ast(kind).text for kind in names]
+    return test.args[0].id if texts and all(t in _STRING_TYPES for t in texts) else None
+
+
+def _binds_or_leaves(block: list[ast.stmt], name: str) -> bool:
+    """A statement of ``block``'s top level binds ``name`` (``name = ...``), or it ends by
+    leaving the body."""
+    if block and isinstance(block[-1], ast.Raise | ast.Return):
+        return True
+    return any(
+        isinstance(statement, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == name for t in statement.targets)
+        for statement in block
     )
 
 

@@ -671,6 +671,8 @@ class Inference:
             given = dict(where.given).get(name)
             if given is None:
                 given = yield ("param", path, qualname, name)
+            if name in where.body.not_strings:
+                given = given.without(Kind.STR)
             values.append(given.stale())
         stored = yield from self.evaluate_all(self._stores(where).get(name, ()), where)
         counting = yield from self._counted_length(where, name, assigns, len(stored))

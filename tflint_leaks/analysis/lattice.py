@@ -310,6 +310,12 @@ class Value(NamedTuple):
     def may_be(self, kind: Kind) -> bool:
         return any(a.kind is kind for a in self.atoms)
 
+    def without(self, kind: Kind) -> Value:
+        """This value but what it may be of ``kind`` (what a test has ruled out)."""
+        if self.top or not any(a.kind is kind for a in self.atoms):
+            return self
+        return Value(tuple(a for a in self.atoms if a.kind is not kind))
+
     # -- maps ----------------------------------------------------------------------------------
 
     def stale(self) -> Value:

@@ -140,6 +140,23 @@ class GraphGrowsInLoop(Rule):
     """
 
     VALID = (
+        # Edward's `evaluate`: one op per metric asked for, a name or a list of two here.
+        Valid("""
+        import tensorflow as tf
+
+
+        def evaluate(metrics, y):
+            sess = tf.Session()
+            if isinstance(metrics, str):
+                metrics = [metrics]
+            for metric in metrics:
+                if metric == "accuracy":
+                    print(sess.run(tf.reduce_mean(y)))
+
+
+        evaluate("accuracy", tf.constant([1.0]))
+        evaluate(["accuracy", "loss"], tf.constant([1.0]))
+        """),
         # tensorflow/privacy's PATE student: each teacher's predictions are computed by a
         # helper that builds its ops, runs them and drops the graph before it returns.
         Valid("""
