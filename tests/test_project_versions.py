@@ -990,6 +990,53 @@ def ddpg(epochs=100):
 """
 
 
+VALIDATOR = """\
+import numpy as np
+import tensorflow as tf
+
+
+class EmbeddingValidator:
+    def __init__(self):
+        self.plot_array_var = tf.get_variable("plot", shape=[200, 784])
+
+    def validate(self, sess, samples):
+        sess.run(self.plot_array_var.assign(np.array(samples)))
+"""
+
+TRAINER = """\
+import tensorflow as tf
+from validator import EmbeddingValidator
+
+
+def train(batches):
+    sess = tf.Session()
+    validator = EmbeddingValidator()
+    for step, batch in enumerate(batches):
+        sess.run(batch)
+        validator.validate(sess, batch)
+"""
+
+
+def test_a_variable_assigned_in_a_module_of_tensorflow_1_code_grows_the_graph(
+    tmp_path: Path,
+) -> None:
+    """VAE-GAN's embedding validator: a module that names no session nor placeholder, but
+    calls what only TensorFlow 1 has (``tf.get_variable``), is graph code: its ``assign``
+    adds an op each time the trainer's session loop validates."""
+    root = _project(tmp_path, {"validator.py": VALIDATOR, "trainer.py": TRAINER})
+    assert _findings(root) == [
+        (
+            "TFL503",
+            10,
+            9,
+            "`self.plot_array_var.assign(...)` through `validate` every iteration adds nodes "
+            "to the default graph of a loop that runs it (`sess.run`): the graph grows for as "
+            "long as the loop runs; build it once before the loop (`graph.finalize()` catches "
+            "this)",
+        )
+    ]
+
+
 def test_a_module_written_for_tensorflow_1_builds_ops_for_a_loop_in_another(
     tmp_path: Path,
 ) -> None:

@@ -291,7 +291,7 @@ class Effects:
                 value = yield from self.inference.evaluate(argument, where)
                 if value.kind is Kind.SESSION:
                     return [Effect(EffectKind.RUN_GRAPH, path, site.span, text)]
-        if name in GRAPH_METHODS and is_graph_code(where.module.units):
+        if name in GRAPH_METHODS and (is_graph_code(where.module.units) or where.module.graph_mode):
             return [Effect(EffectKind.GRAPH_OP, path, site.span, text)]
         return []
 
