@@ -15,7 +15,8 @@ class TapeKeptAcrossIterations(Rule):
     ## What it does
     Flags a gradient tape created in a loop iteration and stored where it outlives the
     iteration: appended to a list (`tapes.append(tape)`), put in a dict, assigned to an attribute
-    (`self.tape = tape`), or assigned to a name that is used after the loop.
+    (`self.tape = tape`, or at once: `with tf.GradientTape() as self.tape:`), or assigned to
+    a name that is used after the loop.
 
     ## Why is this bad?
     A tape holds every tensor it recorded until the tape itself is freed. Kept in a list, every
@@ -202,6 +203,26 @@ class TapeKeptAcrossIterations(Rule):
             "the tape `tape` made in this iteration is stored past it and keeps every tensor it "
             "recorded alive; store its gradients instead",
         ),
+        # reinforcement-learning-keras's actor-critic: the tape is an attribute from the start.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            class Agent:
+                def train(self, model, batches):
+                    for x in batches:
+                        with tf.GradientTape() as self._last_tape:
+                            loss = model(x)
+                        grads = self._last_tape.gradient(loss, model.trainable_variables)
+            """,
+            7,
+            18,
+            7,
+            54,
+            "the tape `self._last_tape` made in this iteration is stored past it and keeps "
+            "every tensor it recorded alive; store its gradients instead",
+        ),
         Invalid(
             """
             import tensorflow as tf
@@ -230,6 +251,16 @@ class TapeKeptAcrossIterations(Rule):
             if tape is not None:
                 self._report(node, tape)
                 return
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        """``with tf.GradientTape() as self.tape:``: made in the iteration and stored on an
+        object (or in a container) at once."""
+        target = node.asname.name if node.asname is not None else None
+        if not self.context.loops or not isinstance(target, cst.Attribute | cst.Subscript):
+            return
+        tape = self._loop_tape(dotted(target))
+        if tape is not None:
+            self._report(node, tape)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         context = self.context
