@@ -13,7 +13,7 @@ import pytest
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.branches import literals
 from tflint_leaks.analysis.index import index_source
-from tflint_leaks.analysis.lattice import Kind, Value
+from tflint_leaks.analysis.lattice import FunctionRef, Kind, Value
 from tflint_leaks.analysis.program import Program
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.symbolic import from_ast
@@ -217,6 +217,24 @@ def test_a_string_made_a_list_is_no_string_after(tmp_path: Path) -> None:
 def test_a_string_may_still_fall_through(tmp_path: Path, changed: tuple[str, str]) -> None:
     source = EVALUATE.replace(*changed)
     assert value_of(tmp_path, source, "metrics", "evaluate").bound is None
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from joblib import delayed",
+        "from sklearn.utils.parallel import delayed",
+        "from dask import delayed",
+    ],
+)
+def test_a_deferred_call_is_a_call_of_its_function(tmp_path: Path, source: str) -> None:
+    """``delayed(f)(x)`` runs ``f(x)``: ``delayed(f)`` is ``f``."""
+    found = value_of(
+        tmp_path, f"{source}\n\ndef fit_one(seed):\n    return seed\n", "delayed(fit_one)"
+    )
+    assert [(a.kind, a.ref) for a in found.atoms] == [
+        (Kind.FUNCTION, FunctionRef(str(tmp_path / "snippet.py"), "fit_one"))
+    ]
 
 
 def test_a_parameter_takes_the_values_of_every_call_site(tmp_path: Path) -> None:

@@ -45,6 +45,7 @@ from tflint_leaks.analysis.lattice import (
 )
 from tflint_leaks.analysis.names import (
     CONTAINER_TYPES,
+    DEFERRED_CALLS,
     GRADIENT_TAPE,
     PROGRESS_BARS,
     PROGRESS_RANGES,
@@ -472,6 +473,8 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
         return elements((yield from evaluate(positional[0])))
     if name in _RANDOM_PICKS:
         return (yield from _picked(name, call, evaluate))
+    if name in DEFERRED_CALLS and positional:
+        return (yield from evaluate(positional[0]))  # calling it calls the function
     if name in PROGRESS_BARS:
         given = call.argument(0, "iterable")
         if given is None:

@@ -124,6 +124,12 @@ def is_numpy(name: str) -> bool:
     return name == "numpy" or name.startswith("numpy.")
 
 
+#: Wrappers that defer a call: ``delayed(f)(x)`` is ``f(x)``, run by ``Parallel`` (joblib,
+#: scikit-learn's re-export) or by ``compute()`` (Dask) for the same arguments.
+DEFERRED_CALLS = frozenset(
+    {"joblib.delayed", "sklearn.utils.fixes.delayed", "sklearn.utils.parallel.delayed"}
+    | {"dask.delayed"}
+)
 #: tqdm's progress bars: each iterates its ``iterable`` (``for x in tqdm(range(10))`` runs 10
 #: times), in every module that offers one.
 _TQDM_MODULES = ("", "auto.", "autonotebook.", "notebook.", "std.", "rich.")

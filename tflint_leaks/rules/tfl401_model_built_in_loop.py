@@ -69,8 +69,10 @@ class ModelBuiltInLoop(Rule):
     (`load_model`, `clone_model`, `keras.applications.*`), a project factory that returns a model
     (`model = build_model(config)`), or project code that builds one internally, up to four
     calls deep and in any file (`train_one(fold)`, `Network(...).train()`, a class whose
-    `__init__` builds its model). The message gives the number of models when the loops' trip
-    counts are known; `related` lists the calls down to the build.
+    `__init__` builds its model), also as a deferred call (joblib's `Parallel(...)(delayed(
+    train_one)(fold) for fold in folds)` runs `train_one(fold)`, in worker processes it reuses).
+    The message gives the number of models when the loops' trip counts are known; `related`
+    lists the calls down to the build.
 
     ## Why is this bad?
     Keras keeps global state for every model it creates (the layer-name counters, the graph and
@@ -305,6 +307,19 @@ class ModelBuiltInLoop(Rule):
         for train, test in kfolds():
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             model.fit(train, epochs=10)
+        """),
+        # Three models, in three worker processes, once.
+        Valid("""
+        import tensorflow as tf
+        from joblib import Parallel, delayed
+
+
+        def fit_one(seed):
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            return model.count_params()
+
+
+        sizes = Parallel(n_jobs=3)(delayed(fit_one)(i) for i in range(3))
         """),
         # Two networks, five folds each: ten models in all.
         Valid("""
@@ -679,6 +694,29 @@ class ModelBuiltInLoop(Rule):
             "`run_cv` builds a Keras model (5 per call) every iteration (7 in all) and the loop "
             "never calls `clear_session()`; Keras' global state grows with each model (`del` "
             "and `gc.collect()` do not release it)",
+        ),
+        # joblib runs `delayed(fit_one)(i)` as `fit_one(i)`, in worker processes it reuses.
+        Invalid(
+            """
+            import tensorflow as tf
+            from joblib import Parallel, delayed
+
+
+            def fit_one(seed):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                return model.count_params()
+
+
+            for step in range(100):
+                Parallel(n_jobs=3)(delayed(fit_one)(i) for i in range(3))
+            """,
+            11,
+            24,
+            11,
+            43,
+            "`fit_one` builds a Keras model every iteration (300 in all) and the loop never "
+            "calls `clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
         ),
         # Forty seeds: the array's rows give the count.
         Invalid(
