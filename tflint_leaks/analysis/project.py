@@ -27,6 +27,7 @@ from tflint_leaks.analysis.eras import (
     imports_standalone_keras,
     imports_tensorflow,
 )
+from tflint_leaks.analysis.graph import GRAPH_MODE_SWITCHES
 from tflint_leaks.analysis.index import (
     ClassFacts,
     FunctionFacts,
@@ -79,6 +80,7 @@ class ProjectIndex:
         self._frozen = False
         self._mro: dict[tuple[str, str], tuple[ClassDef, ...]] = {}
         self._tensorflow: dict[str, bool] = {}
+        self._eager_off: dict[str, bool] = {}
         #: Whether any module's code pins a version (None: not asked yet).
         self._code_pins: bool | None = None
         self._worlds: dict[tuple[str, Frameworks], Frameworks] = {}
@@ -493,6 +495,18 @@ class ProjectIndex:
             return False
         return self.world(module, frameworks).tensorflow_major == 1
 
+    def turns_eager_off(self, module: ModuleIndex) -> bool:
+        """Whether importing ``module`` turns eager execution off: the module-level code of
+        the module, or of a project module it imports (directly or through others), calls
+        ``disable_eager_execution()`` or ``disable_v2_behavior()``. Then none of its code runs
+        eagerly, whichever module calls it."""
+        found = self._eager_off.get(module.path)
+        if found is None:
+            found = self._eager_off[module.path] = any(
+                _switches_eager_off(current) for current in self._reachable(module)
+            )
+        return found
+
     def uses_tensorflow(self, module: ModuleIndex) -> bool:
         """Whether the module, or a project module it imports directly or through others
         (or by a computed name, :meth:`imported_by_name`), mentions TensorFlow or Keras
@@ -558,6 +572,20 @@ class ProjectIndex:
 #: How many re-exports a name imported from the project is followed through to the library
 #: name it stands for (``from pkg import tf`` -> ``pkg/__init__.py`` -> ``tensorflow``).
 MAX_REEXPORTS = 8
+
+
+def _switches_eager_off(module: ModuleIndex) -> bool:
+    """The module's own code (not its functions') calls one of :data:`GRAPH_MODE_SWITCHES`."""
+    for site in module.body.calls:
+        func = site.call.func
+        resolved = resolve_dotted(func.text, module.imports) if func.op is Op.REF else None
+        if (
+            resolved
+            and is_tensorflow(resolved)
+            and resolved.rpartition(".")[2] in GRAPH_MODE_SWITCHES
+        ):
+            return True
+    return False
 
 
 def _exported(module: ModuleIndex) -> list[str]:

@@ -331,13 +331,14 @@ class FileContext:
         return self.project.graph_mode(self.module_index, self.options.frameworks)
 
     def runs_eagerly(self, effect: Effect) -> bool:
-        """Whether the code at ``effect`` runs eagerly: its own module does not run in graph
-        mode (:meth:`graph_mode`'s question of that module). A module that turns eager
-        execution off when it is imported has done so before any of its code runs, whichever
-        module's loop calls it (reinforcement-learning-keras: the base class's episode loop
-        calls a subclass's ``predict`` in a module that calls ``disable_eager_execution()``)."""
+        """Whether the code at ``effect`` runs eagerly as far as its own module says: importing
+        it does not turn eager execution off (:meth:`~tflint_leaks.analysis.project.
+        ProjectIndex.turns_eager_off`). A module that does has done so before any of its code
+        runs, whichever module's loop calls it (reinforcement-learning-keras: the base class's
+        episode loop calls a subclass's ``predict`` in a module that calls
+        ``disable_eager_execution()``)."""
         module = self.project.module_at(effect.path)
-        return module is None or not self.project.graph_mode(module, self.options.frameworks)
+        return module is None or not self.project.turns_eager_off(module)
 
     @property
     def in_tf_function(self) -> bool:
