@@ -254,8 +254,10 @@ def test_before_tensorflow_2_11_fit_in_a_loop_with_clear_session_is_fine(tmp_pat
 
 
 def test_multi_backend_keras_predict_runs_one_cached_function(tmp_path: Path) -> None:
+    """Keras 2.3.1, the last multi-backend Keras: one cached predict function, and a
+    TensorFlow of before 2.11 (it supports up to 2.0): no `fit` registry either."""
     _project(tmp_path, {"requirements.txt": "keras==2.3.1\n", "search.py": KERAS_3})
-    assert _findings(tmp_path / "search.py") == [KERAS_FIT]
+    assert _findings(tmp_path / "search.py") == []
 
 
 def test_an_unpinned_project_is_linted_as_before(tmp_path: Path) -> None:
@@ -597,6 +599,24 @@ def test_an_optimizer_of_before_tensorflow_2_11_pins_tensorflow_before_2_11(
     assert _findings(root / "trials.py") == ([] if pinned else [TRIALS_FIT])
 
 
+@pytest.mark.parametrize(
+    ("pins", "expected"),
+    [
+        # ZFTurbo's Kaggle scripts: Keras 1.2.2, TensorFlow not named. Multi-backend Keras
+        # (before 2.4) never ran on TensorFlow 2.11, whose registry TFL403 is about.
+        ("keras==1.2.2\n", []),
+        ("keras==2.2.4\n", []),
+        ("keras>=2.4\n", [TRIALS_FIT]),
+        ("tensorflow==2.15\n", [TRIALS_FIT]),
+    ],
+)
+def test_multi_backend_keras_pinned_runs_no_fit_registry(
+    tmp_path: Path, pins: str, expected: list[Finding]
+) -> None:
+    root = _project(tmp_path, {"requirements.txt": pins, "trials.py": TRIALS})
+    assert _findings(root / "trials.py") == expected
+
+
 def test_pins_that_the_code_contradicts_decide(tmp_path: Path) -> None:
     files = {"agent.py": KERAS_1_AGENT, "train.py": FRAME_LOOP}
     root = _project(tmp_path, {**files, "requirements.txt": "tensorflow==2.12\nkeras==2.12\n"})
@@ -876,7 +896,8 @@ def test_keras_on_theano_runs_no_tensorflow(tmp_path: Path) -> None:
     frameworks = Configuration().for_path(tmp_path / "main.py").options.frameworks
     assert frameworks.keras_on_theano == f"{tmp_path}/README.md:5"
     (tmp_path / "main.py").write_text("import tensorflow as tf\n" + EXPERIMENTS, encoding="utf-8")
-    assert [code for code, *_ in _findings(tmp_path / "main.py")] == everything
+    # On TensorFlow, but Keras 2.0.8's: no TensorFlow that has the `fit` registry (2.11 on).
+    assert [code for code, *_ in _findings(tmp_path / "main.py")] == ["TFL401", "TFL503"]
     (tmp_path / "main.py").write_text(EXPERIMENTS, encoding="utf-8")
     both = THEANO_README.replace("- Theano==0.9.0", "- tensorflow==1.3.0 or theano==0.9.0")
     (tmp_path / "README.md").write_text(both, encoding="utf-8")

@@ -434,8 +434,11 @@ CODES: tuple[Code, ...] = (
         "A model built every iteration is also `fit` every iteration",
         judgement=Judgement.GROWTH,
         triggers=Triggers(loop_names=frozenset({"fit"}), project_loop_names=True),
-        # tensorflow/tensorflow#61791: the gradient registry keeps every fit's graphs (2.11 on).
-        versions=Versions(tensorflow=">=2.11", eager_only=True, keras_on_tensorflow=True),
+        # tensorflow/tensorflow#61791: the gradient registry keeps every fit's graphs (2.11 on),
+        # a `tf.keras` fit's; multi-backend Keras (before 2.4) never ran on TensorFlow 2.11.
+        versions=Versions(
+            tensorflow=">=2.11", keras=">=2.4", eager_only=True, keras_on_tensorflow=True
+        ),
         implementation="tfl403_fit_in_loop.FitInLoop",
     ),
     Code(
