@@ -237,6 +237,31 @@ def test_a_deferred_call_is_a_call_of_its_function(tmp_path: Path, source: str) 
     ]
 
 
+CLOSURE = """
+import tensorflow as tf
+
+def run_training(model, epochs):
+    def checkpoint_model():
+        return model
+
+    for epoch in range(epochs):
+        checkpoint_model()
+
+run_training(tf.keras.Sequential(), 10)
+"""
+
+
+def test_a_function_defined_in_another_is_a_function_of_its_own(tmp_path: Path) -> None:
+    """rnnt-speech-recognition: the training loop calls a helper it defines; the helper
+    reads the enclosing function's parameter (a closure)."""
+    path = str(tmp_path / "snippet.py")
+    nested = "run_training.<locals>.checkpoint_model"
+    helper = value_of(tmp_path, CLOSURE, "checkpoint_model", "run_training")
+    assert [(a.kind, a.ref) for a in helper.atoms] == [(Kind.FUNCTION, FunctionRef(path, nested))]
+    assert value_of(tmp_path, CLOSURE, "model", nested).kind is Kind.MODEL
+    assert value_of(tmp_path, CLOSURE, "checkpoint_model()", "run_training").kind is Kind.MODEL
+
+
 def test_a_parameter_takes_the_values_of_every_call_site(tmp_path: Path) -> None:
     source = """
     def search(trials):

@@ -182,6 +182,10 @@ class ModuleIndex:
     digest: str = field(default="", compare=False)
 
 
+#: What separates a function's qualified name from a function defined inside it.
+LOCALS = ".<locals>."
+
+
 class IndexBuilder(ast.NodeVisitor):
     """Collects a :class:`ModuleIndex` from one ``ast`` tree."""
 
@@ -374,6 +378,11 @@ class IndexBuilder(ast.NodeVisitor):
                 if nested is not None:
                     local[inner.name] = nested
                     creates.append(nested.span)
+                elif tf_function is None:
+                    # A helper defined and called inside the function (a closure): a function of
+                    # its own, ``outer.<locals>.inner`` as Python names it.
+                    facts = self.function_facts(inner, f"{prefix}{node.name}{LOCALS}", False)
+                    self.functions.setdefault(facts.qualname, facts)
             elif isinstance(inner, ast.Call):
                 made = self.tf_function_of_call(inner)
                 wrapped = _wrapped(inner)

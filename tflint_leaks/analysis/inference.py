@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from tflint_leaks.analysis import branches, keras, library
 from tflint_leaks.analysis.facts import Assign, Body, Branch, Span, state_read, within
-from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex
+from tflint_leaks.analysis.index import LOCALS, ClassFacts, FunctionFacts, ModuleIndex
 from tflint_leaks.analysis.lattice import (
     BOOL,
     BOTTOM,
@@ -375,7 +375,7 @@ class Inference:
             return UNKNOWN
         function = where.function
         module = where.module
-        if function is not None and name not in function.body.globals:
+        while function is not None and name not in function.body.globals:
             if name in self.assigned(where):
                 query = ("local", module.path, function.qualname, name)
                 local: Value = yield (*query, where.given) if where.given else query
@@ -388,6 +388,16 @@ class Inference:
                 return parameter.stale()
             if name == "self" and function.is_method and where.klass is not None:
                 return self.cone(module, where.klass)
+            nested = f"{function.qualname}{LOCALS}{name}"
+            if nested in module.functions:
+                return atom(Kind.FUNCTION, ref=FunctionRef(module.path, nested))
+            # A function defined inside another reads what it does not bind from the one
+            # around it (a closure), then from the module.
+            outer, found, _ = function.qualname.rpartition(LOCALS)
+            if not found:
+                break
+            where = self.where_of(module, outer)
+            function = where.function
         global_value: Value = yield ("global", module.path, name)
         return global_value.stale()
 

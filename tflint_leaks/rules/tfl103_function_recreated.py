@@ -295,6 +295,35 @@ class FunctionRecreated(Rule):
         """),
     )
     INVALID = (
+        # rnnt-speech-recognition: the training loop evaluates through a closure it defines.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            def run_evaluate(model, dataset):
+                @tf.function
+                def eval_step(x):
+                    return model(x)
+
+                for x in dataset:
+                    eval_step(x)
+
+
+            def run_training(model, dataset, epochs):
+                def checkpoint_model():
+                    run_evaluate(model, dataset)
+
+                for epoch in range(epochs):
+                    checkpoint_model()
+            """,
+            5,
+            5,
+            5,
+            17,
+            "`run_evaluate` makes a new `tf.function` on every call and is called in a loop; "
+            "each one traces again",
+        ),
         # The same optimizer built without a cache: a new tf.function per call.
         Invalid(
             _OPTIMIZERS + "for _ in range(50):\n    plain.minimize(loss, x)\n",
