@@ -51,6 +51,8 @@ PREDICT_REMEDIES = frozenset({"predict_on_batch", "__call__"})
 FIT_METHODS = frozenset({"fit", "fit_generator"})
 #: Where each fit method takes ``epochs`` (its position; left out, it is 1).
 FIT_EPOCHS = {"fit": 3, "fit_generator": 2}
+#: ``Model`` methods that return the loss and the metrics' values: numbers.
+EVALUATE_METHODS = frozenset({"evaluate", "evaluate_generator", "test_on_batch"})
 
 _APPLICATIONS = "keras.applications."
 

@@ -681,6 +681,10 @@ def method(found: Atom, name: str) -> Value:
     if kind is Kind.MODEL:
         if name in keras.PREDICT_METHODS or name in keras.PREDICT_REMEDIES:
             return atom(Kind.ARRAY) if name in keras.PREDICT_METHODS else TENSOR
+        if name in keras.EVALUATE_METHODS:
+            # The loss, or the loss and each metric: numbers (a dict of them by name with
+            # ``return_dict=True``).
+            return join((NUMBER, container(element=NUMBER)))
         return NONE if name in {"compile", "summary", "save", "save_weights"} else UNKNOWN
     if kind is Kind.DATASET:
         return atom(Kind.DATASET) if name in keras.DATASET_METHODS else UNKNOWN

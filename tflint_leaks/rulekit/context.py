@@ -166,6 +166,25 @@ class Report:
         return self
 
 
+#: Kinds of values that hold no model (:meth:`FileContext.plain_data`).
+_PLAIN_DATA = frozenset({Kind.NONE, Kind.BOOL, Kind.NUMBER, Kind.STR, Kind.TENSOR, Kind.ARRAY})
+
+
+def _plain(value: Value) -> bool:
+    """``value`` is plain data: of :data:`_PLAIN_DATA` kinds, or a container of such items
+    (a list of scores)."""
+    atoms = value.informative
+    return (
+        not value.top
+        and bool(atoms)
+        and all(
+            a.kind in _PLAIN_DATA
+            or (a.kind is Kind.CONTAINER and a.element is not None and _plain(a.element))
+            for a in atoms
+        )
+    )
+
+
 class FileContext:
     def __init__(
         self,
@@ -941,6 +960,11 @@ class FileContext:
             if found is None or not self.project.owns_variables(*found):
                 return False
         return True
+
+    def plain_data(self, node: cst.BaseExpression) -> bool:
+        """``node`` is known to be plain data, which holds no model: a number, a string, a
+        boolean, ``None``, a tensor or a NumPy array (what ``model.evaluate(x, y)`` returns)."""
+        return _plain(self.type_of(node))
 
     def is_model(self, node: cst.BaseExpression) -> bool:
         """``node`` is known to be a Keras model (its type, across the project)."""

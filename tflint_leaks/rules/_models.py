@@ -9,6 +9,7 @@ import libcst as cst
 
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.nodes import descendants, dotted
+from tflint_leaks.analysis.scope import loop_target_names
 from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import Effect, EffectKind
 
@@ -73,6 +74,20 @@ def kept_in_loop(context: FileContext, name: str) -> bool:
         ):
             return True
     return False
+
+
+def stored_on_item(context: FileContext, target: cst.BaseExpression) -> bool:
+    """``target`` is an attribute of an item an enclosing ``for`` loop iterates (``for mi in
+    infos: mi.model = load_model(mi.path)``): each item keeps its own model, as a list of
+    models does."""
+    if not isinstance(target, cst.Attribute):
+        return False
+    base = dotted(target.value)
+    return base is not None and any(
+        isinstance(loop, cst.For)
+        and any(name == base for name, _ in loop_target_names(loop.target))
+        for loop in context.loops
+    )
 
 
 def built_in_loop(context: FileContext, receiver: cst.BaseExpression) -> bool:

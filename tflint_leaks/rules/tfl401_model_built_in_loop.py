@@ -22,6 +22,7 @@ from tflint_leaks.rules._models import (
     method_call,
     per_call,
     repeated_unbounded,
+    stored_on_item,
 )
 
 #: alibi-detect's drift detectors, reduced: the class users build picks the backend's
@@ -82,8 +83,10 @@ class ModelBuiltInLoop(Rule):
 
     Not flagged: a loop that calls `clear_session()` (directly, or through a project function such
     as `reset()`, or inside the factory itself), models kept on purpose (`models.append(...)`,
-    `models[name] = ...`, the element of a comprehension: an ensemble), sub-models composed
-    inside a Keras layer or model class, a view of an existing model (`Model(base.input,
+    `models[name] = ...`, `info.model = ...` on the item the loop iterates, the element of a
+    comprehension: an ensemble; keeping what a call returns counts only when that may hold
+    the model, not a score), sub-models composed inside a Keras layer or model class, a view
+    of an existing model (`Model(base.input,
     base.get_layer("fc").output)`: its tensors exist, no layer is built), a function returning a
     model it did not build (a cached global), and loops that build a known small number of
     models (at most `max-loop-iterations`, default 10, in all: `range(3)`, a literal grid, a
@@ -307,6 +310,16 @@ class ModelBuiltInLoop(Rule):
         for train, test in kfolds():
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             model.fit(train, epochs=10)
+        """),
+        # DeepTables: each model info keeps the model it loads, as a list of models does.
+        Valid("""
+        import tensorflow as tf
+
+
+        def restore(infos):
+            for info in infos:
+                if isinstance(info.model, str):
+                    info.model = tf.keras.models.load_model(info.model)
         """),
         # Three models, in three worker processes, once.
         Valid("""
@@ -671,6 +684,31 @@ class ModelBuiltInLoop(Rule):
         """),
     )
     INVALID = (
+        # PNAS's search: each trial's score is kept, the model it built is dropped.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            def evaluate(units, x, y):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+                model.compile("adam", "mse")
+                return model.evaluate(x, y)
+
+
+            scores = []
+            for units in range(16, 1600, 16):
+                score = evaluate(units, x, y)
+                scores.append(score)
+            """,
+            12,
+            13,
+            12,
+            34,
+            "`evaluate` builds a Keras model every iteration (99 in all) and the loop never "
+            "calls `clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+        ),
         # ZFTurbo's cervical-cancer scripts: a 5-fold cross-validation of each of 7 networks
         # builds 35 models, though neither loop alone passes `max-loop-iterations`.
         Invalid(
@@ -1358,7 +1396,7 @@ class ModelBuiltInLoop(Rule):
         name = dotted(target)
         if name is None or not context.builds_model(value):
             return
-        if kept_in_loop(context, name):
+        if kept_in_loop(context, name) or stored_on_item(context, target):
             return
         self._check(value, f"`{_callee(value)}` builds a new Keras model")
 
@@ -1367,6 +1405,8 @@ class ModelBuiltInLoop(Rule):
         iteration: stored directly (``agents.append(Agent(...))``), or through the name it is
         assigned to (``agent = Agent(...)``, then ``agents.append(agent)``)."""
         context = self.context
+        if context.plain_data(node):
+            return False  # a score: the models it built are dropped
         parent = context.parent
         if isinstance(parent, cst.Arg):
             holder = context.ancestors[-3]  # the call the argument is given to
