@@ -49,6 +49,12 @@ PIN_FILES: list[tuple[str, dict[str, str], Summary]] = [
         ("==1.14", ("requirements.txt:1",), 1, Keras.TF_KERAS),
     ),
     (
+        # Azure's DeepLearningForTimeSeriesForecasting
+        "capitalised name",
+        {"Requirements.txt": "keras==2.2.4\ntensorflow==1.12.0\n"},
+        ("==1.12", ("Requirements.txt:2",), 1, Keras.KERAS_2),
+    ),
+    (
         "range",
         {"requirements.txt": "numpy\ntensorflow >= 1.13, < 2\n"},
         (">=1.13,<2", ("requirements.txt:2",), 1, Keras.TF_KERAS),

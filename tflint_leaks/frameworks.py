@@ -907,8 +907,11 @@ def _bound(node: ast.expr, names: Mapping[str, ast.expr]) -> ast.expr:
 
 
 def _is_pin_file(name: str) -> bool:
+    """One of :data:`PIN_FILES`, or a requirements or constraints file, whatever its case
+    (``Requirements.txt``: pip reads what it is given)."""
+    lower = name.lower()
     return name in PIN_FILES or (
-        name.startswith(("requirements", "constraints")) and name.endswith(".txt")
+        lower.startswith(("requirements", "constraints")) and lower.endswith(".txt")
     )
 
 
