@@ -376,6 +376,28 @@ class FileContext:
                 return frame
         return None
 
+    def makes_keras_layer(self, node: cst.Call) -> bool:
+        """``node`` makes an instance of a project Keras layer (a class deriving from a Keras
+        class, directly or through project bases, that is no model): what its constructor
+        builds (a ``Sequential`` of its sub-layers) is part of the layer."""
+        value = self.type_of(node)
+        classes = value.classes if value.kind is Kind.INSTANCE else ()
+        program = self.program
+        for made in classes:
+            found = program.inference.klass(made)
+            if found is None or not self.project.is_keras_class(*found):
+                return False
+            if self.project.is_model_class(*found):
+                return False
+        return bool(classes)
+
+    def in_keras_class(self) -> bool:
+        """The current code is part of a Keras class (a layer or a model), directly or through
+        project bases (``class UNet(BaseModel)`` with ``class BaseModel(tf.keras.Model)``)."""
+        frame = self.enclosing_class()
+        klass = self.module_index.classes.get(frame.class_name or "") if frame else None
+        return klass is not None and self.project.is_keras_class(self.module_index, klass)
+
     # -- names ---------------------------------------------------------------------------------
 
     def resolve(self, node: cst.BaseExpression) -> str | None:

@@ -52,9 +52,7 @@ def per_call(context: FileContext, effect: Effect) -> int:
 
 def in_model_definition(context: FileContext) -> bool:
     """The code is part of a Keras class (a layer or model composing sub-models)."""
-    frame = context.enclosing_class()
-    klass = context.module_index.classes.get(frame.class_name or "") if frame else None
-    return klass is not None and klass.is_keras_subclass
+    return context.in_keras_class()
 
 
 def kept_in_loop(context: FileContext, name: str) -> bool:

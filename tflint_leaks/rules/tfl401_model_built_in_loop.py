@@ -85,7 +85,8 @@ class ModelBuiltInLoop(Rule):
     as `reset()`, or inside the factory itself), models kept on purpose (`models.append(...)`,
     `models[name] = ...`, `info.model = ...` on the item the loop iterates, the element of a
     comprehension: an ensemble; keeping what a call returns counts only when that may hold
-    the model, not a score), sub-models composed inside a Keras layer or model class, a view
+    the model, not a score), sub-models composed inside a Keras layer or model class (directly
+    or through project bases), project layers made of sub-models (composing one model), a view
     of an existing model (`Model(base.input,
     base.get_layer("fc").output)`: its tensors exist, no layer is built), a function returning a
     model it did not build (a cached global), and loops that build a known small number of
@@ -310,6 +311,36 @@ class ModelBuiltInLoop(Rule):
         for train, test in kfolds():
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             model.fit(train, epochs=10)
+        """),
+        # eo-flow's U-Net: layers made of a `Sequential` each, composed into one model, in a
+        # model class deriving from Keras' through a project base, or in a plain function.
+        Valid("""
+        import tensorflow as tf
+
+
+        class ConvBlock(tf.keras.layers.Layer):
+            def __init__(self, filters):
+                super().__init__()
+                self.block = tf.keras.Sequential([tf.keras.layers.Conv2D(filters, 3)])
+
+
+        class BaseModel(tf.keras.Model):
+            pass
+
+
+        class UNet(BaseModel):
+            def build(self, input_shape):
+                net = x = tf.keras.layers.Input(input_shape[1:])
+                for level in range(self.n_layers):
+                    net = ConvBlock(2 ** level * 16)(net)
+                self.net = tf.keras.Model(x, net)
+
+
+        def build_unet(x, n_layers):
+            net = x
+            for level in range(n_layers):
+                net = ConvBlock(2 ** level * 16)(net)
+            return tf.keras.Model(x, net)
         """),
         # DeepTables: each model info keeps the model it loads, as a list of models does.
         Valid("""
@@ -1367,6 +1398,8 @@ class ModelBuiltInLoop(Rule):
         context = self.context
         if not in_repetition(context):
             return
+        if context.makes_keras_layer(node):
+            return  # a layer (with the sub-models it is made of) for the model being composed
         builds = effects_through_calls(context, node, EffectKind.BUILD_MODEL)
         times = per_call(context, builds[0]) if builds else 1
         if not repeated_unbounded(context, times):
