@@ -95,6 +95,8 @@ DATASET_SOURCES = frozenset(
         "keras.preprocessing.image_dataset_from_directory",
         "keras.preprocessing.text_dataset_from_directory",
         "keras.preprocessing.timeseries_dataset_from_array",
+        # TensorFlow Datasets: a split read into a new ``tf.data.Dataset``.
+        "tensorflow_datasets.load",
     }
 )
 

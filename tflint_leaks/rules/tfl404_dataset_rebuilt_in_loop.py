@@ -152,6 +152,30 @@ class DatasetRebuiltInLoop(Rule):
         ),
     )
     INVALID = (
+        # TensorFlow Datasets reads the split into a new pipeline each epoch.
+        Invalid(
+            """
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+
+            @tf.function
+            def train_step(x, y):
+                return x
+
+
+            for epoch in range(100):
+                ds = tfds.load("mnist", split="train", as_supervised=True)
+                for x, y in ds.batch(32).take(1000):
+                    train_step(x, y)
+            """,
+            11,
+            10,
+            11,
+            63,
+            "this `tf.data` pipeline is rebuilt every iteration (100 in all) of a training "
+            "loop; build it once before the loop",
+        ),
         # A periodic evaluation: the message says how often, and how many pipelines in all.
         Invalid(
             """
