@@ -44,8 +44,8 @@ from tflint_leaks.analysis.lattice import (
     strings,
 )
 from tflint_leaks.analysis.names import (
+    CALLABLE_WRAPPERS,
     CONTAINER_TYPES,
-    DEFERRED_CALLS,
     GRADIENT_TAPE,
     PROGRESS_BARS,
     PROGRESS_RANGES,
@@ -473,7 +473,7 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
         return elements((yield from evaluate(positional[0])))
     if name in _RANDOM_PICKS:
         return (yield from _picked(name, call, evaluate))
-    if name in DEFERRED_CALLS and positional:
+    if name in CALLABLE_WRAPPERS and positional:
         return (yield from evaluate(positional[0]))  # calling it calls the function
     if name in PROGRESS_BARS:
         given = call.argument(0, "iterable")

@@ -124,10 +124,13 @@ def is_numpy(name: str) -> bool:
     return name == "numpy" or name.startswith("numpy.")
 
 
-#: Wrappers that defer a call: ``delayed(f)(x)`` is ``f(x)``, run by ``Parallel`` (joblib,
-#: scikit-learn's re-export) or by ``compute()`` (Dask) for the same arguments.
-DEFERRED_CALLS = frozenset(
-    {"joblib.delayed", "sklearn.utils.fixes.delayed", "sklearn.utils.parallel.delayed"}
+#: Calls that make a callable running the function they are given: with more arguments
+#: (``functools.partial(f, a)``, Ray Tune's ``with_parameters(f, data=d)``), with resources
+#: (``with_resources(f, {"cpu": 2})``), or deferred (``delayed(f)(x)`` is ``f(x)``, run by
+#: joblib's ``Parallel``, scikit-learn's re-export, or Dask's ``compute()``).
+CALLABLE_WRAPPERS = frozenset(
+    {"functools.partial", "ray.tune.with_parameters", "ray.tune.with_resources"}
+    | {"joblib.delayed", "sklearn.utils.fixes.delayed", "sklearn.utils.parallel.delayed"}
     | {"dask.delayed"}
 )
 #: tqdm's progress bars: each iterates its ``iterable`` (``for x in tqdm(range(10))`` runs 10

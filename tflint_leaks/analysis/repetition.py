@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from tflint_leaks.analysis.entry_points import ENTRY_POINTS, Form, Row
 from tflint_leaks.analysis.facts import Body, Span
 from tflint_leaks.analysis.lattice import FunctionRef, Kind
-from tflint_leaks.analysis.names import resolve_dotted
+from tflint_leaks.analysis.names import CALLABLE_WRAPPERS, resolve_dotted
 from tflint_leaks.analysis.symbolic import Expr, Op, from_ast
 from tflint_leaks.source import SourceError, read_source
 
@@ -336,13 +336,16 @@ def _bodies(module: ModuleIndex) -> list[Body]:
 
 
 def _handed_argument(call: Expr, row: Row, where: Where) -> Expr | None:
-    """What a registering call hands over (the function inside a ``functools.partial``)."""
+    """What a registering call hands over (the function inside a ``functools.partial``, Ray
+    Tune's ``with_parameters`` and ``with_resources``: :data:`~.names.CALLABLE_WRAPPERS`,
+    however deep)."""
     position, keyword = row.argument
     argument = call.keyword(keyword) if position < 0 else call.argument(position, keyword)
-    if argument is not None and argument.op is Op.CALL and argument.func.op is Op.REF:
+    while argument is not None and argument.op is Op.CALL and argument.func.op is Op.REF:
         wrapper = resolve_dotted(argument.func.text, where.module.imports)
-        if wrapper == "functools.partial" and argument.positional:
-            argument = argument.positional[0]
+        if wrapper not in CALLABLE_WRAPPERS or not argument.positional:
+            break
+        argument = argument.positional[0]
     return argument
 
 

@@ -787,6 +787,30 @@ class ModelBuiltInLoop(Rule):
             "calls `clear_session()`; Keras' global state grows with each model (`del` and "
             "`gc.collect()` do not release it)",
         ),
+        # stable-learning-control: the trainable handed to Ray Tune with its resources.
+        Invalid(
+            """
+            import tensorflow as tf
+            from ray import tune
+
+
+            def train_fn(config):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(config["units"])])
+                model.compile("adam", "mse")
+                return {"loss": model.evaluate(x, y)}
+
+
+            trainable = tune.with_resources(train_fn, {"cpu": 2})
+            tune.Tuner(trainable, tune_config=tune.TuneConfig(num_samples=20)).fit()
+            """,
+            6,
+            13,
+            6,
+            74,
+            "`tf.keras.Sequential` builds a new Keras model every trial and the Ray Tune "
+            "trainable never calls `clear_session()`; Keras' global state grows with each "
+            "model (`del` and `gc.collect()` do not release it)",
+        ),
         # Forty seeds: the array's rows give the count.
         Invalid(
             """
