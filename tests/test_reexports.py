@@ -200,3 +200,29 @@ def test_star_imports_through_a_cycle_end(tmp_path: Path) -> None:
     assert aliases["get_pretrained_model"] == "zoo.get_pretrained_model"
     assert aliases["BATCH"] == "common.BATCH"
     assert _messages(tmp_path) == STAR_FINDINGS
+
+
+def test_a_packages_name_beats_its_submodule_of_the_same_name(tmp_path: Path) -> None:
+    """stable-learning-control: ``sac/__init__.py`` does ``from pkg.sac.sac import sac``, so
+    ``from pkg.sac import sac`` is the function, as Python's attribute lookup finds it, not
+    the submodule ``pkg/sac/sac.py``."""
+    (tmp_path / "pkg" / "sac").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "sac" / "__init__.py").write_text("from pkg.sac.sac import sac\n")
+    (tmp_path / "pkg" / "sac" / "sac.py").write_text(
+        "import tensorflow as tf\n\n\ndef sac(units):\n"
+        "    return tf.keras.Sequential([tf.keras.layers.Dense(units)])\n"
+    )
+    (tmp_path / "run.py").write_text(
+        "from pkg.sac import sac\n\nfor trial in range(100):\n    model = sac(trial)\n"
+    )
+    assert _messages(tmp_path) == [
+        (
+            "TFL401",
+            4,
+            13,
+            "`sac` builds a new Keras model every iteration (100 in all) and the loop never "
+            "calls `clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+        )
+    ]

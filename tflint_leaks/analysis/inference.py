@@ -445,17 +445,20 @@ class Inference:
         """``module.name``: a global of the module, or a submodule of a package."""
         module = self.module(path)
         submodule = self.project.find_module(f"{module.module}.{name}", module)
-        bound = (
+        if submodule is not None and not self._binds_name(module, name):
+            return atom(Kind.MODULE, ref=submodule.path)
+        found: Value = yield ("global", path, name)
+        return found
+
+    def _binds_name(self, module: ModuleIndex, name: str) -> bool:
+        """The module's own code binds ``name``: assigns, defines or imports it."""
+        return (
             name in self.assigned(Where(module))
             or name in module.functions
             or name in module.classes
             or name in module.imports
             or name in module.tf_function_names
         )
-        if submodule is not None and not bound:
-            return atom(Kind.MODULE, ref=submodule.path)
-        found: Value = yield ("global", path, name)
-        return found
 
     def _display(self, expr: Expr, where: Where) -> Computation:
         values = yield from self.evaluate_all(expr.parts, where)
@@ -757,6 +760,20 @@ class Inference:
             module = self.project.find_module(".".join(parts[:split]), importer)
             if module is None or (module.path == importer.path and split == len(parts)):
                 continue
+            if split == len(parts) > 1:
+                # ``from pkg.sac import sac`` where ``pkg/sac/__init__.py`` binds ``sac`` (``from
+                # pkg.sac.sac import sac``): the package's name, as Python's attribute lookup
+                # finds it, not its submodule of the same name.
+                package = self.project.find_module(".".join(parts[:-1]), importer)
+                if (
+                    package is not None
+                    and package.is_package
+                    and package.path != importer.path
+                    and package.imports.get(parts[-1]) != target
+                    and self._binds_name(package, parts[-1])
+                ):
+                    bound: Value = yield ("global", package.path, parts[-1])
+                    return bound
             value = atom(Kind.MODULE, ref=module.path)
             for name in parts[split:]:
                 value = yield from self.attribute_of(value, name)

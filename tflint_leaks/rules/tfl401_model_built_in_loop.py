@@ -787,6 +787,29 @@ class ModelBuiltInLoop(Rule):
             "calls `clear_session()`; Keras' global state grows with each model (`del` and "
             "`gc.collect()` do not release it)",
         ),
+        # A factory called for what it does, its model dropped at once.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            def build_and_train(units):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+                model.compile("adam", "mse")
+                return model
+
+
+            for units in range(16, 1600, 16):
+                build_and_train(units)
+            """,
+            11,
+            5,
+            11,
+            27,
+            "`build_and_train` builds a new Keras model every iteration (99 in all) and the "
+            "loop never calls `clear_session()`; Keras' global state grows with each model "
+            "(`del` and `gc.collect()` do not release it)",
+        ),
         # stable-learning-control: the trainable handed to Ray Tune with its resources.
         Invalid(
             """
@@ -1439,6 +1462,9 @@ class ModelBuiltInLoop(Rule):
                 report.relate(
                     RelatedRole.MODEL, "the model is built here", effect.span, effect.path
                 )
+        elif isinstance(context.parent, cst.Expr) and context.builds_model(node):
+            # A model built and dropped at once: ``build_and_train(config)`` for its effect.
+            self._check(node, f"`{_callee(node)}` builds a new Keras model")
         elif method_call(node, STORE_METHODS) is None and context.calls_project_code(node):
             # A model built only to be passed on, then dropped: ``score(build_model())``.
             for arg in node.args:
