@@ -197,6 +197,14 @@ def is_model_class(bases: tuple[str, ...]) -> bool:
     return any(base in MODEL_CLASSES for base in bases)
 
 
+def is_layer_or_model_class(bases: tuple[str, ...]) -> bool:
+    """Whether a class with these canonical bases is a Keras layer or model (or a
+    ``tf.Module``): what composes sub-models, unlike a callback or an optimizer."""
+    return is_model_class(bases) or any(
+        base in VARIABLE_OWNERS or base.startswith("keras.layers.") for base in bases
+    )
+
+
 #: Tape methods that compute a gradient from what the tape recorded.
 GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
 

@@ -410,9 +410,11 @@ class ProjectIndex:
         return any(owner.is_keras_model for _, owner in self.mro(module, klass))
 
     def is_keras_class(self, module: ModuleIndex, klass: ClassFacts) -> bool:
-        """Whether ``klass`` is a Keras class (a layer or a model): it derives from one of
-        Keras' classes, directly or through project bases."""
-        return any(owner.is_keras_subclass for _, owner in self.mro(module, klass))
+        """Whether ``klass`` is a Keras layer or model: it derives from one, directly or
+        through project bases (a callback is neither)."""
+        return any(
+            keras.is_layer_or_model_class(owner.bases) for _, owner in self.mro(module, klass)
+        )
 
     def owns_variables(self, module: ModuleIndex, klass: ClassFacts) -> bool:
         """Whether instances of ``klass`` own variables: it is a Keras model or layer or a

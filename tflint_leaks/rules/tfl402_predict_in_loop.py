@@ -62,8 +62,11 @@ class PredictInLoop(Rule):
     A framework's repetition counts as a loop of unknown size: `predict` in a web route runs
     "every request", in a Keras callback's `on_train_batch_end` "every batch" (`self.model` is
     the model being trained), in an Optuna objective "every trial (100 in all)" when the study
-    says `n_trials=100`; not in `on_train_end`, which runs once. A script or route that loads
-    its model each time (a Streamlit rerun) is flagged for the load (TFL401) and for the
+    says `n_trials=100`; not in `on_train_end`, which runs once, nor directly in
+    `on_epoch_end` (one pipeline per epoch, beside an epoch of training over the whole
+    dataset: as TFL405 leaves one `fit` per epoch; a loop there, per image, still counts). A
+    script or route that loads its model each time (a Streamlit rerun) is flagged for the load
+    (TFL401) and for the
     `predict` too: each request still builds its pipeline. A periodic guard runs its body
     one time in `N`: `if step % 1000 == 0:` in a loop of 20,000 steps is "every 1000th
     iteration (20 in all)", and one whose count falls to `max-loop-iterations` or fewer is not
@@ -389,6 +392,21 @@ class PredictInLoop(Rule):
             agents = [Agent() for _ in range(3)]
             for agent in agents:
                 agent.act(state)
+            """
+        ),
+        # MultiPlanarUNet's image saver: five images predicted once per epoch.
+        Valid(
+            """
+            import tensorflow as tf
+
+            class SavePredictionImages(tf.keras.callbacks.Callback):
+                def __init__(self, images):
+                    super().__init__()
+                    self.images = images
+
+                def on_epoch_end(self, epoch, logs=None):
+                    preds = self.model.predict(self.images)
+                    save(preds, epoch)
             """
         ),
         Valid(
@@ -894,6 +912,8 @@ class PredictInLoop(Rule):
             return
         if context.bounded(context.options.max_loop_iterations):
             return
+        if not context.loops and _per_epoch(context):
+            return
         receiver = method_call(node, keras.PREDICT_METHODS)
         found = context.type_of(receiver) if receiver is not None else None
         if receiver is not None and found is not None and found.model_where_known:
@@ -928,6 +948,12 @@ class PredictInLoop(Rule):
             message = _message(context, effect.text, effect.method, how_often)
             where = f"`{effect.method}` is called here"
             report_through(self, node, effect, message, RelatedRole.MODEL, where)
+
+
+def _per_epoch(context: FileContext) -> bool:
+    """The node is in a Keras callback's method that runs once per epoch of training."""
+    entry = context.entry_point
+    return entry is not None and entry.unit == "epoch"
 
 
 def _per_trial(context: FileContext) -> bool:
