@@ -138,6 +138,11 @@ def test_every_splitter_has_its_default_number_of_splits(
         ("C = {'modes': [0, 1, 2], **base}", "C['modes']", None),
         ("C = {'modes': [0, 1, 2], 'dense': True}", "C[key]", None),
         ("import numpy as np", "np.linspace(0.001, 0.1, 10)", 10),
+        # a list displayed, then appended to outside loops: one more item at most per append
+        ("OPTIMIZERS = [1]\nif FAST:\n    OPTIMIZERS.append(2)", "OPTIMIZERS", 2),
+        ("OPTIMIZERS = [1, 2]\nOPTIMIZERS.append(3)\nOPTIMIZERS.append(4)", "OPTIMIZERS", 4),
+        ("OPTIMIZERS = [1]\nwhile more():\n    OPTIMIZERS.append(2)", "OPTIMIZERS", None),
+        ("OPTIMIZERS = [1]\nOPTIMIZERS.extend(others)", "OPTIMIZERS", None),
         # an array's rows, when its making gives its first dimension
         ("import numpy as np", "np.random.choice(len(folds), size=5, replace=False)", 5),
         ("import numpy as np", "np.random.randint(0, 10_000, 40)", 40),

@@ -702,6 +702,8 @@ class Inference:
         out.append(e)``); a model's or graph's variables, iterated, make a list of as many of
         them as it has at most: structure (cleverhans's ``ordered_union`` of two collections)."""
         counted = [c for c in where.body.counted if c.container == name]
+        if not counted and len(assigns) == 1:
+            return _appended_once_each(where.body, name, assigns[0], stores)
         if stores != 1 or len(counted) != 1 or len(assigns) != 1:
             return None
         (assign,), (append,) = assigns, counted
@@ -1620,6 +1622,36 @@ class Counting(NamedTuple):
     length: Ints
     bound: int | None
     structural: bool
+
+
+def _appended_once_each(body: Body, name: str, assign: Assign, stores: int) -> Counting | None:
+    """A list displayed with its items and then only appended to, by calls outside every loop
+    of the body (``optimizers = [RAdam]``, then ``if TF_KERAS: optimizers.append(...)``):
+    each append runs once at most, so it holds as many items as the display, and at most one
+    more for each. None otherwise."""
+    value = assign.value
+    if not (
+        value.op is Op.DISPLAY
+        and value.text == "list"
+        and value.number >= 0
+        and assign.span is not None
+        and body.loop_around(assign.span) is None
+    ):
+        return None
+    appends = [
+        site
+        for site in body.calls
+        if site.call.method is not None
+        and site.call.method[0].op is Op.REF
+        and site.call.method[0].text == name
+        and site.call.method[1] == "append"
+    ]
+    if len(appends) != stores or any(
+        site.span < assign.span or body.loop_around(site.span) is not None for site in appends
+    ):
+        return None
+    first = value.number
+    return Counting(frozenset(range(first, first + len(appends) + 1)), None, False)
 
 
 def _filled(value: Value, stored: list[Value], counting: Counting | None = None) -> Value:
