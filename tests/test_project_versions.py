@@ -509,6 +509,10 @@ def test_python_2_builtins_anywhere_the_program_imports_pin_keras(tmp_path: Path
         # Multi-backend Keras's module of `Layer` (KazukiOnodera/Toxic-Comment's callbacks).
         ("from keras.engine.topology import Layer\n", True),
         ("from keras.engine import topology\n", True),
+        # cuDNN layers, gone from TensorFlow 2's Keras (Azure's time-series tuning scripts).
+        ("from keras.layers import Dense, CuDNNGRU\n", True),
+        ("from keras.layers import CuDNNLSTM as LSTM\n", True),
+        ("from tensorflow.keras.layers import GRU\nimport keras\n", False),
         # Theano's environment set for Keras (Grzego/async-rl), or the backend named.
         ("import os\nimport keras\nos.environ['THEANO_FLAGS'] = 'floatX=float32'\n", True),
         ("import os\nimport keras\nos.environ.setdefault('THEANO_FLAGS', 'device=cpu')\n", True),

@@ -94,13 +94,16 @@ KERAS_3 = ">=3"
 #: The family of a code pin that chooses Keras' backend (its specifier is the backend).
 KERAS_BACKEND = "keras-backend"
 TENSORFLOW_BEFORE_2_11 = "<2.11"
-#: Modules whose import says which versions the program runs: the family and its specifier,
-#: and what the module is, for messages. A module of the ``"keras"`` family pins the
-#: standalone Keras of a program that imports it.
+#: Modules (or names of a module) whose import says which versions the program runs: the
+#: family and its specifier, and what the module is, for messages. A module of the
+#: ``"keras"`` family pins the standalone Keras of a program that imports it.
 VERSIONED_MODULES: dict[str, tuple[str, str, str]] = {
     "keras.legacy": ("keras", KERAS_BEFORE_2_4, "a module for multi-backend Keras only"),
     "keras_contrib": ("keras", KERAS_BEFORE_2_4, "a module for multi-backend Keras only"),
     "keras.engine.topology": ("keras", KERAS_BEFORE_2_4, "a module of multi-backend Keras only"),
+    # TensorFlow 2's Keras has no cuDNN layers (its GRU and LSTM choose cuDNN themselves).
+    "keras.layers.CuDNNGRU": ("keras", KERAS_BEFORE_2_4, "a layer of multi-backend Keras only"),
+    "keras.layers.CuDNNLSTM": ("keras", KERAS_BEFORE_2_4, "a layer of multi-backend Keras only"),
     "adabelief_tf": (
         "tensorflow",
         TENSORFLOW_BEFORE_2_11,
