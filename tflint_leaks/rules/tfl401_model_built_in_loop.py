@@ -365,7 +365,7 @@ class ModelBuiltInLoop(Rule):
 
         sizes = Parallel(n_jobs=3)(delayed(fit_one)(i) for i in range(3))
         """),
-        # Two networks, five folds each: ten models in all.
+        # Two networks, five folds each: ten models, and ten fits (TFL403), in all.
         Valid("""
         import tensorflow as tf
 

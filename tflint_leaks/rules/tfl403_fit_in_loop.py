@@ -132,20 +132,6 @@ class FitInLoop(Rule):
     """
 
     VALID = (
-        # Two networks, five folds each: ten fits in all.
-        Valid("""
-        import tensorflow as tf
-
-
-        def run_cv(name, folds):
-            for fold in range(folds):
-                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
-                model.fit(x, y)
-
-
-        for name in ["vgg", "resnet"]:
-            run_cv(name, 5)
-        """),
         Valid("""
         import tensorflow as tf
 
