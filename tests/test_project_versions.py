@@ -513,6 +513,13 @@ def test_python_2_builtins_anywhere_the_program_imports_pin_keras(tmp_path: Path
         ("from keras.layers import Dense, CuDNNGRU\n", True),
         ("from keras.layers import CuDNNLSTM as LSTM\n", True),
         ("from tensorflow.keras.layers import GRU\nimport keras\n", False),
+        # lazyprogrammer's courses: the cuDNN layers where the GPU and the Keras have them,
+        # the plain ones else: runs on either Keras, pins neither.
+        (
+            "import keras\ntry:\n    from keras.layers import CuDNNLSTM as LSTM\n"
+            "except ImportError:\n    from keras.layers import LSTM\n",
+            False,
+        ),
         # Theano's environment set for Keras (Grzego/async-rl), or the backend named.
         ("import os\nimport keras\nos.environ['THEANO_FLAGS'] = 'floatX=float32'\n", True),
         ("import os\nimport keras\nos.environ.setdefault('THEANO_FLAGS', 'device=cpu')\n", True),

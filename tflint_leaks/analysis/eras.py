@@ -204,13 +204,28 @@ def code_pins(
         for module, (family, _, _) in VERSIONED_MODULES.items()
         if (standalone or family != "keras") and any(_within(t, module) for t in imports.values())
     }
+    tried = _tried_imports(tree) if imported else frozenset()
     for match in _VERSIONED_IMPORT.finditer(source) if imported else ():  # the first of each
         module = match["module"] or f"{match['package']}.{match['last']}"
-        if module in imported:
+        line = source.count("\n", 0, match.start()) + 1
+        if module in imported and line not in tried:
             family, specifier, what = VERSIONED_MODULES[module]
-            line = source.count("\n", 0, match.start()) + 1
             _keep(found, family, CodePin(family, specifier, f"`import {module}` ({what})", line))
     return tuple(found[key] for key in sorted(found))
+
+
+def _tried_imports(tree: ast.Module) -> frozenset[int]:
+    """The lines of the import statements inside a ``try`` statement (its body or its
+    handlers): code that imports there runs with or without what it imports
+    (``try: from keras.layers import CuDNNLSTM as LSTM`` ``except: pass``), so the import
+    pins nothing."""
+    return frozenset(
+        inner.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Try)
+        for inner in ast.walk(node)
+        if isinstance(inner, ast.Import | ast.ImportFrom)
+    )
 
 
 def _within(name: str, module: str) -> bool:
