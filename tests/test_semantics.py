@@ -267,6 +267,31 @@ def test_a_function_defined_in_another_is_a_function_of_its_own(tmp_path: Path) 
     assert value_of(tmp_path, CLOSURE, "checkpoint_model()", "run_training").kind is Kind.MODEL
 
 
+def test_only_a_closure_called_or_kept_is_a_function_of_its_own(tmp_path: Path) -> None:
+    """A nested function the enclosing one calls or stores (``self.save = save``) is followed;
+    one it only returns or hands on (a library's ``make_train_function``) is not."""
+    source = textwrap.dedent(
+        """
+        def make(self):
+            def called():
+                return 1
+
+            def kept():
+                return 2
+
+            def returned():
+                return 3
+
+            called()
+            self.save = kept
+            return returned
+        """
+    )
+    module = index_source(source, tmp_path / "snippet.py")
+    nested = sorted(q for q in module.functions if "<locals>" in q)
+    assert nested == ["make.<locals>.called", "make.<locals>.kept"]
+
+
 def test_a_parameter_takes_the_values_of_every_call_site(tmp_path: Path) -> None:
     source = """
     def search(trials):

@@ -370,6 +370,7 @@ class IndexBuilder(ast.NodeVisitor):
         local: dict[str, TfFunctionFacts] = {}
         generator = False
         own = self.own_nodes(node)
+        kept = _called_or_stored(own)
         for inner in own:
             if isinstance(inner, ast.Yield | ast.YieldFrom):
                 generator = True
@@ -378,9 +379,11 @@ class IndexBuilder(ast.NodeVisitor):
                 if nested is not None:
                     local[inner.name] = nested
                     creates.append(nested.span)
-                elif tf_function is None:
-                    # A helper defined and called inside the function (a closure): a function of
-                    # its own, ``outer.<locals>.inner`` as Python names it.
+                elif tf_function is None and inner.name in kept:
+                    # A helper defined inside the function and called or kept there (a
+                    # closure): a function of its own, ``outer.<locals>.inner`` as Python names
+                    # it. One only returned or handed on is not followed (most of a library's
+                    # nested functions, which would cost the solver for little).
                     facts = self.function_facts(inner, f"{prefix}{node.name}{LOCALS}", False)
                     self.functions.setdefault(facts.qualname, facts)
             elif isinstance(inner, ast.Call):
@@ -500,6 +503,22 @@ class IndexBuilder(ast.NodeVisitor):
 
 
 _PROPERTIES = frozenset({"property", "cached_property"})
+
+
+def _called_or_stored(nodes: list[ast.AST]) -> frozenset[str]:
+    """The names a function's own code calls (``inner()``) or stores in an attribute or an item
+    (``self.save = save``)."""
+    found: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            found.add(node.func.id)
+        elif (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Name)
+            and any(isinstance(t, ast.Attribute | ast.Subscript) for t in node.targets)
+        ):
+            found.add(node.value.id)
+    return frozenset(found)
 
 
 def _wrapped(call: ast.Call) -> ast.expr | None:
