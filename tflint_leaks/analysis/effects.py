@@ -14,6 +14,7 @@ are solved before an effect reads them, so a summary reads final values.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -107,6 +108,16 @@ class Effect:
     def identity(self) -> tuple[str, str, Span, str, int]:
         """What the effect is, whatever chain reaches it."""
         return self.kind.value, self.path, self.span, self.text, self.parameter
+
+    @property
+    def places(self) -> list[tuple[str, Span, str]]:
+        """Below the chain's first call, each call of the chain and then the effect itself,
+        with the function making it: (file, place, qualified name)."""
+        chain = self.chain
+        found = [(hop.path, hop.span, caller.callee) for caller, hop in itertools.pairwise(chain)]
+        if chain:
+            found.append((self.path, self.span, chain[-1].callee))
+        return found
 
 
 def _canonical(effects: Iterator[Effect] | list[Effect]) -> tuple[Effect, ...]:

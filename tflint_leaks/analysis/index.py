@@ -597,7 +597,7 @@ def _module_nodes(tree: ast.Module) -> Iterator[ast.AST]:
 def _switches(builder: IndexBuilder, body: Body, switches: frozenset[str]) -> bool:
     """The module's code (its functions' too) calls one of TensorFlow's ``switches``."""
     return any(
-        _calls_tensorflow(builder, site.call, switches)
+        calls_tensorflow(builder.imports, site.call, switches)
         for facts in (body, *(f.body for f in builder.functions.values()))
         for site in facts.calls
     )
@@ -774,11 +774,13 @@ def _imported_by_name(builder: IndexBuilder, body: Body) -> tuple[tuple[str, boo
     return tuple(sorted(found))
 
 
-def _calls_tensorflow(builder: IndexBuilder, call: Expr, names: frozenset[str]) -> bool:
+def calls_tensorflow(imports: dict[str, str], call: Expr, names: frozenset[str]) -> bool:
+    """``call`` calls one of TensorFlow's functions ``names`` (by their last name), through a
+    module's ``imports``."""
     func = call.func
     if func.op is not Op.REF:
         return False
-    resolved = resolve_dotted(func.text, builder.imports) or ""
+    resolved = resolve_dotted(func.text, imports) or ""
     return is_tensorflow(resolved) and resolved.rpartition(".")[2] in names
 
 

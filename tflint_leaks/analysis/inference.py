@@ -445,20 +445,10 @@ class Inference:
         """``module.name``: a global of the module, or a submodule of a package."""
         module = self.module(path)
         submodule = self.project.find_module(f"{module.module}.{name}", module)
-        if submodule is not None and not self._binds_name(module, name):
+        if submodule is not None and name not in self.project.bound_names(module):
             return atom(Kind.MODULE, ref=submodule.path)
         found: Value = yield ("global", path, name)
         return found
-
-    def _binds_name(self, module: ModuleIndex, name: str) -> bool:
-        """The module's own code binds ``name``: assigns, defines or imports it."""
-        return (
-            name in self.assigned(Where(module))
-            or name in module.functions
-            or name in module.classes
-            or name in module.imports
-            or name in module.tf_function_names
-        )
 
     def _display(self, expr: Expr, where: Where) -> Computation:
         values = yield from self.evaluate_all(expr.parts, where)
@@ -707,14 +697,10 @@ class Inference:
         if stores != 1 or len(counted) != 1 or len(assigns) != 1:
             return None
         (assign,), (append,) = assigns, counted
-        value = assign.value
-        if not (
-            value.op is Op.DISPLAY
-            and value.text == "list"
-            and value.number == 0
-            and assign.span is not None
-            and assign.span < append.loop
-            and where.body.loop_around(assign.span) is None
+        if (
+            _displayed_list(where.body, assign) != 0
+            or assign.span is None
+            or not assign.span < append.loop
         ):
             return None
         iterable = yield from self.evaluate(append.iterable, where)
@@ -772,7 +758,7 @@ class Inference:
                     and package.is_package
                     and package.path != importer.path
                     and package.imports.get(parts[-1]) != target
-                    and self._binds_name(package, parts[-1])
+                    and parts[-1] in self.project.bound_names(package)
                 ):
                     bound: Value = yield ("global", package.path, parts[-1])
                     return bound
@@ -1629,14 +1615,8 @@ def _appended_once_each(body: Body, name: str, assign: Assign, stores: int) -> C
     of the body (``optimizers = [RAdam]``, then ``if TF_KERAS: optimizers.append(...)``):
     each append runs once at most, so it holds as many items as the display, and at most one
     more for each. None otherwise."""
-    value = assign.value
-    if not (
-        value.op is Op.DISPLAY
-        and value.text == "list"
-        and value.number >= 0
-        and assign.span is not None
-        and body.loop_around(assign.span) is None
-    ):
+    first = _displayed_list(body, assign)
+    if first is None or assign.span is None:
         return None
     appends = [
         site
@@ -1650,8 +1630,22 @@ def _appended_once_each(body: Body, name: str, assign: Assign, stores: int) -> C
         site.span < assign.span or body.loop_around(site.span) is not None for site in appends
     ):
         return None
-    first = value.number
     return Counting(frozenset(range(first, first + len(appends) + 1)), None, False)
+
+
+def _displayed_list(body: Body, assign: Assign) -> int | None:
+    """How many items ``assign`` displays, when it assigns a list display outside every loop
+    of the body (``folds = []``, ``optimizers = [RAdam]``); None otherwise."""
+    value = assign.value
+    if (
+        value.op is Op.DISPLAY
+        and value.text == "list"
+        and value.number >= 0
+        and assign.span is not None
+        and body.loop_around(assign.span) is None
+    ):
+        return value.number
+    return None
 
 
 def _filled(value: Value, stored: list[Value], counting: Counting | None = None) -> Value:

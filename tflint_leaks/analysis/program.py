@@ -11,7 +11,6 @@ depend on the order they are asked in.
 
 from __future__ import annotations
 
-import itertools
 import weakref
 from collections.abc import Generator, Sequence
 from typing import Any
@@ -114,11 +113,7 @@ class Program:
         """``effect`` runs many times for each run of its chain's first call: a call of the
         chain below the first, or the effect itself, sits in a loop of the function making it
         (``replay()`` fitting in ``for _ in range(10):``)."""
-        chain = effect.chain
-        places = [(hop.path, hop.span, caller.callee) for caller, hop in itertools.pairwise(chain)]
-        if chain:
-            places.append((effect.path, effect.span, chain[-1].callee))
-        for path, span, qualname in places:
+        for path, span, qualname in effect.places:
             function = self.inference.module(path).functions.get(qualname)
             if function is not None and function.body.loop_around(span) is not None:
                 return True

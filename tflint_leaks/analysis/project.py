@@ -33,6 +33,7 @@ from tflint_leaks.analysis.index import (
     FunctionFacts,
     ModuleIndex,
     TfFunctionFacts,
+    calls_tensorflow,
     index_source,
 )
 from tflint_leaks.analysis.names import is_keras, is_numpy, is_tensorflow, resolve_dotted
@@ -81,6 +82,7 @@ class ProjectIndex:
         self._mro: dict[tuple[str, str], tuple[ClassDef, ...]] = {}
         self._tensorflow: dict[str, bool] = {}
         self._eager_off: dict[str, bool] = {}
+        self._bound: dict[str, frozenset[str]] = {}
         #: Whether any module's code pins a version (None: not asked yet).
         self._code_pins: bool | None = None
         self._worlds: dict[tuple[str, Frameworks], Frameworks] = {}
@@ -266,11 +268,7 @@ class ProjectIndex:
         names (its functions, classes, module-level assignments and imports, and what its own
         star imports bind, at most :data:`MAX_REEXPORTS` deep, never round a cycle). A later
         star import wins; what ``module`` defines or imports by name is its own."""
-        own = {
-            *module.functions,
-            *module.classes,
-            *(a.target for a in module.body.assigns if "." not in a.target),
-        }
+        own = self.bound_names(module)
         found: dict[str, str] = {}
         todo = [(name, module, 0) for name in module.star_imports]
         seen: set[str] = set()
@@ -280,12 +278,38 @@ class ProjectIndex:
             if source is None or source.path in seen or source.path == module.path:
                 continue
             seen.add(source.path)
-            for exported in _exported(source):
-                if exported not in own and exported not in module.imports:
+            for exported in self._exported(source):
+                if exported not in own:
                     found[exported] = f"{source.module}.{exported}"
             if depth + 1 < MAX_REEXPORTS:
                 todo.extend((inner, source, depth + 1) for inner in source.star_imports)
         return found
+
+    def bound_names(self, module: ModuleIndex) -> frozenset[str]:
+        """The names the module's own code binds at its top level: its functions, classes and
+        ``tf.function``\\ s, what it imports and what it assigns."""
+        found = self._bound.get(module.path)
+        if found is None:
+            found = self._bound[module.path] = frozenset(
+                {
+                    *(q for q in module.functions if "." not in q),
+                    *module.classes,
+                    *module.tf_function_names,
+                    *module.imports,
+                    *(a.target for a in module.body.assigns if "." not in a.target),
+                }
+            )
+        return found
+
+    def _exported(self, module: ModuleIndex) -> list[str]:
+        """The names ``from module import *`` binds (its own star imports aside): the literal
+        strings of its ``__all__``, else every public name it binds at its top level."""
+        listed = next((a.value for a in module.body.assigns if a.target == "__all__"), None)
+        if listed is not None and listed.op is Op.DISPLAY and listed.text in {"list", "tuple"}:
+            names = [string_text(part) for part in listed.parts]
+            if all(name is not None for name in names):
+                return [name for name in names if name is not None]
+        return sorted(name for name in self.bound_names(module) if not name.startswith("_"))
 
     def _split(self, qualified: str, importer: ModuleIndex) -> tuple[ModuleIndex, list[str]] | None:
         """The project module a qualified name starts with (the longest that exists) and the
@@ -583,34 +607,10 @@ MAX_REEXPORTS = 8
 
 def _switches_eager_off(module: ModuleIndex) -> bool:
     """The module's own code (not its functions') calls one of :data:`GRAPH_MODE_SWITCHES`."""
-    for site in module.body.calls:
-        func = site.call.func
-        resolved = resolve_dotted(func.text, module.imports) if func.op is Op.REF else None
-        if (
-            resolved
-            and is_tensorflow(resolved)
-            and resolved.rpartition(".")[2] in GRAPH_MODE_SWITCHES
-        ):
-            return True
-    return False
-
-
-def _exported(module: ModuleIndex) -> list[str]:
-    """The names ``from module import *`` binds (its own star imports aside): the literal
-    strings of its ``__all__``, else every public name it binds at module level."""
-    listed = next((a.value for a in module.body.assigns if a.target == "__all__"), None)
-    if listed is not None and listed.op is Op.DISPLAY and listed.text in {"list", "tuple"}:
-        names = [string_text(part) for part in listed.parts]
-        if all(name is not None for name in names):
-            return [name for name in names if name is not None]
-    bound = {
-        *(q for q in module.functions if "." not in q),
-        *module.classes,
-        *module.tf_function_names,
-        *module.imports,
-        *(a.target for a in module.body.assigns if "." not in a.target),
-    }
-    return sorted(name for name in bound if not name.startswith("_"))
+    return any(
+        calls_tensorflow(module.imports, site.call, GRAPH_MODE_SWITCHES)
+        for site in module.body.calls
+    )
 
 
 #: How many directories without an ``__init__.py`` above a module still name it (namespace

@@ -11,7 +11,6 @@ for the loop rules). Nothing here runs or imports project code: names are canoni
 from __future__ import annotations
 
 import ast
-import itertools
 import weakref
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -228,7 +227,6 @@ def _registrations(program: Program) -> dict[FunctionRef, tuple[EntryPoint, ...]
             for pattern in row.names:
                 rows.setdefault(pattern.rpartition(".")[2], []).append(row)
     found: dict[FunctionRef, list[EntryPoint]] = {}
-    looped: dict[str, dict[tuple[int, int], _Loops]] = {}
     for last, candidates in sorted(rows.items()):
         for site in table.get(last, ()):
             call, where = inference.site(site)
@@ -242,7 +240,7 @@ def _registrations(program: Program) -> dict[FunctionRef, tuple[EntryPoint, ...]
                 argument = _handed_argument(call, row, where)
                 passed = _passed_at(program, argument, where)
                 for function in _handed(program, argument, where):
-                    loops = _loops_around(where.module.path, span, looped)
+                    loops = _loops_around(program, where.module.path, span)
                     registrations = _runs(program, loops, where)
                     repeats = _repeats(row, call, where, function)
                     if row.once and registrations == 1 and not repeats:
@@ -407,18 +405,19 @@ def _repeats(row: Row, call: Expr, where: Where, function: FunctionRef) -> bool:
 _Loops = tuple["Expr | None", ...]
 
 
-def _loops_around(
-    path: str, span: Span, looped: dict[str, dict[tuple[int, int], _Loops]]
-) -> _Loops:
-    """The loops of its own function that repeat the registering call at ``span``."""
-    if path not in looped:
-        looped[path] = _calls_in_loops(path)
-    return looped[path].get((span.line, span.column), ())
-
-
+#: For each program, the calls of each file that loops repeat (:func:`_calls_in_loops`).
 _LOOPED: weakref.WeakKeyDictionary[Program, dict[str, dict[tuple[int, int], _Loops]]] = (
     weakref.WeakKeyDictionary()
 )
+
+
+def _loops_around(program: Program, path: str, span: Span) -> _Loops:
+    """The loops of its own function that repeat the call at ``span`` (each file read once
+    per program)."""
+    looped = _LOOPED.setdefault(program, {})
+    if path not in looped:
+        looped[path] = _calls_in_loops(path)
+    return looped[path].get((span.line, span.column), ())
 
 
 def runs_inside(program: Program, effect: Effect) -> int | None:
@@ -426,15 +425,10 @@ def runs_inside(program: Program, effect: Effect) -> int | None:
     of the counts of the loops that repeat, in each function of the chain, the next call of
     the chain or the effect itself (``run_cv(cnn, 5)`` fitting a model in ``for fold in
     range(nfolds)``: 5); 1 when no loop does; None when a loop's count is not known."""
-    looped = _LOOPED.setdefault(program, {})
-    chain = effect.chain
-    places = [(hop.path, hop.span, caller.callee) for caller, hop in itertools.pairwise(chain)]
-    if chain:
-        places.append((effect.path, effect.span, chain[-1].callee))
     total = 1
-    for path, span, qualname in places:
+    for path, span, qualname in effect.places:
         module = program.inference.module(path)
-        loops = _loops_around(path, span, looped) if qualname in module.functions else ()
+        loops = _loops_around(program, path, span) if qualname in module.functions else ()
         if loops:
             count = _runs(program, loops, program.inference.where_of(module, qualname))
             if count is None:
