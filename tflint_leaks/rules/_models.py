@@ -30,7 +30,7 @@ def loop_cleans_up(context: FileContext) -> bool:
 def in_repetition(context: FileContext) -> bool:
     """A loop or a framework repeats the current node, outside a ``tf.function`` and outside
     the code of a Keras class (a layer or model composing sub-models)."""
-    return context.repeated and not context.in_tf_function and not in_model_definition(context)
+    return context.repeated and not context.in_tf_function and not context.in_keras_class()
 
 
 def repeated_unbounded(context: FileContext, times: int = 1) -> bool:
@@ -42,17 +42,17 @@ def repeated_unbounded(context: FileContext, times: int = 1) -> bool:
     )
 
 
+def per_call_note(times: int) -> str:
+    """For messages: " (5 per call)" when a call does it more than once."""
+    return f" ({times} per call)" if times > 1 else ""
+
+
 def per_call(context: FileContext, effect: Effect) -> int:
     """How many times ``effect`` happens each time the call made here runs, when a loop of
     the code it runs repeats it a few times (at most ``max-loop-iterations``: ``run_cv`` over
     5 folds); else 1: that loop, of a count not known or larger, has its own finding."""
     count = context.runs_inside(effect)
     return count if count is not None and count <= context.options.max_loop_iterations else 1
-
-
-def in_model_definition(context: FileContext) -> bool:
-    """The code is part of a Keras class (a layer or model composing sub-models)."""
-    return context.in_keras_class()
 
 
 def kept_in_loop(context: FileContext, name: str) -> bool:

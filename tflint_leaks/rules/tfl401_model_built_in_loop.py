@@ -21,6 +21,7 @@ from tflint_leaks.rules._models import (
     loop_cleans_up,
     method_call,
     per_call,
+    per_call_note,
     repeated_unbounded,
     stored_on_item,
 )
@@ -1455,8 +1456,8 @@ class ModelBuiltInLoop(Rule):
             return  # ``agents.append(Agent(...))``: an ensemble kept on purpose
         if builds:
             effect = builds[0]
-            many = f" ({times} per call)" if times > 1 else ""
-            report = self._check(node, f"`{effect.chain[0].callee}` builds a Keras model{many}")
+            what = f"`{effect.chain[0].callee}` builds a Keras model{per_call_note(times)}"
+            report = self._check(node, what)
             if report is not None:
                 relate_chain(report, effect)
                 report.relate(

@@ -16,6 +16,7 @@ from tflint_leaks.rules._models import (
     in_repetition,
     method_call,
     per_call,
+    per_call_note,
     repeated_unbounded,
 )
 
@@ -430,11 +431,10 @@ class FitInLoop(Rule):
         times = per_call(context, fitted)
         if not repeated_unbounded(context, times):
             return
-        many = f" ({times} per call)" if times > 1 else ""
         report = self.report(
             node,
-            f"`{fitted.chain[0].callee}` builds and fits a model{many} and is called "
-            f"{every_iteration(context)}; {_ADVICE}",
+            f"`{fitted.chain[0].callee}` builds and fits a model{per_call_note(times)} and is "
+            f"called {every_iteration(context)}; {_ADVICE}",
         )
         relate_chain(report, fitted)
         report.relate(RelatedRole.MODEL, "the model is fitted here", fitted.span, fitted.path)

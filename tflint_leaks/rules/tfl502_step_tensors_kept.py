@@ -10,7 +10,7 @@ from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import Kind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop, source_of
-from tflint_leaks.rules._models import in_model_definition, method_call
+from tflint_leaks.rules._models import method_call
 from tflint_leaks.rules._tapes import mentions
 
 #: List methods that keep their argument.
@@ -422,7 +422,7 @@ def _keras_traced(context: FileContext) -> bool:
         function is not None
         and isinstance(function.node, cst.FunctionDef)
         and function.node.name.value in _KERAS_TRACED
-        and in_model_definition(context)
+        and context.in_keras_class()
     )
 
 
