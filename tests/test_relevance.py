@@ -241,6 +241,47 @@ def test_a_loop_constructing_a_class_whose_init_builds_a_model_is_kept(
     assert found == [("episodes.py", "TFL401", 4, 13)]
 
 
+NETWORKS = """\
+import tensorflow as tf
+
+
+class ActorNetwork(tf.keras.Model):
+    def __init__(self, units):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(units)
+"""
+
+AGENTS = """\
+from networks import ActorNetwork
+
+
+class Agent:
+    def __init__(self, units):
+        self.actor = ActorNetwork(units)
+"""
+
+
+def test_a_loop_constructing_a_class_whose_init_makes_a_project_model_is_kept(
+    tmp_path: Path,
+) -> None:
+    """Failed before (MADDPG, unseen set L of stop 43): `Agent.__init__` constructs
+    `ActorNetwork`, a project subclass of `keras.Model`, whose own `__init__` builds no model
+    by what it calls; the prefilter's by-name check followed the constructor into that
+    `__init__` and said "nothing", so the loop was left out and the finding lost (it came back
+    only when the loop's scope named `evaluate`, another rule's trigger)."""
+    (tmp_path / "networks.py").write_text(NETWORKS)
+    (tmp_path / "agents.py").write_text(AGENTS)
+    (tmp_path / "main.py").write_text(
+        "from agents import Agent\n\nfor name in names:\n    agent = Agent(5)\n"
+    )
+    for prefilter in (True, False):
+        result = lint_paths([tmp_path], Settings(select=("ALL",)), jobs=1, prefilter=prefilter)
+        found = [
+            (Path(d.file).name, d.code, d.start.line, d.start.column) for d in result.diagnostics
+        ]
+        assert found == [("main.py", "TFL401", 4, 13)]
+
+
 METRICS = """\
 import tensorflow as tf
 

@@ -45,6 +45,7 @@ class Prefilter:
             | None
         ) = None
         self._traced_names: frozenset[str] | None = None
+        self._model_classes: frozenset[str] | None = None
 
     def interesting_names(
         self, module: ModuleIndex, candidates: frozenset[str], *, runs_graph: bool = False
@@ -236,6 +237,8 @@ class Prefilter:
             name = callee_name(call)
             if name is None or name in self._tf_function_names():
                 return True  # anything, or a parameter handed to a tf.function
+            if name in self._model_class_names():
+                return True  # constructs a project model class (``ActorNetwork(64)``)
             if hops > 0 and any(
                 self._may(module, other, runs_graph=runs_graph, hops=hops - 1)
                 for module, other in self._runs(source, qualname, call, name)
@@ -321,6 +324,19 @@ class Prefilter:
                     found.update(klass.tf_functions)
             self._traced_names = frozenset(found)
         return self._traced_names
+
+    def _model_class_names(self) -> frozenset[str]:
+        """The name of every project class that is a Keras model (through project bases
+        too): calling one by that name builds a model, whatever its ``__init__`` calls."""
+        if self._model_classes is None:
+            project = self.program.project
+            self._model_classes = frozenset(
+                name
+                for module in project.modules()
+                for name, klass in module.classes.items()
+                if project.is_model_class(module, klass)
+            )
+        return self._model_classes
 
     def _callable(self, name: str) -> list[tuple[ModuleIndex, str]]:
         """The project functions a call by ``name`` may run: those so named (a class: its
