@@ -43,6 +43,7 @@ from tflint_leaks.analysis.symbolic import (
     from_ast,
     item,
     iterate,
+    string_text,
 )
 from tflint_leaks.analysis.units import walk
 
@@ -746,8 +747,9 @@ def _switches(test: Expr, params: set[str]) -> set[str]:
 
 def first_run_state(test: Expr) -> tuple[str, ...]:
     """The state whose absence ``test`` tests, so that its block runs until the block sets
-    it: ``X`` of ``X is None``, ``X == None``, ``not X``, ``len(X) == 0``, ``k not in X``, and
-    ``X.a`` of ``not hasattr(X, "a")``, through ``and`` and ``or``; () for any other test."""
+    it: ``X`` of ``X is None``, ``X == None``, ``not X``, ``len(X) == 0``, ``k not in X`` (``not
+    k in X``), the global ``X`` of ``"X" not in globals()``, and ``X.a`` of ``not hasattr(X,
+    "a")``, through ``and`` and ``or``; () for any other test."""
     if test.op is Op.OTHER and test.text in {"and", "or"}:
         return tuple(found for part in test.parts for found in first_run_state(part))
     if test.op is Op.OTHER and test.text == "compare":
@@ -757,6 +759,8 @@ def first_run_state(test: Expr) -> tuple[str, ...]:
                 found.append(left.text)
             elif operator == "not in" and right.op is Op.REF:
                 found.append(right.text)
+            elif operator == "not in" and _global_name(left, right) is not None:
+                found.append(_global_name(left, right) or "")  # ``"model" not in globals()``
             elif _empty(left, operator, right):  # ``len(X) == 0``: ``not X``
                 found.append(left.positional[0].text)
         return tuple(found)
@@ -775,12 +779,14 @@ def first_run_state(test: Expr) -> tuple[str, ...]:
             and operand.positional[1].text == "str"
         ):
             return (f"{operand.positional[0].text}.*",)
+        if operand.op is Op.OTHER and operand.text == "compare":
+            return _present_state(operand)  # ``not k in X``: ``k not in X``
     return ()
 
 
 def _present_state(test: Expr) -> tuple[str, ...]:
     """The state whose presence ``test`` tests: ``X`` of ``X is not None``, ``X != None``,
-    ``X``, ``k in X``, ``hasattr(X, "a")``."""
+    ``X``, ``k in X``, ``"X" in globals()``, ``hasattr(X, "a")``."""
     if test.op is Op.REF:
         return (test.text,)
     if test.op is Op.OTHER and test.text == "compare" and len(test.keywords) == 1:
@@ -790,9 +796,20 @@ def _present_state(test: Expr) -> tuple[str, ...]:
             return (left.text,)
         if operator == "in" and right.op is Op.REF:
             return (right.text,)
+        name = _global_name(left, right) if operator == "in" else None
+        if name is not None:
+            return (name,)
     if test.op is Op.CALL:
         return first_run_state(Expr(Op.UNARY, "not", (test,)))  # ``hasattr(X, "a")``
     return ()
+
+
+def _global_name(key: Expr, namespace: Expr) -> str | None:
+    """The module global ``key in namespace`` tests: ``"model"`` of ``"model" in
+    globals()`` (the module's namespace holds the name once something binds it)."""
+    if namespace == _GLOBALS:
+        return string_text(key)
+    return None
 
 
 def _empty(left: Expr, operator: str, right: Expr) -> bool:
@@ -810,6 +827,7 @@ def _empty(left: Expr, operator: str, right: Expr) -> bool:
 _NONE = Expr(Op.LITERAL, "none")
 _LEN = Expr(Op.REF, "len")
 _HASATTR = Expr(Op.REF, "hasattr")
+_GLOBALS = Expr(Op.CALL, "", (Expr(Op.REF, "globals"),))
 
 
 def _sets(block: Sequence[ast.AST], state: str) -> bool:
