@@ -620,6 +620,35 @@ class ModelBuiltInLoop(Rule):
             agents.append(Agent(64))
             agents[-1].brain.evaluate(x, y)
         """),
+        # The model is built on the first call only: the module's namespace holds it after
+        # (retinaface's `build_model`, unseen set M of stop 43).
+        Valid("""
+        import tensorflow as tf
+
+        def build_model():
+            global model
+            if "model" not in globals():
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            return model
+
+        def detect(x):
+            return build_model()(x)
+
+        for x in batches:
+            detect(x)
+        """),
+        # The same, each agent stored under its name (MADDPG, unseen set L of stop 43).
+        Valid("""
+        from tensorflow import keras
+
+        class Agent:
+            def __init__(self, size):
+                self.brain = keras.Sequential([keras.layers.Dense(size)])
+
+        agents = {}
+        for name in env.possible_agents:
+            agents[name] = Agent(64)
+        """),
         # A call decides the callee's branches: a detector made with ``backend="pytorch"``
         # never takes the branch that builds the Keras kernel (alibi-detect's notebooks), and
         # a helper handed a model never takes its ``if model is None:`` branch.
@@ -1486,8 +1515,9 @@ class ModelBuiltInLoop(Rule):
 
     def _kept(self, node: cst.Call) -> bool:
         """The object ``node`` makes (whose models it builds) is kept where it outlives the
-        iteration: stored directly (``agents.append(Agent(...))``), or through the name it is
-        assigned to (``agent = Agent(...)``, then ``agents.append(agent)``)."""
+        iteration: stored directly (``agents.append(Agent(...))``, ``agents[name] =
+        Agent(...)``, on the loop's item), or through the name it is assigned to (``agent =
+        Agent(...)``, then ``agents.append(agent)``)."""
         context = self.context
         if context.plain_data(node):
             return False  # a score: the models it built are dropped
@@ -1496,7 +1526,10 @@ class ModelBuiltInLoop(Rule):
             holder = context.ancestors[-3]  # the call the argument is given to
             return isinstance(holder, cst.Call) and method_call(holder, STORE_METHODS) is not None
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
-            name = dotted(parent.targets[0].target)
+            target = parent.targets[0].target
+            if isinstance(target, cst.Subscript) or stored_on_item(context, target):
+                return True  # ``agents[name] = Agent(...)``, ``info.agent = Agent(...)``
+            name = dotted(target)
             return name is not None and kept_in_loop(context, name)
         return False
 
