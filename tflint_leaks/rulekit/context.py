@@ -214,6 +214,8 @@ class FileContext:
         self._guards: dict[cst.If, bool] = {}
         #: Each guard's period, and the loop whose counter it tests (``if j == 0:``), if any.
         self._periods: dict[cst.If, tuple[int, LoopNode | None]] = {}
+        #: :meth:`framework_calls`'s, by file and function.
+        self._frameworks: dict[tuple[str, str], EntryPoint | None] = {}
         self._body_nodes: dict[ScopeNode, list[cst.CSTNode]] = {}
         self._globals: dict[ScopeNode, frozenset[str]] = {}
         #: The module's definitions inside blocks (:func:`~tflint_leaks.analysis.scope.
@@ -696,6 +698,16 @@ class FileContext:
             return None
         assert isinstance(found, EntryPoint)
         return found
+
+    def framework_calls(self, path: str, qualname: str) -> EntryPoint | None:
+        """The framework that calls the project function ``qualname`` of ``path`` many times
+        (a Keras callback's ``on_train_batch_end``), wherever it is defined: the same table
+        as :attr:`entry_point`."""
+        key = (path, qualname)
+        if key not in self._frameworks:
+            module = self.program.inference.module(path)
+            self._frameworks[key] = find_entry_point(self.program, module, qualname)
+        return self._frameworks[key]
 
     @property
     def repeated(self) -> bool:

@@ -7,7 +7,7 @@ import libcst as cst
 from tflint_leaks.analysis.nodes import dotted
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import FileContext, Frame, Report
-from tflint_leaks.rulekit.facts import Kind, Write
+from tflint_leaks.rulekit.facts import EntryPoint, Kind, Write
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._traced import defining_frame, eager_callback, first_traced
 
@@ -39,6 +39,9 @@ class PythonStateFrozen(Rule):
     - in two or more places outside set-up code that may both run (a toggle:
       `self._deterministic = True` for the evaluation rollouts, `False` after them; the two
       blocks of one `if`/`else` set one value per call); or
+    - in a function a framework calls again and again (a Keras callback's
+      `on_train_batch_end`, every batch: the entry points of
+      `tflint_leaks/analysis/entry_points.py`); or
     - from its own old value, outside set-up code (`self.kl_coef = self.kl_coef * 2`,
       `self.capacity += 1 / 1440`): an update means something only when it runs again and
       again (an annealed or adaptive coefficient), whoever repeats it.
@@ -185,6 +188,26 @@ class PythonStateFrozen(Rule):
     """
 
     VALID = (
+        # Keras calls `on_train_end` once: the traced function is not called after it.
+        Valid("""
+        import tensorflow as tf
+
+        class MovingAverage(tf.keras.callbacks.Callback):
+            def __init__(self, tau=0.99):
+                super().__init__()
+                self.tau = tau
+
+            def on_train_batch_end(self, batch, logs=None):
+                self.update_weights()
+
+            def on_train_end(self, logs=None):
+                self.tau = 1.0
+
+            @tf.function
+            def update_weights(self):
+                for w in self.model.weights:
+                    w.assign(self.tau * w)
+        """),
         # Neural-Style-Transfer: the loop's calls leave out `load_dims`, so they never run the
         # block that sets the size; the one call that does runs before the first trace.
         Valid("""
@@ -444,6 +467,36 @@ class PythonStateFrozen(Rule):
         """),
     )
     INVALID = (
+        # BYOL's moving-average callback (unseen set L of stop 43): Keras runs
+        # `on_train_batch_end` every batch; the traced update keeps the first tau.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class MovingAverage(tf.keras.callbacks.Callback):
+                def __init__(self, tau=0.99):
+                    super().__init__()
+                    self.tau = tau
+                    self.step = 0
+
+                def on_train_batch_end(self, batch, logs=None):
+                    self.update_weights()
+                    self.tau = 1.0 - 0.01 / (1 + self.step)
+                    self.step += 1
+
+                @tf.function
+                def update_weights(self):
+                    for w in self.model.weights:
+                        w.assign(self.tau * w)
+            """,
+            17,
+            22,
+            17,
+            30,
+            "`self.tau` is read while `update_weights` traces: later calls keep the value it "
+            "had then, though `on_train_batch_end` assigns it again every batch (Keras calls "
+            "it); " + _REMEDY,
+        ),
         Invalid(
             """
             import tensorflow as tf
@@ -748,6 +801,17 @@ class PythonStateFrozen(Rule):
             return
         writes = [w for w in context.writes(node) if not (w.setup or w.traced or w.rebuilds)]
         repeated = next((w for w in writes if w.loop is not None), None)
+        framework: EntryPoint | None = None
+        if repeated is None:
+            # A function a framework calls again and again (Keras, per batch) is a loop's body.
+            repeated, framework = next(
+                (
+                    (w, entry)
+                    for w in writes
+                    if w.function and (entry := context.framework_calls(w.path, w.function))
+                ),
+                (None, None),
+            )
         if repeated is None:
             repeated = next((w for w in writes if w.accumulates), None)
         if repeated is None and not context.toggled(writes):
@@ -758,7 +822,7 @@ class PythonStateFrozen(Rule):
         report = self.report(
             node,
             f"`{text}` is read while `{function.name.value}` traces: later calls keep the "
-            f"value it had then, though {_assigned(context, shown)}; "
+            f"value it had then, though {_assigned(context, shown, framework)}; "
             + (_REMEDY_OBJECT if kind in _OBJECT_KINDS else _REMEDY),
         )
         for write in shown:
@@ -792,17 +856,22 @@ def _read(context: FileContext, node: cst.Name | cst.Attribute) -> bool:
     )
 
 
-def _assigned(context: FileContext, writes: list[Write]) -> str:
+def _assigned(context: FileContext, writes: list[Write], framework: EntryPoint | None) -> str:
     """Who assigns the state again, for the message (the places are the finding's related
     locations): "`train` assigns it again every iteration of a loop", "`set_beta` assigns it
-    again every iteration of a loop that calls it", "`evaluate` assigns it again in 2 places",
-    "`train_mode` and `eval_mode` assign it again"."""
+    again every iteration of a loop that calls it", "`on_train_batch_end` assigns it again
+    every batch (Keras calls it)" (``framework``: the one that calls the writer), "`evaluate`
+    assigns it again in 2 places", "`train_mode` and `eval_mode` assign it again"."""
     writers = list(dict.fromkeys(_writer(context, write) for write in writes))
     if len(writers) > 1:
         return f"{', '.join(writers[:-1])} and {writers[-1]} assign it again"
     if len(writes) > 1:
         return f"{writers[0]} assigns it again in {len(writes)} places"
     (write,) = writes
+    if framework is not None:
+        return (
+            f"{writers[0]} assigns it again every {framework.unit} ({framework.framework} calls it)"
+        )
     if write.loop is None:  # an update from its own value (``self.c += 1 / 1440``)
         return (
             f"{writers[0]} computes a new value from its old one, an update meant to run "
