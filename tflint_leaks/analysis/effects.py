@@ -99,7 +99,8 @@ class Effect:
     #: For :data:`EffectKind.PARAMETER_TO_TF_FUNCTION`: the ``tf.function`` called.
     tf_function: TfFunctionTarget | None = None
     #: For :data:`EffectKind.PREDICT` and :data:`EffectKind.FIT`: the method called
-    #: (``predict``, ``predict_classes``, ``fit_generator``...).
+    #: (``predict``, ``predict_classes``, ``fit_generator``...); empty for a model's method
+    #: held in a variable and called by its name (``predict_fn(x)``, ``text``).
     method: str = ""
     #: For :data:`EffectKind.FIT`: the call trains one epoch (``epochs`` left out or 1).
     one_epoch: bool = False
@@ -412,6 +413,9 @@ def library_effect(qualified: str, call: Expr) -> EffectKind | None:
         return None
     if qualified in keras.DATASET_SOURCES:
         return EffectKind.DATASET
+    owner, _, method = qualified.rpartition(".")
+    if owner == keras.MODEL_METHODS_OWNER and method in keras.PREDICT_METHODS:
+        return EffectKind.PREDICT  # ``predict_fn(x)`` with ``predict_fn = model.predict``
     if resets_graph(qualified):
         return EffectKind.RESET_GRAPH
     if builds_graph(qualified):

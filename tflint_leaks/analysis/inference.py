@@ -411,7 +411,9 @@ class Inference:
             if kind in {Kind.INSTANCE, Kind.MODEL, Kind.CLASS} and isinstance(each.ref, ClassRef):
                 having = [ref for ref in self.classes(each) if self.has_attribute(ref, name)]
                 if not having:
-                    found.append(UNKNOWN)
+                    # A project model class that does not define it: Keras' own method.
+                    inherited = kind is Kind.MODEL and name in keras.PREDICT_METHODS
+                    found.append(library.model_method(name) if inherited else UNKNOWN)
                 for ref in having:
                     attribute = yield ("attribute", ref.path, ref.name, name)
                     found.append(attribute.stale())

@@ -45,6 +45,9 @@ FROM_CONFIG = "from_config"
 #: Model methods that run inference through ``predict``'s machinery (in TF2 a new ``tf.data``
 #: pipeline and function traces every call); the Keras 2 spellings included.
 PREDICT_METHODS = frozenset({"predict", "predict_classes", "predict_proba", "predict_generator"})
+#: The canonical owner of a model's methods held as values (``predict_fn = model.predict``):
+#: ``keras.Model.predict``, called later, predicts with the model it was taken from.
+MODEL_METHODS_OWNER = "keras.Model"
 #: What a loop should call instead: one step, no pipeline.
 PREDICT_REMEDIES = frozenset({"predict_on_batch", "__call__"})
 #: Model methods that fit the model.

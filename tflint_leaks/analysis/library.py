@@ -775,4 +775,11 @@ def attribute(found: Atom, name: str) -> Value:
         return container(element=NUMBER)
     if kind is Kind.MODEL and name in keras.MODEL_STRUCTURE:
         return container(element=UNKNOWN, structural=True)
+    if kind is Kind.MODEL and name in keras.PREDICT_METHODS:
+        return model_method(name)
     return UNKNOWN
+
+
+def model_method(name: str) -> Value:
+    """A Keras model's method ``name`` taken as a value (``predict_fn = model.predict``)."""
+    return atom(Kind.LIBRARY, ref=f"{keras.MODEL_METHODS_OWNER}.{name}")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from tflint_leaks.analysis.index import ModuleIndex
 from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.analysis.symbolic import Op
 from tflint_leaks.analysis.triggers import Triggers
 from tflint_leaks.analysis.units import Unit, walk
 from tflint_leaks.source import split_lines
@@ -103,7 +104,9 @@ def combine(
                 continue
             if unit.names & loop_names:
                 continue
-            found = _leading(prefilter, module, unit.names, modes)
+            found = _called_parameter(module, unit.qualname)
+            if found is None:
+                found = _leading(prefilter, module, unit.names, modes)
             if found is None:
                 # A module-level name is what the statements binding it make of the names they
                 # mention (``metrics = [Deletion(), Randomization()]``, then ``metric(x)`` for
@@ -119,6 +122,26 @@ def combine(
             if found is not None:
                 loop_names.add(found)
     return Needs(False, frozenset(names), frozenset(loop_names), traced, repeated)
+
+
+def _called_parameter(module: ModuleIndex, qualname: str) -> str | None:
+    """A parameter whose callable the function calls (``predict_fn(batch)``, handed
+    ``model.predict``): what it runs is what the callers give, which no name here says, so
+    the unit is kept."""
+    function = module.functions.get(qualname)
+    if function is None:
+        return None
+    assigned = {a.target for a in function.body.assigns}
+    return next(
+        (
+            site.call.func.text
+            for site in function.body.calls
+            if site.call.func.op is Op.REF
+            and site.call.func.text in function.params
+            and site.call.func.text not in assigned
+        ),
+        None,
+    )
 
 
 def _leading(

@@ -122,6 +122,22 @@ class PredictInLoop(Rule):
     """
 
     VALID = (
+        # Handed the model's `predict`, the helper calls it once; handed a NumPy function,
+        # the loop predicts nothing.
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        def predict_all(batches, predict_fn):
+            return predict_fn(np.concatenate(batches))
+
+        def reduce_batches(batches, reduce_fn):
+            return [reduce_fn(batch) for batch in batches]
+
+        model = tf.keras.models.load_model("m.h5")
+        predict_all(stream, model.predict)
+        reduce_batches(stream, np.mean)
+        """),
         # Deep Learning with Python's third edition: Keras 3 runs on JAX, where `predict`
         # reuses one compiled function and builds no `tf.data` pipeline.
         Valid("""
@@ -465,6 +481,26 @@ class PredictInLoop(Rule):
         """),
     )
     INVALID = (
+        # elephas's partition predictor (unseen set M of stop 43): the helper is handed the
+        # model's `predict` and calls it for each batch.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def predict_batches(batches, predict_fn):
+                return [predict_fn(batch) for batch in batches]
+
+            model = tf.keras.models.load_model("m.h5")
+            predict_batches(stream, model.predict)
+            """,
+            4,
+            13,
+            4,
+            30,
+            "`predict_fn` (a model's `predict`) every iteration builds a new `tf.data` "
+            "pipeline each call; call the model itself (`model(x, training=False)`) or "
+            "`predict_on_batch`",
+        ),
         # The counter is not added to before the call when the sentence is short: every
         # iteration may predict, and how many there are is not known.
         Invalid(
@@ -933,6 +969,16 @@ class PredictInLoop(Rule):
             report = self.report(node, _message(context, name, method, every_iteration(context)))
             relate_loop(report, context)
             return
+        if receiver is None:
+            held = [
+                e for e in context.effects(node) if e.kind is EffectKind.PREDICT and not e.chain
+            ]
+            if held and context.runs_eagerly(held[0]):
+                # ``predict_fn(x)``, handed ``model.predict``: the call is the ``predict``.
+                name = dotted(node.func) or held[0].text
+                report = self.report(node, _message(context, name, "", every_iteration(context)))
+                relate_loop(report, context)
+                return
         predicts = [
             effect
             for effect in effects_through_calls(context, node, EffectKind.PREDICT)
@@ -987,5 +1033,8 @@ def _message(context: FileContext, name: str, method: str, how_often: str) -> st
         cost = "checks and batches its input and runs its callbacks anew each call"
     else:
         cost = "builds a new `tf.data` pipeline each call"
+    if not method:  # a model's ``predict`` held in ``name`` (``predict_fn(x)``)
+        use = "call the model itself (`model(x, training=False)`) or `predict_on_batch`"
+        return f"`{name}` (a model's `predict`) {how_often} {cost}; {use}"
     use = f"use `{name}(x, training=False)` or `predict_on_batch`"
     return f"`{name}.{method}` {how_often} {cost}; {use}"
