@@ -416,6 +416,8 @@ def library_effect(qualified: str, call: Expr) -> EffectKind | None:
     owner, _, method = qualified.rpartition(".")
     if owner == keras.MODEL_METHODS_OWNER and method in keras.PREDICT_METHODS:
         return EffectKind.PREDICT  # ``predict_fn(x)`` with ``predict_fn = model.predict``
+    if qualified == keras.GRAPH_FUNCTION_MADE:
+        return EffectKind.RUN_GRAPH  # ``get_output([x])`` with ``get_output = K.function(...)``
     if resets_graph(qualified):
         return EffectKind.RESET_GRAPH
     if builds_graph(qualified):

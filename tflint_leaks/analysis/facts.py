@@ -230,7 +230,7 @@ def _kept(call: ast.Call, resolve: Resolve, graph_code: bool) -> bool:
             or resolved in keras.CLEAR_SESSION
             or resets_graph(resolved)
             or resolved in keras.DATASET_SOURCES
-            or resolved in {GRADIENT_TAPE, TF_FUNCTION}
+            or resolved in {GRADIENT_TAPE, TF_FUNCTION, keras.GRAPH_FUNCTION}
             or resolved in REGISTERING_CALLS
             or resolved.rpartition(".")[2] in GRAPH_MODE_SWITCHES | EAGER_MODE_SWITCHES
             or resolved.rpartition(".")[2].startswith("DEFINE_")  # ``tf.app.flags``' flags

@@ -45,6 +45,10 @@ FROM_CONFIG = "from_config"
 #: Model methods that run inference through ``predict``'s machinery (in TF2 a new ``tf.data``
 #: pipeline and function traces every call); the Keras 2 spellings included.
 PREDICT_METHODS = frozenset({"predict", "predict_classes", "predict_proba", "predict_generator"})
+#: ``K.function(inputs, outputs)``: it adds the graph's nodes, and returns a callable that runs
+#: them (:data:`GRAPH_FUNCTION_MADE`, a value's canonical name: calling it runs the graph).
+GRAPH_FUNCTION = "keras.backend.function"
+GRAPH_FUNCTION_MADE = "keras.backend.function()"
 #: The canonical owner of a model's methods held as values (``predict_fn = model.predict``):
 #: ``keras.Model.predict``, called later, predicts with the model it was taken from.
 MODEL_METHODS_OWNER = "keras.Model"

@@ -443,6 +443,8 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
         return atom(Kind.TAPE, flag=persistent)
     if name == TF_FUNCTION:
         return atom(Kind.TF_FUNCTION)
+    if name == keras.GRAPH_FUNCTION:
+        return atom(Kind.LIBRARY, ref=keras.GRAPH_FUNCTION_MADE)
     if name in keras.CLEAR_SESSION:
         return NONE
     if is_session_source(name):

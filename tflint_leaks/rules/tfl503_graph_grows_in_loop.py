@@ -27,7 +27,6 @@ def ordered_union(l1, l2):
 sess = tf.compat.v1.Session()
 """
 
-_K_FUNCTION = "keras.backend.function"
 #: What drops the default graph (a call, or project code it runs), so nothing built before
 #: it accumulates.
 _RESETS = frozenset({EffectKind.RESET_GRAPH, EffectKind.CLEAR_SESSION})
@@ -53,10 +52,10 @@ class GraphGrowsInLoop(Rule):
     `tf.train.Saver`, or a Keras backend op (`K.gradients`, `K.function`), created in the loop
     or in a function the loop calls (up to four calls deep), while the same loop runs the graph
     every iteration: `sess.run(...)` on a `tf.Session`, `x.eval(sess)`, a function made by
-    `K.function`, or, in a file that turns eager execution off, a Keras model's `fit`,
-    `predict` or `train_on_batch`. Ops the loop builds itself give one finding per loop, on the
-    first; when the op is in a function the loop calls, the finding is on the op when it is in
-    the same file, else on the call in the loop.
+    `K.function` (in the loop or in a function it calls), or, in a file that turns eager
+    execution off, a Keras model's `fit`, `predict` or `train_on_batch`. Ops the loop builds
+    itself give one finding per loop, on the first; when the op is in a function the loop
+    calls, the finding is on the op when it is in the same file, else on the call in the loop.
 
     ## Why is this bad?
     In graph mode (TensorFlow 1.x, or `tf.compat.v1.disable_eager_execution()`), building an
@@ -470,6 +469,32 @@ class GraphGrowsInLoop(Rule):
         """),
     )
     INVALID = (
+        # CheXNet's class activation maps (unseen set K of stop 43): a helper builds and runs
+        # a `K.function` for each image.
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+            from tensorflow.keras import backend as K
+
+            tf.compat.v1.disable_eager_execution()
+
+            def create_cam(model, image):
+                get_output = K.function([model.input], [model.layers[-1].output])
+                return get_output([image])
+
+            model = tf.keras.applications.VGG16()
+            for image in images:
+                create_cam(model, image)
+            """,
+            8,
+            18,
+            8,
+            70,
+            "`K.function(...)` through `create_cam` every iteration adds nodes to the default "
+            "graph of a loop that runs it (`get_output`): the graph grows for as long as the "
+            "loop runs; build it once before the loop (`graph.finalize()` catches this)",
+        ),
         # A variable picked by its position in a list: the message shows the expression.
         Invalid(
             """
@@ -918,32 +943,18 @@ def _inside_graph_op(context: FileContext) -> bool:
 
 
 def _runs_graph(context: FileContext, call: cst.Call, graph_mode: bool) -> str:
-    """How ``call`` runs the graph ("" when it does not): a session's ``run`` (directly or in
-    the project code it runs), a function made by ``K.function``, or in graph mode a Keras
+    """How ``call`` runs the graph ("" when it does not): a session's ``run`` or a function
+    made by ``K.function`` (directly or in the project code it runs), or in graph mode a Keras
     model's training or inference method."""
     for effect in context.effects(call):
         if effect.kind is EffectKind.RUN_GRAPH:
             return effect.text
         if graph_mode and effect.kind in {EffectKind.PREDICT, EffectKind.FIT}:
             return f"{effect.text}.{effect.kind.value}"
-    func = call.func
-    if isinstance(func, cst.Call) and context.resolve(func.func) == _K_FUNCTION:
-        return dotted(func.func) or "K.function"
-    name = dotted(func)
-    if name is not None and "." not in name and _bound_to_k_function(context, name):
-        return name
     receiver = method_call(call, keras.TRAINING_METHODS)
     if graph_mode and receiver is not None and context.is_model(receiver):
         return f"{dotted(receiver) or 'model'}.{_method(call)}"
     return ""
-
-
-def _bound_to_k_function(context: FileContext, name: str) -> bool:
-    assignments = context.scope_facts().assignments.get(name, ())
-    return bool(assignments) and all(
-        isinstance(a.value, cst.Call) and context.resolve(a.value.func) == _K_FUNCTION
-        for a in assignments
-    )
 
 
 def _new_graph(context: FileContext, item: cst.WithItem) -> bool:
