@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import Callee, FileContext, Report
 from tflint_leaks.rulekit.facts import Effect, EffectKind, Variation
@@ -143,12 +144,12 @@ def _short(qualname: str) -> str:
     return qualname.rpartition(".")[2]
 
 
-def relate_loop(report: Report, context: FileContext) -> Report:
-    """Point a finding at what repeats it: the innermost loop, or where the framework is told
-    to call the entry point it is in."""
+def relate_loop(report: Report, context: FileContext, loop: LoopNode | None = None) -> Report:
+    """Point a finding at what repeats it: ``loop``, else the innermost loop, or where the
+    framework is told to call the entry point it is in."""
     entry = context.entry_point
     if context.loops:
-        report.relate(RelatedRole.LOOP, "repeated by this loop", context.loops[-1])
+        report.relate(RelatedRole.LOOP, "repeated by this loop", loop or context.loops[-1])
     elif entry is not None:
         target, path = context.entry_place()
         message = f"repeated by {entry.framework}: {entry.what} runs every {entry.unit}"

@@ -8,8 +8,9 @@ from collections.abc import Iterable
 import libcst as cst
 
 from tflint_leaks.analysis import keras
+from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.nodes import descendants, dotted
-from tflint_leaks.analysis.scope import loop_target_names
+from tflint_leaks.analysis.scope import Assignment, loop_target_names
 from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import Effect, EffectKind
 
@@ -94,17 +95,30 @@ def built_in_loop(context: FileContext, receiver: cst.BaseExpression) -> bool:
     built model to."""
     if isinstance(receiver, cst.Call):
         return context.builds_model(receiver)
+    if context.entry_point is not None:
+        return bool(_builds(context, receiver))
+    return building_loop(context, receiver) is not None
+
+
+def building_loop(context: FileContext, receiver: cst.BaseExpression) -> LoopNode | None:
+    """The innermost enclosing loop every iteration of which assigns ``receiver`` a model
+    built anew (``for trial in study:`` around an inner epoch loop that fits it)."""
+    built = _builds(context, receiver)
+    return next(
+        (loop for loop in reversed(context.loops) if any(loop in a.loops for a in built)), None
+    )
+
+
+def _builds(context: FileContext, receiver: cst.BaseExpression) -> list[Assignment]:
+    """The assignments of the name ``receiver`` in this scope that build a model."""
     name = dotted(receiver)
     if name is None:
-        return False
-    loops = set(context.loops)
-    entry = context.entry_point is not None
-    return any(
-        isinstance(a.value, cst.Call)
-        and (entry or a.loops & loops)
-        and context.builds_model(a.value)
+        return []
+    return [
+        a
         for a in context.scope_facts().assignments.get(name, ())
-    )
+        if isinstance(a.value, cst.Call) and context.builds_model(a.value)
+    ]
 
 
 def passes_new_variables(context: FileContext, node: cst.Call) -> bool:

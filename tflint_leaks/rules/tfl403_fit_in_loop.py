@@ -12,6 +12,7 @@ from tflint_leaks.rules._calls import (
     relate_loop,
 )
 from tflint_leaks.rules._models import (
+    building_loop,
     built_in_loop,
     in_repetition,
     method_call,
@@ -417,7 +418,8 @@ class FitInLoop(Rule):
             if repeated_unbounded(context) and built_in_loop(context, receiver):
                 built = every_iteration(context, counted=False)
                 report = self.report(node, f"a model built {built} is `fit` here; {_ADVICE}")
-                relate_loop(report, context)
+                # The loop that builds the model, not an inner one that fits it each epoch.
+                relate_loop(report, context, building_loop(context, receiver))
             return
         fits = [
             effect
