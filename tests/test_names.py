@@ -21,6 +21,8 @@ from tflint_leaks.analysis.names import canonical
         ("tensorflow.compat.v2.function", "tensorflow.function"),
         ("numpy.random.rand", "numpy.random.rand"),
         ("keras.saving.load_model", "keras.models.load_model"),
+        # TimeGAN (unseen set P of stop 43): `import tensorflow.compat.v1 as tf` in TF 2.
+        ("tensorflow.compat.v1.GradientTape", "tensorflow.GradientTape"),
     ],
 )
 def test_canonical(name: str, expected: str) -> None:

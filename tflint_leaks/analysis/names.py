@@ -54,6 +54,8 @@ _EXACT_ALIASES: dict[str, str] = {
     "tensorflow.data.experimental.enumerate_dataset": "tensorflow.data.Dataset.enumerate",
     "tensorflow.python.ops.variables.Variable": "tensorflow.Variable",
     "tensorflow.autodiff.GradientTape": "tensorflow.GradientTape",
+    # The one class, exported under both (its page's "Compat aliases for migration").
+    "tensorflow.compat.v1.GradientTape": "tensorflow.GradientTape",
     "keras.backend.tensorflow_backend.clear_session": "keras.backend.clear_session",
 }
 
