@@ -29,7 +29,7 @@ equations in, the answers are the same.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
 from tflint_leaks.analysis.singletons import Singletons
@@ -320,16 +320,49 @@ class Value(NamedTuple):
 
     def stale(self) -> Value:
         """The same value seen through a name that outlives the code (a global, an attribute,
-        a parameter): not new each time."""
-        if not any(a.flag and a.kind in _FRESH_KINDS for a in self.atoms):
+        a parameter): not new each time, nor is anything it holds (a cache's models,
+        ``self.models[res]``, were made when they were stored)."""
+        if not self.fresh_inside:
             return self
-        return Value(
-            tuple(a._replace(flag=False) if a.kind in _FRESH_KINDS else a for a in self.atoms),
-            self.top,
-        )
+        return Value(tuple(_stale(a) for a in self.atoms), self.top)
+
+    @property
+    def fresh_inside(self) -> bool:
+        """Something the value is or holds is new each time the code runs."""
+        return any(_fresh_inside(a) for a in self.atoms)
 
 
 _FRESH_KINDS = frozenset({Kind.MODEL, Kind.INSTANCE})
+
+
+def _fresh_inside(found: Atom) -> bool:
+    if found.kind in _FRESH_KINDS:
+        return found.flag
+    return any(value.fresh_inside for value in _held(found))
+
+
+def _held(found: Atom) -> Iterator[Value]:
+    """The values a container or an iterator holds."""
+    if found.element is not None:
+        yield found.element
+    if found.mapped is not None:
+        yield found.mapped
+    yield from found.items or ()
+    yield from (value for _, value in found.keyed or ())
+
+
+def _stale(found: Atom) -> Atom:
+    if found.kind in _FRESH_KINDS:
+        return found._replace(flag=False)
+    if not any(value.fresh_inside for value in _held(found)):
+        return found
+    return found._replace(
+        element=found.element.stale() if found.element is not None else None,
+        mapped=found.mapped.stale() if found.mapped is not None else None,
+        items=tuple(v.stale() for v in found.items) if found.items is not None else None,
+        keyed=tuple((k, v.stale()) for k, v in found.keyed) if found.keyed is not None else None,
+    )
+
 
 BOTTOM = Value()
 TOP = Value((), top=True)

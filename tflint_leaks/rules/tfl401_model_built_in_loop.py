@@ -637,6 +637,25 @@ class ModelBuiltInLoop(Rule):
         for x in batches:
             detect(x)
         """),
+        # A cache of models by resolution: each is built on its first request only, and
+        # what the factory returns is the cached one (stylegan-tf2, unseen set P of stop 43).
+        Valid("""
+        import tensorflow as tf
+
+        class Generators:
+            def __init__(self):
+                self.models = {}
+
+            def create(self, res):
+                if res not in self.models:
+                    inputs = tf.keras.Input([4])
+                    self.models[res] = tf.keras.Model(inputs, tf.keras.layers.Dense(res)(inputs))
+                return self.models[res]
+
+        generators = Generators()
+        for step in range(100000):
+            model = generators.create(4)
+        """),
         # The same, each agent stored under its name (MADDPG, unseen set L of stop 43).
         Valid("""
         from tensorflow import keras
