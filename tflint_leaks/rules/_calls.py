@@ -34,9 +34,23 @@ class Argument:
 def repeated_tf_function_call(context: FileContext, node: cst.Call) -> Callee | None:
     """The ``tf.function`` that ``node`` calls when the call runs once per iteration of a Python
     loop. Calls made while another ``tf.function`` traces are inlined into its graph: None."""
-    if not context.loops or context.in_tf_function:
+    if not context.loops or context.in_tf_function or _made_each_iteration(context, node):
         return None
     return context.tf_function_callee(node)
+
+
+def _made_each_iteration(context: FileContext, node: cst.Call) -> bool:
+    """``f(x)`` where a loop around the call binds ``f``, and nothing else does, to a new
+    ``tf.function`` each iteration (``f = tf.function(models[res])``): every call is the
+    first of its function, whose one trace is TFL103's concern, not a retrace."""
+    if not isinstance(node.func, cst.Name):
+        return False
+    loops = set(context.loops)
+    bound = context.scope_facts().assignments.get(node.func.value, ())
+    return bool(bound) and all(
+        a.loops & loops and isinstance(a.value, cst.Call) and context.is_tf_function_call(a.value)
+        for a in bound
+    )
 
 
 def repeated_call_arguments(

@@ -124,17 +124,23 @@ def _builds(context: FileContext, receiver: cst.BaseExpression) -> list[Assignme
 def passes_new_variables(context: FileContext, node: cst.Call) -> bool:
     """An argument of ``node`` reads a name the enclosing loops bind anew each iteration (their
     target, or an assignment in them) to something that owns variables (a model, a layer, a
-    ``tf.Module`` such as a GPflow model: :meth:`FileContext.owns_variables`): a function
-    traced for one of them must trace again for the next."""
+    ``tf.Module`` such as a GPflow model: :meth:`FileContext.owns_variables`), or owns
+    variables itself and is chosen by such a name (``tf.function(models[res])`` for each
+    resolution ``res``): a function traced for one of them must trace again for the next."""
     loops = set(context.loops)
     if not loops:
         return False
     assignments = context.scope_facts().assignments
     for arg in node.args:
-        for name in {n.value for n in descendants(arg.value) if isinstance(n, cst.Name)}:
-            fresh = any(a.loops & loops or a.node in loops for a in assignments.get(name, ()))
-            if fresh and context.owns_variables(name):
-                return True
+        fresh = [
+            name
+            for name in sorted({n.value for n in descendants(arg.value) if isinstance(n, cst.Name)})
+            if any(a.loops & loops or a.node in loops for a in assignments.get(name, ()))
+        ]
+        if any(context.owns_variables(name) for name in fresh):
+            return True
+        if fresh and context.owns_variables(arg.value):
+            return True  # one chosen by what the loop binds: ``models[res]``, ``make(res)``
     return False
 
 

@@ -127,6 +127,39 @@ class FunctionRecreated(Rule):
     """
 
     VALID = (
+        # One function per model, each traced for its own variables (stylegan-tf2's export of
+        # a generator per resolution, unseen set P of stop 43).
+        Valid("""
+        import tensorflow as tf
+
+        def export(models, resolutions):
+            for res in resolutions:
+                graph = tf.function(models[res])
+                graph(tf.zeros([1, 2**res, 2**res, 3]))
+
+        export([tf.keras.Sequential([tf.keras.layers.Dense(4)]) for _ in range(11)], range(2, 11))
+        """),
+        # A layer that compiles its own `call`, made anew by a helper for each layer of the
+        # network being built: each instance's function is its own (TFL104's concern).
+        Valid("""
+        import tensorflow as tf
+
+        class Scale(tf.keras.layers.Layer):
+            def __init__(self):
+                super().__init__()
+                self.call = tf.function(self.call)
+
+            def call(self, x):
+                return x * 2
+
+        def scale_layer(x):
+            return Scale()(x)
+
+        def build(x, n_layers):
+            for i in range(n_layers):
+                x = scale_layer(x)
+            return x
+        """),
         # GPflow's Scipy optimizer: `minimize` calls `eval_func`, which keeps the
         # tf.function it makes in a cache unless the optimizer was built without one; this
         # optimizer has one, so the loop traces once (what a construction passes decides the
@@ -528,6 +561,8 @@ class FunctionRecreated(Rule):
             return
         if creates and not self._repeated():
             return
+        if creates and passes_new_variables(context, node):
+            return  # ``tf.function(models[res])``: each model needs its own trace
         if creates and context.loops:
             report = self.report(
                 node,
@@ -578,6 +613,8 @@ class FunctionRecreated(Rule):
         for effect in effects:
             if effect.kind is not EffectKind.CREATE_TF_FUNCTION or not effect.chain:
                 continue
+            if any(hop.callee.endswith(".__init__") for hop in effect.chain):
+                continue  # each new instance's own function, through a helper too: TFL104's
             name = effect.text.rpartition(".")[2]
             where = "in a loop" if self.context.loops else every_iteration(self.context)
             message = (

@@ -93,6 +93,18 @@ class VaryingShapeArgument(Rule):
     """
 
     VALID = (
+        # A new function each iteration, one per model, called once: its first trace, no
+        # retrace (stylegan-tf2, unseen set P of stop 43).
+        Valid("""
+        import tensorflow as tf
+
+        def export(models, resolutions):
+            for res in resolutions:
+                graph = tf.function(models[res])
+                graph(tf.zeros([1, 2**res, 2**res, 3]))
+
+        export([tf.keras.Sequential([tf.keras.layers.Dense(4)]) for _ in range(11)], range(2, 11))
+        """),
         # TensorFlow-Examples' multi-GPU notebook: each tower's slice is `gpu_batch_size` long,
         # whatever `i` is; so is a window that starts anywhere.
         Valid("""
