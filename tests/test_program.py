@@ -433,3 +433,48 @@ def test_of_two_modules_of_one_name_the_one_beside_the_importer_is_imported(
     found = index.find_module("model.model", indexes["Yolov3/predict/predict.py"])
     assert found is indexes["Yolov3/model/model.py"]
     assert index.find_module("model.model", indexes["other/run.py"]) is None
+
+
+DISK_CACHE = """
+import os
+import pickle
+
+
+def folds(n):
+    cache = "folds_{}.pkl".format(n)
+    if not os.path.isfile(cache):
+        ret = []
+        for i in range(n):
+            ret.append(([], []))
+        pickle.dump(ret, open(cache, "wb"))
+    else:
+        ret = pickle.load(open(cache, "rb"))
+    return ret
+
+
+def unsaved(n):
+    cache = "folds_{}.pkl".format(n)
+    if not os.path.isfile(cache):
+        ret = [([], []) for i in range(n)]
+    else:
+        ret = pickle.load(open(cache, "rb"))
+    return ret
+
+
+FOLDS = folds(5)
+UNSAVED = unsaved(5)
+"""
+
+
+@pytest.mark.parametrize(("name", "lengths"), [("FOLDS", frozenset({5})), ("UNSAVED", None)])
+def test_a_disk_cache_restores_what_its_other_block_computed(
+    tmp_path: Path, name: str, lengths: frozenset[int] | None
+) -> None:
+    """Failed before (ZFTurbo's `get_kfold_split`, unseen set N of stop 43): the list of folds
+    is computed (one per iteration of a loop inside the `if` block) and saved to the file the
+    `else` block loads; the loaded value is what was saved, so the count is the loop's. A
+    block that loads a file the other block does not save restores nothing known."""
+    modules = project(tmp_path, cv=DISK_CACHE)
+    program = Program(ProjectIndex(modules.values()))
+    found = program.value(from_ast(ast.parse(name, mode="eval").body), Where(modules["cv"]))
+    assert found.lengths == lengths

@@ -102,7 +102,8 @@ class Branch:
 
 @dataclass(frozen=True)
 class Counted:
-    """``container.append(item)`` in a top-level ``for`` loop, outside any loop nested in it:
+    """``container.append(item)`` in a ``for`` loop that no other loop holds, outside any loop
+    nested in it:
     the container gains at most one item per iteration of the loop; exactly one when the
     append is a statement of the loop's own block and the loop never leaves an iteration early
     (no ``break``, ``continue``, ``return`` or ``raise`` in it)."""
@@ -114,6 +115,10 @@ class Counted:
     loop: Span
     #: One item per iteration, not at most one.
     exact: bool = True
+    #: The block of an ``if``, ``with`` or ``try`` the loop is a statement of (None: the
+    #: body's own top level): the container's count is the loop's only when the container is
+    #: made in that block too.
+    block: Span | None = None
 
 
 @dataclass(frozen=True)
@@ -180,6 +185,10 @@ class Body:
     #: its top level or leaves the body): what reaches the code after it from before is not
     #: a string.
     not_strings: tuple[str, ...] = ()
+    #: The blocks that restore from a file what the other block of the same ``if`` computed
+    #: and saved to it (``if not os.path.isfile(path): ret = split(); save(ret, path)`` /
+    #: ``else: ret = load(path)``): a disk cache, whose restored values are the computed ones.
+    restores: tuple[Span, ...] = ()
 
     def apart(self, first: Span, second: Span) -> bool:
         """The code at ``first`` and at ``second`` never both run in one run of the body:
@@ -298,8 +307,8 @@ def collect_body(
     loops: list[Loop] = []
     withs: list[ast.With] = []
     made: dict[str, str] = {}  # names bound to a new graph or to a graph collection
-    conditions: _Conditions = ([], [], [], [])
-    guards, branches, alternatives, exclusive = conditions
+    conditions: _Conditions = ([], [], [], [], [])
+    guards, branches, alternatives, exclusive, restores = conditions
     item_stores: list[tuple[str, Expr, Expr]] = []
     changed: list[tuple[str, Span]] = []
     params = set(_parameters(arguments, defaults, annotations) if arguments else ())
@@ -341,7 +350,7 @@ def collect_body(
         elif isinstance(node, ast.Global):
             declared.extend(node.names)
         elif isinstance(node, ast.If | ast.BoolOp):
-            _condition(node, params, conditions, span_of)
+            _condition(node, params, conditions, span_of, resolve)
     local = (params | {a.target for a in assigns}) - set(declared)
     branches, fixed = _split(branches, params, local)
     return Body(
@@ -364,6 +373,7 @@ def collect_body(
         tuple(exclusive),
         *_flow(block, assigns, resolve, span_of),
         _not_strings(top),
+        tuple(restores),
     )
 
 
@@ -438,24 +448,41 @@ def _changed_in_place(node: ast.AST, resolve: Resolve, span_of: SpanOf) -> list[
     return []
 
 
-def _counted(statements: Iterable[ast.stmt], span_of: SpanOf) -> Iterator[Counted]:
-    """:class:`Counted` appends of the top-level ``for`` loops among ``statements``: the
-    statements of each loop's block and of the ``if`` blocks in it (``if e not in out:
-    out.append(e)``: at most one per iteration)."""
+def _counted(
+    statements: Iterable[ast.stmt], span_of: SpanOf, block: Span | None = None
+) -> Iterator[Counted]:
+    """:class:`Counted` appends of the ``for`` loops among ``statements`` and in the blocks of
+    their ``if``, ``with`` and ``try`` statements, outside any other loop (each with the
+    block it is a statement of, None for ``statements`` themselves): the statements of each
+    loop's block and of the ``if`` blocks in it (``if e not in out: out.append(e)``: at most
+    one per iteration)."""
     for loop in statements:
+        if isinstance(loop, ast.If | ast.With | ast.Try):
+            for inner in _blocks_of(loop):
+                if inner:
+                    yield from _counted(inner, span_of, _block(inner, span_of))
+            continue
         if not isinstance(loop, ast.For):
             continue
         leaves = any(_leaves(node) for node in loop.body)
         blocks: list[tuple[list[ast.stmt], bool]] = [(loop.body, not leaves)]
         while blocks:
-            block, exact = blocks.pop()
-            for statement in block:
+            body, exact = blocks.pop()
+            for statement in body:
                 if isinstance(statement, ast.If):
                     blocks.extend(((statement.body, False), (statement.orelse, False)))
                     continue
                 container = _appended(statement)
                 if container is not None:
-                    yield Counted(container, from_ast(loop.iter), span_of(loop), exact)
+                    yield Counted(container, from_ast(loop.iter), span_of(loop), exact, block)
+
+
+def _blocks_of(statement: ast.If | ast.With | ast.Try) -> list[list[ast.stmt]]:
+    if isinstance(statement, ast.If):
+        return [statement.body, statement.orelse]
+    if isinstance(statement, ast.With):
+        return [statement.body]
+    return [statement.body, *(h.body for h in statement.handlers), statement.orelse]
 
 
 def _appended(statement: ast.stmt) -> str | None:
@@ -637,23 +664,29 @@ def _once(
 
 
 #: Where :func:`_condition` records what it finds: first-call guards, branches on a parameter,
-#: ``state or make()`` alternatives, and the two blocks of each ``if``/``else``.
+#: ``state or make()`` alternatives, the two blocks of each ``if``/``else``, and the blocks that
+#: restore a disk cache.
 _Conditions = tuple[
     list[tuple[tuple[str, ...], list[ast.stmt]]],
     list[Branch],
     list[tuple[str, list[ast.expr]]],
     list[tuple[Span, Span]],
+    list[Span],
 ]
 
 
 def _condition(
-    node: ast.If | ast.BoolOp, params: set[str], found: _Conditions, span_of: SpanOf
+    node: ast.If | ast.BoolOp,
+    params: set[str],
+    found: _Conditions,
+    span_of: SpanOf,
+    resolve: Resolve,
 ) -> None:
     """An ``if``: a first-call guard (:func:`first_run_state`; or the ``else`` of a test of
     the state's presence: ``if key in cache: ... else: cache[key] = build()``), a branch on a
-    parameter. A ``state or make()``: ``make()`` runs only while ``state`` is not set
-    (falsy)."""
-    guards, branches, alternatives, exclusive = found
+    parameter, a disk cache (:func:`_restores`). A ``state or make()``: ``make()`` runs only
+    while ``state`` is not set (falsy)."""
+    guards, branches, alternatives, exclusive, restores = found
     if isinstance(node, ast.BoolOp):
         first = from_ast(node.values[0])
         if isinstance(node.op, ast.Or) and first.op is Op.REF:
@@ -661,6 +694,9 @@ def _condition(
         return
     if node.orelse:
         exclusive.append((_block(node.body, span_of), _block(node.orelse, span_of)))
+        restore = _restores(node, resolve)
+        if restore:
+            restores.append(_block(restore, span_of))
     test = from_ast(node.test)
     state = first_run_state(test)
     if state:
@@ -673,6 +709,40 @@ def _condition(
         # own names are known).
         orelse = _block(node.orelse, span_of) if node.orelse else None
         branches.append(Branch(test, _block(node.body, span_of), orelse))
+
+
+#: What tells whether a file exists.
+_EXISTS = frozenset({"os.path.isfile", "os.path.exists"})
+
+
+def _restores(node: ast.If, resolve: Resolve) -> list[ast.stmt] | None:
+    """The block of a disk cache's ``if`` that restores: ``if not os.path.isfile(P):`` (or
+    ``exists``) whose block passes ``P`` to a call (it saves) and whose ``else`` passes it to
+    a call too (it loads), or the same with the blocks swapped for ``if os.path.isfile(P):``."""
+    test, negated = node.test, False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, True
+    if not (
+        node.orelse
+        and isinstance(test, ast.Call)
+        and len(test.args) == 1
+        and resolve(test.func) in _EXISTS
+    ):
+        return None
+    path = from_ast(test.args[0])
+    computes, restores = (node.body, node.orelse) if negated else (node.orelse, node.body)
+    if _passes(computes, path) and _passes(restores, path):
+        return restores
+    return None
+
+
+def _passes(block: Sequence[ast.stmt], path: Expr) -> bool:
+    """A call of ``block`` takes ``path`` as an argument."""
+    return any(
+        isinstance(node, ast.Call) and any(from_ast(argument) == path for argument in node.args)
+        for statement in block
+        for node in walk(statement)
+    )
 
 
 def _split(

@@ -668,6 +668,9 @@ class Inference:
         where, dead = yield from self.ruled_out(where, query[4] if len(query) > 4 else None)
         if dead:
             assigns = [a for a in assigns if a.span is None or not within(a.span, dead)]
+        computed = [a for a in assigns if a.span is None or not within(a.span, where.body.restores)]
+        if computed:
+            assigns = computed  # a disk cache restores what its other block computed
         values = yield from self.evaluate_all(_values(assigns), where)
         function = where.function
         if function is not None and name in function.params and name not in where.body.rebound:
@@ -703,6 +706,7 @@ class Inference:
             _displayed_list(where.body, assign) != 0
             or assign.span is None
             or not assign.span < append.loop
+            or (append.block is not None and not append.block.contains(assign.span))
         ):
             return None
         iterable = yield from self.evaluate(append.iterable, where)
