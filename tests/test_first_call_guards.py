@@ -17,6 +17,8 @@ from tflint_leaks.analysis.symbolic import from_ast
         ("not self.model", ("self.model",)),
         ("key not in cache", ("cache",)),
         ("not key in cache", ("cache",)),
+        # stylegan-tf2's model cache (unseen set P of stop 43).
+        ("key not in self.models.keys()", ("self.models",)),
         ('not hasattr(self, "model")', ("self.*",)),
         # retinaface's `build_model` (unseen set M of stop 43): the module's namespace
         # holds the global once the block binds it.
@@ -27,6 +29,7 @@ from tflint_leaks.analysis.symbolic import from_ast
         ('"model" not in locals()', ()),
         ("name not in globals()", ()),
         ("model is not None", ()),
+        ("key not in self.models.values()", ()),
     ],
 )
 def test_first_run_state(test: str, state: tuple[str, ...]) -> None:

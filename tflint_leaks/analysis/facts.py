@@ -818,8 +818,8 @@ def _switches(test: Expr, params: set[str]) -> set[str]:
 def first_run_state(test: Expr) -> tuple[str, ...]:
     """The state whose absence ``test`` tests, so that its block runs until the block sets
     it: ``X`` of ``X is None``, ``X == None``, ``not X``, ``len(X) == 0``, ``k not in X`` (``not
-    k in X``), the global ``X`` of ``"X" not in globals()``, and ``X.a`` of ``not hasattr(X,
-    "a")``, through ``and`` and ``or``; () for any other test."""
+    k in X``, ``k not in X.keys()``), the global ``X`` of ``"X" not in globals()``, and
+    ``X.a`` of ``not hasattr(X, "a")``, through ``and`` and ``or``; () for any other test."""
     if test.op is Op.OTHER and test.text in {"and", "or"}:
         return tuple(found for part in test.parts for found in first_run_state(part))
     if test.op is Op.OTHER and test.text == "compare":
@@ -827,8 +827,8 @@ def first_run_state(test: Expr) -> tuple[str, ...]:
         for left, operator, right in zip(test.parts, test.keywords, test.parts[1:], strict=False):
             if operator in {"is", "=="} and right == _NONE and left.op is Op.REF:
                 found.append(left.text)
-            elif operator == "not in" and right.op is Op.REF:
-                found.append(right.text)
+            elif operator == "not in" and _container(right) is not None:
+                found.append(_container(right) or "")  # ``k not in X``, ``k not in X.keys()``
             elif operator == "not in" and _global_name(left, right) is not None:
                 found.append(_global_name(left, right) or "")  # ``"model" not in globals()``
             elif _empty(left, operator, right):  # ``len(X) == 0``: ``not X``
@@ -864,14 +864,25 @@ def _present_state(test: Expr) -> tuple[str, ...]:
         operator = test.keywords[0]
         if operator in {"is not", "!="} and right == _NONE and left.op is Op.REF:
             return (left.text,)
-        if operator == "in" and right.op is Op.REF:
-            return (right.text,)
+        if operator == "in" and (container := _container(right)) is not None:
+            return (container,)
         name = _global_name(left, right) if operator == "in" else None
         if name is not None:
             return (name,)
     if test.op is Op.CALL:
         return first_run_state(Expr(Op.UNARY, "not", (test,)))  # ``hasattr(X, "a")``
     return ()
+
+
+def _container(expr: Expr) -> str | None:
+    """The dotted name of the container a membership test looks in: ``X`` of ``X`` and of
+    ``X.keys()`` (a dict's keys are what ``k in X`` tests)."""
+    if expr.op is Op.REF:
+        return expr.text
+    if expr.op is Op.CALL and not expr.parts[1:] and expr.func.op is Op.REF:
+        owner, _, method = expr.func.text.rpartition(".")
+        return owner if owner and method == "keys" else None
+    return None
 
 
 def _global_name(key: Expr, namespace: Expr) -> str | None:
