@@ -98,12 +98,12 @@ class VaryingShapeArgument(Rule):
         Valid("""
         import tensorflow as tf
 
-        def export(models, resolutions):
-            for res in resolutions:
-                graph = tf.function(models[res])
-                graph(tf.zeros([1, 2**res, 2**res, 3]))
+        def export(generators):
+            for level in range(9):
+                traced = tf.function(generators[level])
+                traced(tf.zeros([1, 4 * 2**level, 4 * 2**level, 3]))
 
-        export([tf.keras.Sequential([tf.keras.layers.Dense(4)]) for _ in range(11)], range(2, 11))
+        export([tf.keras.Sequential([tf.keras.layers.Dense(3)]) for _ in range(9)])
         """),
         # TensorFlow-Examples' multi-GPU notebook: each tower's slice is `gpu_batch_size` long,
         # whatever `i` is; so is a window that starts anywhere.
