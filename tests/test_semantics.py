@@ -55,11 +55,29 @@ def test_every_dataset_source_makes_a_dataset(tmp_path: Path, name: str) -> None
         ("from tensorflow.keras.applications.resnet import ResNet50", "ResNet50()"),
         ("import tensorflow as tf", "tf.saved_model.load('export')"),
         ("import tensorflow as tf\nclass Net(tf.keras.Model):\n    pass", "Net.from_config({})"),
+        # Hugging Face's TensorFlow models are Keras models (emoji-model, unseen set S).
+        (
+            "from transformers import TFAutoModelForSequenceClassification",
+            "TFAutoModelForSequenceClassification.from_pretrained('bert-base-uncased')",
+        ),
+        ("import transformers", "transformers.TFBertModel.from_config(config)"),
     ],
 )
 def test_models_made_by_meaning(tmp_path: Path, imports: str, call: str) -> None:
     found = value_of(tmp_path, imports, call)
     assert found.kind is Kind.MODEL and found.fresh
+
+
+@pytest.mark.parametrize(
+    ("imports", "call"),
+    [
+        ("import transformers", "transformers.AutoModel.from_pretrained('bert-base-uncased')"),
+        ("import transformers", "transformers.TFTrainer(model=m)"),
+    ],
+)
+def test_not_keras_models(tmp_path: Path, imports: str, call: str) -> None:
+    """Hugging Face's PyTorch models and its trainer build no Keras model."""
+    assert value_of(tmp_path, imports, call).kind is not Kind.MODEL
 
 
 @pytest.mark.parametrize("method", sorted(keras.PREDICT_METHODS | keras.PREDICT_REMEDIES))

@@ -412,7 +412,8 @@ CODES: tuple[Code, ...] = (
         fix=Applicability.UNSAFE,
         judgement=Judgement.GROWTH,
         triggers=Triggers(
-            loop_names=identifiers(keras.MODEL_CLASSES | keras.MODEL_LOADERS) | {"applications"},
+            loop_names=identifiers(keras.MODEL_CLASSES | keras.MODEL_LOADERS)
+            | {"applications", keras.FROM_PRETRAINED},
             project_loop_names=True,
         ),
         implementation="tfl401_model_built_in_loop.ModelBuiltInLoop",

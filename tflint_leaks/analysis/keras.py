@@ -8,6 +8,7 @@ Every name here is canonical (see :func:`~tflint_leaks.analysis.names.canonical`
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from tflint_leaks.analysis.symbolic import Expr, Op
@@ -62,6 +63,11 @@ FIT_EPOCHS = {"fit": 3, "fit_generator": 2}
 EVALUATE_METHODS = frozenset({"evaluate", "evaluate_generator", "test_on_batch"})
 
 _APPLICATIONS = "keras.applications."
+#: Hugging Face's TensorFlow models (``TFAutoModelForSequenceClassification``,
+#: ``TFBertModel``) are ``tf.keras.Model`` subclasses (its docs: "This model is also a
+#: tf.keras.Model subclass"); ``from_pretrained`` and ``from_config`` build one.
+_HUGGING_FACE = re.compile(r"transformers(?:\.\w+)*\.TF[A-Z]\w*\.from_(?:pretrained|config)")
+FROM_PRETRAINED = "from_pretrained"
 
 #: Calls that reset Keras' global state (graphs, layer-name counters): real cleanup.
 CLEAR_SESSION = frozenset({"keras.backend.clear_session"})
@@ -154,7 +160,7 @@ def makes_other_estimator(name: str) -> bool:
 
 def builds_model(name: str) -> bool:
     """Whether calling the canonical ``name`` constructs or loads a Keras model."""
-    if name in MODEL_CLASSES or name in MODEL_LOADERS:
+    if name in MODEL_CLASSES or name in MODEL_LOADERS or _HUGGING_FACE.fullmatch(name):
         return True
     owner, _, last = name.rpartition(".")
     if last == FROM_CONFIG and owner in MODEL_CLASSES:

@@ -68,7 +68,8 @@ class ModelBuiltInLoop(Rule):
     Flags a Keras model built or loaded on every iteration of a loop (`for`, `while`, a
     comprehension) when nothing in the loop calls `clear_session()`: a constructor
     (`Sequential(...)`, `Model(inputs, outputs)`, a project subclass of `keras.Model`), a loader
-    (`load_model`, `clone_model`, `keras.applications.*`), a project factory that returns a model
+    (`load_model`, `clone_model`, `keras.applications.*`, Hugging Face's
+    `TF*.from_pretrained`), a project factory that returns a model
     (`model = build_model(config)`), or project code that builds one internally, up to four
     calls deep and in any file (`train_one(fold)`, `Network(...).train()`, a class whose
     `__init__` builds its model), also as a deferred call (joblib's `Parallel(...)(delayed(
@@ -764,6 +765,30 @@ class ModelBuiltInLoop(Rule):
         """),
     )
     INVALID = (
+        # A Hugging Face TensorFlow model is a Keras model (emoji-model's Optuna search,
+        # unseen set S of stop 43).
+        Invalid(
+            """
+            import optuna
+            import tensorflow as tf
+            from transformers import TFAutoModelForSequenceClassification
+
+            def objective(trial):
+                model = TFAutoModelForSequenceClassification.from_pretrained("bert-base-uncased")
+                model.compile(optimizer="adam")
+                return model.evaluate(ds)
+
+            optuna.create_study().optimize(objective, n_trials=32)
+            """,
+            6,
+            13,
+            6,
+            86,
+            "`TFAutoModelForSequenceClassification.from_pretrained` builds a new Keras model "
+            "every trial (32 in all) and the Optuna objective never calls `clear_session()`; "
+            "Keras' global state grows with each model (`del` and `gc.collect()` do not "
+            "release it)",
+        ),
         # PNAS's search: each trial's score is kept, the model it built is dropped.
         Invalid(
             """
