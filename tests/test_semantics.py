@@ -1042,3 +1042,21 @@ def test_a_deserialized_object_is_not_known_to_be_a_model(tmp_path: Path, name: 
     module, _, last = name.rpartition(".")
     found = value_of(tmp_path, f"import {module} as lib", f"lib.{last}(config)")
     assert found.kind is not Kind.MODEL
+
+
+@pytest.mark.parametrize(
+    ("source", "ints"),
+    [
+        # The melanoma TPU pipeline's configuration (unseen set Q of stop 43).
+        ('config = namedtuple("config", ["nfolds", "lr"])\nC = config(nfolds=4, lr=0.1)', {4}),
+        ('config = namedtuple("config", "lr nfolds")\nC = config(0.1, 5)', {5}),
+        ('config = namedtuple("config", "lr, nfolds")\nC = config(0.1, nfolds=6)', {6}),
+        ('config = namedtuple("config", ["nfolds"])\nC = config(*given)', None),
+        ("config = namedtuple('config', names)\nC = config(nfolds=4)", None),
+    ],
+)
+def test_a_namedtuple_holds_what_its_construction_gives(
+    tmp_path: Path, source: str, ints: set[int] | None
+) -> None:
+    found = value_of(tmp_path, "from collections import namedtuple\n" + source, "C.nfolds")
+    assert found.ints == (frozenset(ints) if ints is not None else None)

@@ -435,6 +435,11 @@ def _picked(name: str, call: Expr, evaluate: Evaluate) -> Computation:
 def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
     """A call of the library callable with the canonical ``name``."""
     positional = call.positional
+    if name == NAMEDTUPLE:
+        fields = _fields(positional[1] if len(positional) > 1 else call.keyword("field_names"))
+        return UNKNOWN if fields is None else atom(Kind.LIBRARY, ref=_record(fields))
+    if name.startswith(_RECORD):
+        return (yield from _made_record(name[len(_RECORD) :].split(","), call, evaluate))
     if keras.builds_model(name):
         return atom(Kind.MODEL, flag=not keras.views_model(name, call))
     if name == GRADIENT_TAPE:
@@ -497,6 +502,50 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
     if (is_tensorflow(name) or is_keras(name)) and last[:1].isupper():
         return LIBRARY_OBJECT  # ``tf.train.Saver()``: their classes' names are CapWords
     return UNKNOWN
+
+
+#: ``collections.namedtuple("Config", ["folds", "lr"])``: a class, whose instances hold the
+#: values their construction gives each field (``Config(folds=5).folds`` is 5).
+NAMEDTUPLE = "collections.namedtuple"
+#: The canonical name of such a class as a value: the prefix, then its fields, comma-separated.
+_RECORD = "collections.namedtuple:"
+
+
+def _record(fields: list[str]) -> str:
+    return _RECORD + ",".join(fields)
+
+
+def _fields(expr: Expr | None) -> list[str] | None:
+    """A namedtuple's field names: a list or tuple of strings, or one string of names
+    separated by spaces or commas; None when they are not all known."""
+    if expr is None:
+        return None
+    text = string_text(expr)
+    if text is not None:
+        names = text.replace(",", " ").split()
+    elif expr.op is Op.DISPLAY and expr.number == len(expr.parts):
+        found = [string_text(part) for part in expr.parts]
+        if any(name is None for name in found):
+            return None
+        names = [name for name in found if name is not None]
+    else:
+        return None
+    return names if all(name.isidentifier() for name in names) else None
+
+
+def _made_record(fields: list[str], call: Expr, evaluate: Evaluate) -> Computation:
+    """An instance of a namedtuple class: each field what the call passes for it (by
+    position, then by keyword); not known when ``*args`` or ``**kwargs`` may fill it."""
+    keyed: dict[str, Value] = {}
+    for field, argument in zip(fields, call.positional, strict=False):
+        keyed[field] = yield from evaluate(argument)
+    for field in fields:
+        given = call.keyword(field)
+        if given is not None:
+            keyed[field] = yield from evaluate(given)
+        elif field not in keyed:
+            keyed[field] = UNKNOWN
+    return atom(Kind.CONTAINER, ref=NAMESPACE, keyed=tuple(sorted(keyed.items())))
 
 
 def command_line(arguments: Iterable[tuple[Expr, Evaluate]]) -> Computation:

@@ -657,6 +657,19 @@ class ModelBuiltInLoop(Rule):
         for step in range(100000):
             model = generators.create(4)
         """),
+        # Four folds, from a namedtuple of settings (the melanoma TPU pipeline, unseen set Q
+        # of stop 43).
+        Valid("""
+        from collections import namedtuple
+
+        import tensorflow as tf
+
+        config = namedtuple("config", ["nfolds", "lr"])
+        CONFIG = config(nfolds=4, lr=0.1)
+        for fold in range(CONFIG.nfolds):
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.fit(x, y, epochs=10)
+        """),
         # The same, each agent stored under its name (MADDPG, unseen set L of stop 43).
         Valid("""
         from tensorflow import keras
