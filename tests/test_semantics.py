@@ -1060,3 +1060,20 @@ def test_a_namedtuple_holds_what_its_construction_gives(
 ) -> None:
     found = value_of(tmp_path, "from collections import namedtuple\n" + source, "C.nfolds")
     assert found.ints == (frozenset(ints) if ints is not None else None)
+
+
+@pytest.mark.parametrize(
+    ("expression", "most"),
+    [
+        ("images[:3] + images[-3:]", 6),
+        ("list(range(10))[:3]", 3),
+        ("list(range(2))[:3]", 2),
+        ("images[2:]", None),
+    ],
+)
+def test_a_slice_takes_at_most_what_it_says(
+    tmp_path: Path, expression: str, most: int | None
+) -> None:
+    found = value_of(tmp_path, "def f(images):\n    pass\n", expression, "f")
+    assert found.kind is Kind.CONTAINER or most is None
+    assert (found.atoms[0].most if found.atoms else None) == most

@@ -151,6 +151,12 @@ def _both(code: str) -> tuple[Expr, Expr]:
             "x[1:2]",
             Expr(Op.ITEM, "slice", (Expr(Op.REF, "x"),)),
         ),
+        # At most how many items a slice takes, where it says (the melanoma pipeline's
+        # `images[:3] + images[-3:]`, unseen set Q of stop 43).
+        ("x[:3]", Expr(Op.ITEM, "slice", (Expr(Op.REF, "x"),), number=3)),
+        ("x[-3:]", Expr(Op.ITEM, "slice", (Expr(Op.REF, "x"),), number=3)),
+        ("x[:-3]", Expr(Op.ITEM, "slice", (Expr(Op.REF, "x"),))),
+        ("x[:3:2]", Expr(Op.ITEM, "slice", (Expr(Op.REF, "x"),))),
         (
             "[v for i, v in pairs if v]",
             Expr(

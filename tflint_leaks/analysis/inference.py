@@ -1969,7 +1969,9 @@ def _item(base: Value, expr: Expr) -> Value:
         kind = each.kind
         if kind is Kind.CONTAINER:
             if expr.text == "slice":
-                found.append(Value((each._replace(length=None, items=None, bound=each.most),)))
+                taken = [m for m in (each.most, expr.number) if m is not None and m >= 0]
+                most = min(taken) if taken else None
+                found.append(Value((each._replace(length=None, items=None, bound=most),)))
             elif each.items is not None and 0 <= index < len(each.items):
                 found.append(each.items[index])
             elif each.keyed is not None and expr.keywords and _has_key(each.keyed, expr.keywords):
@@ -1982,6 +1984,8 @@ def _item(base: Value, expr: Expr) -> Value:
             found.append(Value((each,)))
         elif kind in {Kind.TENSOR, Kind.STR}:
             found.append(Value((Atom(kind),)))
+        elif kind is Kind.UNKNOWN and expr.text == "slice" and expr.number >= 0:
+            found.append(container(element=UNKNOWN, bound=expr.number))  # ``xs[:3]``
         else:
             found.append(UNKNOWN)
     return join(found)
@@ -2020,8 +2024,10 @@ def _pair(operator: str, a: Atom, b: Atom) -> Value:
         arrays = [x for x in (a, b) if x.kind is Kind.ARRAY]
         return join(Value((x,)) for x in arrays)
     if kinds == {Kind.CONTAINER} and operator == "+":
+        most = a.most + b.most if a.most is not None and b.most is not None else None
         return container(
             length=arithmetic("+", a.length, b.length),
+            bound=most,
             element=join(v for v in (a.element, b.element) if v is not None),
             structural=a.structural and b.structural,  # two collections of a graph's variables
         )

@@ -34,7 +34,8 @@ class Op(Singletons):
     #: ``parts[0].text`` where ``parts[0]`` is not a dotted name (``build()[0].model``).
     ATTR = "attr"
     #: ``parts[0][number]``; ``number`` is -1 for an index that is not an integer literal,
-    #: ``text`` ``"slice"`` for a slice.
+    #: ``text`` ``"slice"`` for a slice (``number``: at most how many items it takes,
+    #: ``[:3]`` or ``[-3:]``, -1 when not known).
     ITEM = "item"
     #: A literal; ``text`` is its kind: ``number``, ``str``, ``true``, ``false``, ``none``;
     #: a non-negative integer's value is in ``number``.
@@ -170,6 +171,23 @@ def attribute(value: Expr, name: str) -> Expr:
 
 #: A string literal's text is kept up to this many characters: keys and names, not docstrings.
 MAX_KEPT_STRING = 64
+
+
+def _taken(lower: ast.expr | None, upper: ast.expr | None, step: ast.expr | None) -> int:
+    """At most how many items a slice takes: ``N`` of ``[:N]`` and ``[-N:]``; -1 otherwise."""
+    if step is not None:
+        return -1
+    if lower is None and isinstance(upper, ast.Constant) and type(upper.value) is int:
+        return max(upper.value, 0) if upper.value >= 0 else -1
+    if (
+        upper is None
+        and isinstance(lower, ast.UnaryOp)
+        and isinstance(lower.op, ast.USub)
+        and isinstance(lower.operand, ast.Constant)
+        and type(lower.operand.value) is int
+    ):
+        return lower.operand.value
+    return -1
 
 
 def string(text: str | None) -> Expr:
@@ -312,7 +330,8 @@ def from_ast(node: ast.expr, depth: int = 0) -> Expr:
     if isinstance(node, ast.Subscript):
         index = node.slice
         if isinstance(index, ast.Slice):
-            return Expr(Op.ITEM, "slice", (from_ast(node.value, inner),))
+            taken = _taken(index.lower, index.upper, index.step)
+            return Expr(Op.ITEM, "slice", (from_ast(node.value, inner),), number=taken)
         number = index.value if isinstance(index, ast.Constant) and type(index.value) is int else -1
         key = _literal(index.value) if isinstance(index, ast.Constant) else None
         return item(from_ast(node.value, inner), number, key)

@@ -166,10 +166,30 @@ def _comprehension(
     )
 
 
+def _taken(index: cst.Slice) -> int:
+    """At most how many items a slice takes: ``N`` of ``[:N]`` and ``[-N:]``; -1 otherwise
+    (as :func:`~.symbolic.from_ast` reads it)."""
+    lower, upper = index.lower, index.upper
+    if index.step is not None:
+        return -1
+    if lower is None and isinstance(upper, cst.Integer):
+        value = upper.evaluated_value
+        return value if isinstance(value, int) else -1
+    if (
+        upper is None
+        and isinstance(lower, cst.UnaryOperation)
+        and isinstance(lower.operator, cst.Minus)
+        and isinstance(lower.expression, cst.Integer)
+    ):
+        value = lower.expression.evaluated_value
+        return value if isinstance(value, int) else -1
+    return -1
+
+
 def _subscript(node: cst.Subscript, inner: int) -> Expr:
     subscripted = from_cst(node.value, inner)
     if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
-        return Expr(Op.ITEM, "slice", (subscripted,))
+        return Expr(Op.ITEM, "slice", (subscripted,), number=_taken(node.slice[0].slice))
     number = -1
     key = None
     if len(node.slice) == 1:
