@@ -23,6 +23,9 @@ from tflint_leaks.analysis.names import canonical
         ("keras.saving.load_model", "keras.models.load_model"),
         # TimeGAN (unseen set P of stop 43): `import tensorflow.compat.v1 as tf` in TF 2.
         ("tensorflow.compat.v1.GradientTape", "tensorflow.GradientTape"),
+        # TensorFlow 2.0/2.1's own package (kaggle-bengali-ai, unseen set Q of stop 43).
+        ("tensorflow_core.python.keras.models.Sequential", "keras.Sequential"),
+        ("tensorflow_core.GradientTape", "tensorflow.GradientTape"),
     ],
 )
 def test_canonical(name: str, expected: str) -> None:

@@ -17,6 +17,9 @@ _PREFIX_ALIASES: tuple[tuple[str, str], ...] = (
     ("tensorflow.python.eager.def_function.", "tensorflow."),
     ("tensorflow.python.eager.backprop.", "tensorflow."),
     ("tensorflow.python.keras.", "keras."),
+    # TensorFlow 2.0 and 2.1 shipped their code as the package ``tensorflow_core``.
+    ("tensorflow_core.python.keras.", "keras."),
+    ("tensorflow_core.", "tensorflow."),
     ("tensorflow.compat.v1.keras.", "keras."),
     ("tensorflow.keras.", "keras."),
     ("tf_keras.src.", "keras."),
