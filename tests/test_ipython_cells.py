@@ -267,3 +267,41 @@ def test_notebooks_of_other_kernels_are_skipped_with_a_note(
     assert captured.err == (
         f"warning: {path}: not linted: the notebook's kernel runs {language}, not Python\n"
     )
+
+
+def test_the_automagic_names_are_ipythons_line_magics() -> None:
+    """The table of names a one-line cell runs as a magic by is IPython's own list."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from tflint_leaks.engine.ipython import AUTOMAGICS
+
+    shell = InteractiveShell.instance()
+    assert frozenset(shell.magics_manager.lsmagic()["line"]) == AUTOMAGICS
+
+
+@pytest.mark.parametrize(
+    ("cell", "magic"),
+    [
+        # A notebook written on Windows (BBArchComparison, unseen set S of stop 43).
+        ("cd C:\\Users\\me\\project\n", True),
+        ("pip install -q tensorflow==2.15\n", True),
+        ("ls -la C:\\data\n", True),
+        # Not a magic for IPython either: two lines, an assignment, no magic's name.
+        ("cd C:\\Users\\me\nimport os\n", False),
+        ("cd = C:\\Users\n", False),
+        ("frobnicate C:\\Users\n", False),
+    ],
+)
+def test_a_one_line_cell_that_names_a_magic_runs_it(cell: str, magic: bool) -> None:
+    """Failed before: IPython runs a one-line cell whose first word is a line magic's name as
+    the magic (`InteractiveShell.transform_cell` hands one-line cells to `AutoMagicChecker`);
+    read as Python, `cd C:\\Users\\me` was a syntax error (TFL001)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ran = InteractiveShell.instance().transform_cell(cell)
+    assert ("run_line_magic" in ran) is magic
+    if magic:
+        assert python_of_cell(cell).text == "...\n"
+    else:
+        with pytest.raises(SyntaxError):
+            python_of_cell(cell)

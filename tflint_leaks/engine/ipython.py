@@ -529,10 +529,46 @@ def python_of_cell(source: str) -> Mapped:
     try:
         ast.parse(code.text)
     except SyntaxError as error:
+        if _automagic(code.text):
+            return code.edit([(0, len(code.text), PLACEHOLDER + "\n")])
         raise _in_source(error, code, source) from None
     except (ValueError, RecursionError, MemoryError) as error:
         raise SyntaxError(str(error)) from None
     return code
+
+
+#: IPython's line magics (9.19: ``InteractiveShell().magics_manager.lsmagic()["line"]``, its
+#: aliases for shell commands among them): with ``automagic`` on, as it is by default, a cell
+#: of one line that starts with one of their names runs the magic
+#: (``InteractiveShell.transform_cell`` hands one-line cells to the prefilter, whose
+#: ``AutoMagicChecker`` makes ``cd C:\\data`` ``%cd C:\\data``), unless the line assigns to the
+#: name (``cd = 3``) or the user's namespace binds it.
+AUTOMAGICS = frozenset(
+    {
+        "alias", "alias_magic", "autoawait", "autocall", "automagic", "bookmark", "cat", "cd",
+        "code_wrap", "colors", "conda", "config", "cp", "debug", "dhist", "dirs",
+        "doctest_mode", "ed", "edit", "env", "gui", "hist", "history", "killbgscripts", "ldir",
+        "lf", "lk", "ll", "load", "load_ext", "loadpy", "logoff", "logon", "logstart",
+        "logstate", "logstop", "ls", "lsmagic", "lx", "macro", "magic", "mamba", "matplotlib",
+        "micromamba", "mkdir", "mv", "notebook", "page", "pastebin", "pdb", "pdef", "pdoc",
+        "pfile", "pinfo", "pinfo2", "pip", "popd", "pprint", "precision", "prun", "psearch",
+        "psource", "pushd", "pwd", "pycat", "pylab", "quickref", "recall", "rehashx",
+        "reload_ext", "rep", "rerun", "reset", "reset_selective", "rm", "rmdir", "run", "save",
+        "sc", "set_env", "sx", "system", "tb", "time", "timeit", "unalias", "unload_ext", "uv",
+        "who", "who_ls", "whos", "xdel", "xmode",
+    }
+)  # fmt: skip
+
+
+def _automagic(python: str) -> bool:
+    """``python``, which does not parse, is one line that IPython runs as a line magic by
+    its name alone (:data:`AUTOMAGICS`): ``cd C:\\Users\\me``. A line that parses is left as
+    Python (a name the user bound runs as Python too, and no rule looks into a magic)."""
+    lines = python.splitlines()
+    if len(lines) != 1:
+        return False
+    name, _, rest = lines[0].partition(" ")
+    return name in AUTOMAGICS and not rest.lstrip().startswith(("=", ","))
 
 
 def _in_source(error: SyntaxError, code: Mapped, source: str) -> SyntaxError:
