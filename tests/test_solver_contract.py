@@ -440,3 +440,90 @@ def test_deep_code_gives_what_its_short_version_gives(
     _write(tmp_path, files)
     train = tmp_path / "train.py"
     assert _lines(capsys, [str(tmp_path)]) == (1, _built_and_fitted(train, call))
+
+
+# -- specialization that could go on without end ----------------------------------------------
+
+#: The unknowns a run of the projects below may solve at most: a few hundred are needed; a
+#: run that specializes a recursive function for every value it computes never stops.
+MAX_EVALUATIONS = 20_000
+
+RECURSIVE = {
+    # tensorflow-fewshot's second-order MAML gradients (unseen set R of stop 43): each call
+    # passes `n_step - 1`, whose value decides the `if` of the call it makes.
+    "direct.py": textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        def n_step_grads(model, n_step, data):
+            if n_step == 1:
+                with tf.GradientTape() as tape:
+                    loss = model(data)
+                return tape.gradient(loss, model.variables)
+            with tf.GradientTape() as tape:
+                grads = n_step_grads(model, n_step - 1, data)
+                loss = model(data)
+            return tape.gradient(loss, model.variables)
+
+
+        def meta_train(model, tasks, n_episode, n_step=1):
+            for i in range(n_episode):
+                for x in tasks():
+                    n_step_grads(model, n_step, x)
+        """
+    ),
+    # The same through two functions that call each other.
+    "mutual.py": textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        def even(model, depth, data):
+            if depth == 1:
+                with tf.GradientTape() as tape:
+                    loss = model(data)
+                return tape.gradient(loss, model.variables)
+            with tf.GradientTape() as tape:
+                grads = odd(model, depth - 1, data)
+                loss = model(data)
+            return tape.gradient(loss, model.variables)
+
+
+        def odd(model, depth, data):
+            if depth == 1:
+                return model(data)
+            with tf.GradientTape() as tape:
+                grads = even(model, depth - 1, data)
+                loss = model(data)
+            return tape.gradient(loss, model.variables)
+
+
+        def train(model, batches, depth=1):
+            for x in batches():
+                even(model, depth, x)
+        """
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECURSIVE))
+def test_a_recursive_call_on_a_computed_value_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Failed before: a summary specialized for what a call passes asked for the summary of
+    the recursive call specialized for what it passes (`n_step - 1`: 0, -1, -2 ...), each a
+    new unknown, without end (TFL101 never finished on tensorflow-fewshot). A call within a
+    cycle of the call graph now asks for the summary every call shares."""
+    from tflint_leaks.analysis import solver
+
+    start = solver.Solver._start
+
+    def bounded(self: solver.Solver, query: tuple[object, ...]) -> object:
+        assert self.evaluations < MAX_EVALUATIONS, f"no end in sight: {query!r:.200}"
+        return start(self, query)
+
+    monkeypatch.setattr(solver.Solver, "_start", bounded)
+    _write(tmp_path, {name: RECURSIVE[name]})
+    result = lint_paths([tmp_path], EVERY_RULE, jobs=1, prefilter=False)
+    assert not [d for d in result.diagnostics if d.code in {"TFL001", "TFL002"}]

@@ -187,6 +187,8 @@ class Inference:
         self._attribute_values: dict[tuple[str, str, str], Placed] = {}
         self._class_places: dict[tuple[str, str], dict[str, Placed]] = {}
         self._calls_named: dict[str, list[SiteId]] | None = None
+        #: :meth:`_components`'s, built once.
+        self._cycles: dict[tuple[str, str], int] | None = None
         self._flag_table: dict[str, list[tuple[Expr, Where]]] | None = None
         self._argument_calls: dict[str, list[tuple[Expr, library.Evaluate]]] = {}
         self._handed: tuple[dict[str, set[str]], frozenset[str]] | None = None
@@ -1115,7 +1117,14 @@ class Inference:
         the instance it is made on holds in the attributes ``ref`` tests, or the methods it
         calls on ``self`` test (:meth:`_state_switches`): from the one construction that made
         a named receiver (:meth:`_constructed`), or, for a call on ``self``, what the caller
-        was given of it. () when nothing of that rules out a block."""
+        was given of it. () when nothing of that rules out a block, and for a call on a cycle
+        of the call graph (:meth:`recursive`): what it passes may be computed anew on every
+        turn (``n_step_grads(model, n_step - 1, x)`` in ``n_step_grads``), each value a summary
+        of its own, without end."""
+        if where.function is not None and self.recursive(
+            FunctionRef(where.module.path, where.function.qualname), ref
+        ):
+            return ()
         module = self.module(ref.path)
         function = module.functions[ref.qualname]
         found: list[tuple[str, Value]] = []
@@ -1542,6 +1551,67 @@ class Inference:
                 if (site[0], site[1].partition(".")[0]) in below
             ]
         return sorted(found)
+
+    def recursive(self, caller: FunctionRef, callee: FunctionRef) -> bool:
+        """The two functions are on one cycle of the call graph as :meth:`candidates` reads
+        it (every call site that may run a function, by names): each may, through the other,
+        call itself. An over-approximation, built once."""
+        components = self._components()
+        found = components.get((caller.path, caller.qualname))
+        return found is not None and found == components.get((callee.path, callee.qualname))
+
+    def _components(self) -> dict[tuple[str, str], int]:
+        """The strongly connected components of the call graph (Tarjan's algorithm, with an
+        explicit stack: a call chain of any length uses no recursion), each function to its
+        component's number; a function on no cycle has none."""
+        if self._cycles is not None:
+            return self._cycles
+        calls: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for module in self.project.modules():
+            for qualname in sorted(module.functions):
+                for path, caller, _ in self.candidates(module, qualname):
+                    if caller:
+                        calls.setdefault((path, caller), []).append((module.path, qualname))
+        index: dict[tuple[str, str], int] = {}
+        low: dict[tuple[str, str], int] = {}
+        on_stack: set[tuple[str, str]] = set()
+        stack: list[tuple[str, str]] = []
+        found: dict[tuple[str, str], int] = {}
+        for root in sorted(calls):
+            if root in index:
+                continue
+            work = [(root, iter(sorted(set(calls.get(root, ())))))]
+            index[root] = low[root] = len(index)
+            stack.append(root)
+            on_stack.add(root)
+            while work:
+                node, edges = work[-1]
+                step = next(edges, None)
+                if step is not None:
+                    if step not in index:
+                        index[step] = low[step] = len(index)
+                        stack.append(step)
+                        on_stack.add(step)
+                        work.append((step, iter(sorted(set(calls.get(step, ()))))))
+                    elif step in on_stack:
+                        low[node] = min(low[node], index[step])
+                    continue
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    members = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        members.append(member)
+                        if member == node:
+                            break
+                    if len(members) > 1 or node in calls.get(node, ()):
+                        found.update((member, index[node]) for member in members)
+        self._cycles = found
+        return found
 
     def is_open(self, module: ModuleIndex, function: FunctionFacts) -> bool:
         """Whether the project cannot see every call of ``function``: no call names it, it
