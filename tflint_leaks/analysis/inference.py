@@ -1117,14 +1117,24 @@ class Inference:
         the instance it is made on holds in the attributes ``ref`` tests, or the methods it
         calls on ``self`` test (:meth:`_state_switches`): from the one construction that made
         a named receiver (:meth:`_constructed`), or, for a call on ``self``, what the caller
-        was given of it. () when nothing of that rules out a block, and for a call on a cycle
-        of the call graph (:meth:`recursive`): what it passes may be computed anew on every
-        turn (``n_step_grads(model, n_step - 1, x)`` in ``n_step_grads``), each value a summary
-        of its own, without end."""
-        if where.function is not None and self.recursive(
-            FunctionRef(where.module.path, where.function.qualname), ref
-        ):
-            return ()
+        was given of it. () when nothing of that rules out a block, and for a call that a
+        function evaluated for one call makes on a cycle of the call graph (:meth:`recursive`)
+        passing a number, a string or a container (:func:`_computed`) it was not given itself:
+        on a cycle, a value computed anew on every turn (``n_step_grads(model, n_step - 1,
+        x)`` in ``n_step_grads``) would make a summary of its own for each, without end;
+        values handed on as they were given, and instances, classes, functions and flags
+        (the instance a method is called on) are finitely many."""
+        given = yield from self._given_for(ref, call, where)
+        if given and where.given and where.function is not None:
+            known = {value for _, value in where.given}
+            new = [value for _, value in given if value not in known and _computed(value)]
+            if new and self.recursive(FunctionRef(where.module.path, where.function.qualname), ref):
+                return ()
+        return given
+
+    def _given_for(
+        self, ref: FunctionRef, call: Expr, where: Where
+    ) -> Generator[Query, Any, Given]:
         module = self.module(ref.path)
         function = module.functions[ref.qualname]
         found: list[tuple[str, Value]] = []
@@ -1671,6 +1681,25 @@ def _after(span: Span, branch: Branch, body: Body) -> bool:
         return False
     return not any(
         loop.body.contains(span) and loop.body.contains(branch.then) for loop in body.loops
+    )
+
+
+def _computed(value: Value) -> bool:
+    """``value`` says which number, string or container it is (its integers, its texts, its
+    length or items), or is a library object named by the attributes taken on the way
+    (``node.next.next``): arithmetic, concatenation or attributes can make new ones without
+    end."""
+    return any(
+        a.kind is Kind.LIBRARY
+        or a.ints is not None
+        or a.texts is not None
+        or a.length is not None
+        or a.bound is not None
+        or a.items is not None
+        or a.keyed is not None
+        or a.element is not None
+        or a.mapped is not None
+        for a in value.atoms
     )
 
 

@@ -657,6 +657,44 @@ class ModelBuiltInLoop(Rule):
         for step in range(100000):
             model = generators.create(4)
         """),
+        # The detector made for KeOps never clones a Keras model, though its `predict` and
+        # the wrapper's call each other by name (alibi-detect's learned-kernel drift): the
+        # instance is handed on as it was given, through what looks like a cycle.
+        Valid("""
+        import tensorflow as tf
+
+        class Base:
+            def predict(self, x):
+                if self.preprocessor is not None:
+                    x = self.preprocessor.predict(x)
+                return self.score(x)
+
+        class KeopsDrift(Base):
+            preprocessor = None
+
+            def score(self, x):
+                return x
+
+        class TensorFlowDrift(Base):
+            preprocessor = None
+
+            def score(self, x):
+                return tf.keras.models.clone_model(self.model)(x)
+
+        class Drift:
+            def __init__(self, backend):
+                if backend == "tensorflow":
+                    detector = TensorFlowDrift
+                else:
+                    detector = KeopsDrift
+                self._detector = detector()
+
+            def predict(self, x):
+                return self._detector.predict(x)
+
+        for _ in range(100):
+            Drift(backend="keops").predict(x)
+        """),
         # Four folds, from a namedtuple of settings (the melanoma TPU pipeline, unseen set Q
         # of stop 43).
         Valid("""
