@@ -338,6 +338,8 @@ _FRESH_KINDS = frozenset({Kind.MODEL, Kind.INSTANCE})
 def _fresh_inside(found: Atom) -> bool:
     if found.kind in _FRESH_KINDS:
         return found.flag
+    if found.element is None and found.mapped is None and not found.items and not found.keyed:
+        return False  # holds nothing (most atoms): no walk
     return any(value.fresh_inside for value in _held(found))
 
 
