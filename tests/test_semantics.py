@@ -1052,6 +1052,12 @@ def test_a_deserialized_object_is_not_known_to_be_a_model(tmp_path: Path, name: 
         ('config = namedtuple("config", "lr nfolds")\nC = config(0.1, 5)', {5}),
         ('config = namedtuple("config", "lr, nfolds")\nC = config(0.1, nfolds=6)', {6}),
         ('config = namedtuple("config", ["nfolds"])\nC = config(*given)', None),
+        # More fields than the index keeps of a list: the keyword names its field.
+        (
+            'config = namedtuple("config", ["a", "b", "c", "d", "e", "f", "g", "h", "nfolds"])\n'
+            "C = config(a=1, nfolds=4)",
+            {4},
+        ),
         ("config = namedtuple('config', names)\nC = config(nfolds=4)", None),
     ],
 )

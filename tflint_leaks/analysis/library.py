@@ -516,14 +516,17 @@ def _record(fields: list[str]) -> str:
 
 
 def _fields(expr: Expr | None) -> list[str] | None:
-    """A namedtuple's field names: a list or tuple of strings, or one string of names
-    separated by spaces or commas; None when they are not all known."""
+    """A namedtuple's field names: a list or tuple of strings (its first names, when the
+    index keeps only those), or one string of names separated by spaces or commas; None when
+    they are not known."""
     if expr is None:
         return None
     text = string_text(expr)
     if text is not None:
         names = text.replace(",", " ").split()
-    elif expr.op is Op.DISPLAY and expr.number == len(expr.parts):
+    elif expr.op is Op.DISPLAY:
+        # Of a long list only the first names are kept: the positions they fill (a keyword
+        # argument names its field itself, :func:`_made_record`).
         found = [string_text(part) for part in expr.parts]
         if any(name is None for name in found):
             return None
@@ -539,7 +542,7 @@ def _made_record(fields: list[str], call: Expr, evaluate: Evaluate) -> Computati
     keyed: dict[str, Value] = {}
     for field, argument in zip(fields, call.positional, strict=False):
         keyed[field] = yield from evaluate(argument)
-    for field in fields:
+    for field in [*fields, *(k for k in call.keywords if k.isidentifier())]:
         given = call.keyword(field)
         if given is not None:
             keyed[field] = yield from evaluate(given)
