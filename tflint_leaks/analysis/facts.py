@@ -827,10 +827,10 @@ def first_run_state(test: Expr) -> tuple[str, ...]:
         for left, operator, right in zip(test.parts, test.keywords, test.parts[1:], strict=False):
             if operator in {"is", "=="} and right == _NONE and left.op is Op.REF:
                 found.append(left.text)
-            elif operator == "not in" and _container(right) is not None:
-                found.append(_container(right) or "")  # ``k not in X``, ``k not in X.keys()``
-            elif operator == "not in" and _global_name(left, right) is not None:
-                found.append(_global_name(left, right) or "")  # ``"model" not in globals()``
+            elif operator == "not in" and (container := _container(right)) is not None:
+                found.append(container)  # ``k not in X``, ``k not in X.keys()``
+            elif operator == "not in" and (name := _global_name(left, right)) is not None:
+                found.append(name)  # ``"model" not in globals()``
             elif _empty(left, operator, right):  # ``len(X) == 0``: ``not X``
                 found.append(left.positional[0].text)
         return tuple(found)

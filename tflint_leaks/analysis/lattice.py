@@ -356,7 +356,7 @@ def _held(found: Atom) -> Iterator[Value]:
 def _stale(found: Atom) -> Atom:
     if found.kind in _FRESH_KINDS:
         return found._replace(flag=False)
-    if not any(value.fresh_inside for value in _held(found)):
+    if not _fresh_inside(found):
         return found
     return found._replace(
         element=found.element.stale() if found.element is not None else None,

@@ -548,7 +548,7 @@ def _made_record(fields: list[str], call: Expr, evaluate: Evaluate) -> Computati
             keyed[field] = yield from evaluate(given)
         elif field not in keyed:
             keyed[field] = UNKNOWN
-    return atom(Kind.CONTAINER, ref=NAMESPACE, keyed=tuple(sorted(keyed.items())))
+    return _namespace(keyed)
 
 
 def command_line(arguments: Iterable[tuple[Expr, Evaluate]]) -> Computation:
@@ -571,6 +571,11 @@ def command_line(arguments: Iterable[tuple[Expr, Evaluate]]) -> Computation:
         if dest is None or not dest.isidentifier():
             continue
         keyed[dest] = yield from _default(call, options, evaluate)
+    return _namespace(keyed)
+
+
+def _namespace(keyed: dict[str, Value]) -> Value:
+    """An object with one attribute per key (an ``argparse.Namespace``, a namedtuple)."""
     return atom(Kind.CONTAINER, ref=NAMESPACE, keyed=tuple(sorted(keyed.items())))
 
 
