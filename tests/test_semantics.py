@@ -238,7 +238,57 @@ def test_a_string_made_a_list_is_no_string_after(tmp_path: Path) -> None:
     ],
 )
 def test_a_string_may_still_fall_through(tmp_path: Path, changed: tuple[str, str]) -> None:
-    source = EVALUATE.replace(*changed)
+    # what is not a list raises, strings included: that test is made one of a project class
+    source = EVALUATE.replace(*changed).replace("(metrics, list)", "(metrics, MetricList)")
+    assert value_of(tmp_path, source, "metrics", "evaluate").bound is None
+
+
+EVALUATE_TESTED = (
+    EVALUATE
+    + """
+import unittest
+
+class EvaluateTest(unittest.TestCase):
+    def test_custom_metric(self):
+        def logcosh(y_true, y_pred):
+            return y_pred - y_true
+
+        evaluate(logcosh)
+        evaluate(["mean_squared_error", logcosh])
+        evaluate(3)
+        self.assertRaises(TypeError, evaluate, load_metrics())
+"""
+)
+
+
+def test_what_a_chain_rules_out_does_not_fall_through(tmp_path: Path) -> None:
+    """Edward's tests: a nested function is callable and made a list of one, the number
+    raises, and the call a test expects to raise gives no value the function works on."""
+    found = value_of(tmp_path, EVALUATE_TESTED, "metrics", "evaluate")
+    assert (found.kind, found.bound) == (Kind.CONTAINER, 2)
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        # a callable falls through when its block neither binds the name nor leaves
+        ("metrics = [metrics]\n    elif not", "print(metrics)\n    elif not"),
+        # a test of a project class, which may subclass list, lets the number through
+        ("not isinstance(metrics, list)", "not isinstance(metrics, MetricList)"),
+        # a call nobody expects to raise passes what it loads
+        ("self.assertRaises(TypeError, evaluate, load_metrics())", "evaluate(load_metrics())"),
+        # the context-manager form calls nothing itself: the call in its block is a call
+        (
+            "self.assertRaises(TypeError, evaluate, load_metrics())",
+            "with self.assertRaises(TypeError):\n            evaluate(load_metrics())",
+        ),
+    ],
+)
+def test_what_the_chain_does_not_rule_out_falls_through(
+    tmp_path: Path, changed: tuple[str, str]
+) -> None:
+    source = EVALUATE_TESTED.replace(*changed)
+    assert source != EVALUATE_TESTED
     assert value_of(tmp_path, source, "metrics", "evaluate").bound is None
 
 

@@ -127,6 +127,9 @@ class Site:
 
     call: Expr
     span: Span
+    #: A test expects the call to raise (``self.assertRaises(TypeError, f, 3)`` calls
+    #: ``f(3)``): its arguments are ones the function refuses.
+    raises: bool = False
 
 
 @dataclass(frozen=True)
@@ -180,11 +183,12 @@ class Body:
     #: target the same run has certainly assigned before (:mod:`.overwrites`).
     overwritten: tuple[tuple[str, Span], ...] = ()
     renewed: tuple[tuple[str, Span], ...] = ()
-    #: Names that the top level holds a string no longer after an ``if isinstance(name, str):
-    #: name = [name]`` (an ``if``/``elif`` chain of which every block binds the name anew at
-    #: its top level or leaves the body): what reaches the code after it from before is not
-    #: a string.
-    not_strings: tuple[str, ...] = ()
+    #: Names that the top level holds no value of some sorts any more after an ``if
+    #: isinstance(name, str): name = [name]`` (an ``if``/``elif`` chain of which every block
+    #: binds the name anew at its top level or leaves the body), each with those sorts:
+    #: ``"str"`` (``isinstance(name, str)``), ``"callable"`` (``callable(name)``). What
+    #: reaches the code after the chain from before is of none of them.
+    narrowed: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: The blocks that restore from a file what the other block of the same ``if`` computed
     #: and saved to it (``if not os.path.isfile(path): ret = split(); save(ret, path)`` /
     #: ``else: ret = load(path)``): a disk cache, whose restored values are the computed ones.
@@ -246,6 +250,44 @@ def _kept(call: ast.Call, resolve: Resolve, graph_code: bool) -> bool:
             or (graph_code and builds_graph(resolved))
         )
     return True
+
+
+#: Test helpers that call the callable they are given, at this position, with the arguments
+#: after it, and expect it to raise: ``self.assertRaises(TypeError, evaluate, 3, data)``
+#: calls ``evaluate(3, data)`` (``unittest.TestCase``'s methods, on ``self``; pytest's).
+_RAISES_METHODS = {
+    "assertRaises": 1,
+    "assertWarns": 1,
+    "assertRaisesRegex": 2,
+    "assertRaisesRegexp": 2,
+    "assertWarnsRegex": 2,
+}
+_RAISES_FUNCTIONS = {"pytest.raises": 1, "pytest.warns": 1}
+
+
+def _site(call: ast.Call, resolve: Resolve, span_of: SpanOf) -> Site:
+    called = _called_by_test(call, resolve)
+    if called is None:
+        return Site(from_ast(call), span_of(call))
+    return Site(from_ast(called), span_of(call), raises=True)
+
+
+def _called_by_test(call: ast.Call, resolve: Resolve) -> ast.Call | None:
+    """The call of the callable a test helper is given, with the arguments after it
+    (``self.assertRaises(E, f, 3)`` is ``f(3)``: ``f`` is called there, not handed on), or
+    None when ``call`` is no such helper's (its context-manager form included)."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        position = _RAISES_METHODS.get(func.attr) if func.value.id == "self" else None
+    else:
+        resolved = resolve(func)
+        position = None if resolved is None else _RAISES_FUNCTIONS.get(resolved)
+    if position is None or len(call.args) <= position:
+        return None
+    if any(isinstance(argument, ast.Starred) for argument in call.args[: position + 1]):
+        return None
+    called = ast.Call(call.args[position], call.args[position + 1 :], call.keywords)
+    return ast.copy_location(called, call)
 
 
 def _targets(target: ast.expr, value: Expr, span: Span) -> Iterable[Assign]:
@@ -318,7 +360,7 @@ def collect_body(
         changed.extend(_changed_in_place(node, resolve, span_of))
         if isinstance(node, ast.Call):  # the most common by far: tested first
             if _kept(node, resolve, graph_code):
-                calls.append(Site(from_ast(node), span_of(node)))
+                calls.append(_site(node, resolve, span_of))
         elif isinstance(node, ast.Assign):
             value = from_ast(node.value)
             assigns.extend(a for t in node.targets for a in _targets(t, value, span_of(node)))
@@ -372,7 +414,7 @@ def collect_body(
         tuple(sorted(changed, key=lambda found: found[1])),
         tuple(exclusive),
         *_flow(block, assigns, resolve, span_of),
-        _not_strings(top),
+        _narrowed(top),
         tuple(restores),
     )
 
@@ -974,23 +1016,28 @@ def _loop(node: ast.For | ast.AsyncFor | ast.While, head: ast.expr, span_of: Spa
 #: What ``isinstance(x, ...)`` names a string by: ``str``, Python 2's ``basestring`` and
 #: ``six.string_types``.
 _STRING_TYPES = frozenset({"str", "basestring", "string_types", "six.string_types"})
+#: Python's containers, as ``isinstance`` names them.
+_CONTAINER_TYPES = frozenset({"list", "tuple", "dict", "set", "frozenset"})
 
 
-def _not_strings(top: Iterable[ast.stmt]) -> tuple[str, ...]:
-    """:attr:`Body.not_strings`: the names of top-level ``if isinstance(name, str):`` chains
-    (``elif`` included) whose every block binds ``name`` at its top level or leaves the body
-    (``raise``, ``return``), so that only a value that is no string falls through."""
-    found: list[str] = []
+def _narrowed(top: Iterable[ast.stmt]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """:attr:`Body.narrowed`: for each top-level ``if``/``elif`` chain whose every block
+    binds the names it tests at its top level or leaves the body (``raise``, ``return``),
+    the sorts of value that cannot fall through it, by name: ``if isinstance(metrics, str):
+    metrics = [metrics] elif callable(metrics): metrics = [metrics] elif not
+    isinstance(metrics, list): raise TypeError(...)`` lets neither a string nor a callable
+    nor anything but a container of ``metrics`` reach the code after it."""
+    found: dict[str, set[str]] = {}
     for statement in top:
         if not isinstance(statement, ast.If):
             continue
-        tested: set[str] = set()
+        tested: dict[str, set[str]] = {}
         chain: ast.If | None = statement
         blocks: list[list[ast.stmt]] = []
         while chain is not None:
-            name = _string_test(chain.test)
-            if name is not None:
-                tested.add(name)
+            test = _sort_of(chain.test)
+            if test is not None:
+                tested.setdefault(test[0], set()).add(test[1])
             blocks.append(chain.body)
             orelse = chain.orelse
             if len(orelse) == 1 and isinstance(orelse[0], ast.If):
@@ -999,28 +1046,51 @@ def _not_strings(top: Iterable[ast.stmt]) -> tuple[str, ...]:
                 if orelse:
                     blocks.append(orelse)
                 chain = None
-        found.extend(
-            name
-            for name in sorted(tested)
-            if all(_binds_or_leaves(block, name) for block in blocks)
-        )
-    return tuple(found)
+        for name, sorts in tested.items():
+            if all(_binds_or_leaves(block, name) for block in blocks):
+                found.setdefault(name, set()).update(sorts)
+    return tuple((name, tuple(sorted(sorts))) for name, sorts in sorted(found.items()))
 
 
-def _string_test(test: ast.expr) -> str | None:
-    """``name`` of ``isinstance(name, str)`` (or a tuple of string types)."""
+def _sort_test(test: ast.expr) -> tuple[str, str] | None:
+    """``(name, "str")`` for ``isinstance(name, str)`` (or a tuple of string types),
+    ``(name, "callable")`` for ``callable(name)``."""
     if not (
         isinstance(test, ast.Call)
         and isinstance(test.func, ast.Name)
-        and test.func.id == "isinstance"
-        and len(test.args) == 2
+        and test.args
         and isinstance(test.args[0], ast.Name)
     ):
+        return None
+    name = test.args[0].id
+    if test.func.id == "callable" and len(test.args) == 1:
+        return name, "callable"
+    if test.func.id != "isinstance" or len(test.args) != 2:
         return None
     kinds = test.args[1]
     names = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
     texts = [from_ast(kind).text for kind in names]
-    return test.args[0].id if texts and all(t in _STRING_TYPES for t in texts) else None
+    return (name, "str") if texts and all(t in _STRING_TYPES for t in texts) else None
+
+
+def _sort_of(test: ast.expr) -> tuple[str, str] | None:
+    """:func:`_sort_test`, and ``(name, "not container")`` for ``not isinstance(name,
+    list)`` (or a tuple of Python's container types): the block runs for what is none."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = test.operand
+        if (
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Name)
+            and inner.func.id == "isinstance"
+            and len(inner.args) == 2
+            and isinstance(inner.args[0], ast.Name)
+        ):
+            kinds = inner.args[1]
+            names = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+            if names and all(from_ast(k).text in _CONTAINER_TYPES for k in names):
+                return inner.args[0].id, "not container"
+        return None
+    return _sort_test(test)
 
 
 def _binds_or_leaves(block: list[ast.stmt], name: str) -> bool:

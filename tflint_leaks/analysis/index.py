@@ -510,8 +510,10 @@ def _called_or_stored(nodes: list[ast.AST]) -> frozenset[str]:
     (``self.save = save``)."""
     found: set[str] = set()
     for node in nodes:
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            found.add(node.func.id)
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name):
+                found.add(node.func.id)
+            found.update(a.id for a in node.args if isinstance(a, ast.Name))
         elif (
             isinstance(node, ast.Assign)
             and isinstance(node.value, ast.Name)

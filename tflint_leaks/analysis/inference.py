@@ -681,8 +681,9 @@ class Inference:
             given = dict(where.given).get(name)
             if given is None:
                 given = yield ("param", path, qualname, name)
-            if name in where.body.not_strings:
-                given = given.without(Kind.STR)
+            for sort in dict(where.body.narrowed).get(name, ()):
+                for kind in _SORTS[sort]:
+                    given = given.without(kind)
             values.append(given.stale())
         stored = yield from self.evaluate_all(self._stores(where).get(name, ()), where)
         counting = yield from self._counted_length(where, name, assigns, len(stored))
@@ -1017,6 +1018,8 @@ class Inference:
         sites = yield ("callers", path, qualname)
         for site in sites:
             call, caller = self.site(site)
+            if caller.body.calls[site[2]].raises:
+                continue  # a test expects it to raise: what it refuses, not what it works on
             passed = yield from self._passed(module, function, call, name, caller, self.evaluate)
             values.append(UNKNOWN if passed is None else passed)
         return join(values)
@@ -1661,6 +1664,21 @@ class Inference:
                 _hand(value, receiver, variables, receivers, escaped)
         self._handed = (receivers, frozenset(escaped))
         return self._handed
+
+
+#: The kinds of value a test of :attr:`~tflint_leaks.analysis.facts.Body.narrowed` holds for:
+#: ``isinstance(x, str)`` for strings, ``callable(x)`` for functions, classes, library
+#: callables, ``tf.function``\ s and Keras models, ``not isinstance(x, list)`` for all that
+#: is no Python container (an instance of a project class may subclass one).
+_SORTS: dict[str, tuple[Kind, ...]] = {
+    "str": (Kind.STR,),
+    "callable": (Kind.FUNCTION, Kind.CLASS, Kind.LIBRARY, Kind.TF_FUNCTION, Kind.MODEL),
+    "not container": tuple(
+        kind
+        for kind in Kind
+        if kind not in {Kind.CONTAINER, Kind.INSTANCE, Kind.UNKNOWN, Kind.SUPER}
+    ),
+}
 
 
 def _reads_state(body: Body) -> bool:

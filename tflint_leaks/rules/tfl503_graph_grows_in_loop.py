@@ -139,8 +139,11 @@ class GraphGrowsInLoop(Rule):
     """
 
     VALID = (
-        # Edward's `evaluate`: one op per metric asked for, a name or a list of two here.
+        # Edward's `evaluate`: one op per metric asked for, a name, a function or a list of
+        # two here; a metric that is none of them raises, as its test expects.
         Valid("""
+        import unittest
+
         import tensorflow as tf
 
 
@@ -148,6 +151,10 @@ class GraphGrowsInLoop(Rule):
             sess = tf.Session()
             if isinstance(metrics, str):
                 metrics = [metrics]
+            elif callable(metrics):
+                metrics = [metrics]
+            elif not isinstance(metrics, list):
+                raise TypeError("metrics must be a string, a list or callable")
             for metric in metrics:
                 if metric == "accuracy":
                     print(sess.run(tf.reduce_mean(y)))
@@ -155,6 +162,15 @@ class GraphGrowsInLoop(Rule):
 
         evaluate("accuracy", tf.constant([1.0]))
         evaluate(["accuracy", "loss"], tf.constant([1.0]))
+
+
+        class EvaluateTest(unittest.TestCase):
+            def test_custom_metric(self):
+                def logcosh(y_true, y_pred):
+                    return y_pred - y_true
+
+                evaluate(logcosh, tf.constant([1.0]))
+                self.assertRaises(TypeError, evaluate, tf.constant(1.0), tf.constant([1.0]))
         """),
         # tensorflow/privacy's PATE student: each teacher's predictions are computed by a
         # helper that builds its ops, runs them and drops the graph before it returns.
