@@ -5,6 +5,8 @@
     .venv/bin/python benchmarks/whole.py --realcode            # realcode/labels.toml's repos
     .venv/bin/python benchmarks/whole.py --libraries --realcode --json whole.json
     .venv/bin/python benchmarks/whole.py --pythonpath /path/to/other/checkout --repos larq/larq
+    .venv/bin/python benchmarks/whole.py --libraries --realcode \
+        --labels benchmarks/breadth/labels-a.toml --labels benchmarks/breadth/labels-b.toml
 
 Each repository's whole tree is extracted at its pinned commit (from the
 ``fetch`` mirror) into ``benchmarks/.cache/whole/<owner>+<name>/`` and linted from its root:
@@ -38,6 +40,8 @@ from pinned import CHECK, DEFAULT_MIRROR_ROOT, Linter, MaterialiseError
 HERE = Path(__file__).resolve().parent
 LIBRARIES = HERE / "libraries.toml"
 REALCODE = HERE / "realcode" / "labels.toml"
+#: The breadth benchmark's list kept for independent checks: never linted by these scripts.
+HOLDOUT = "labels-holdout.toml"
 DEFAULT_CACHE = HERE / ".cache" / "whole"
 JOBS = (1, 2)
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -304,6 +308,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--libraries", action="store_true", help="libraries.toml (the default)")
     parser.add_argument("--realcode", action="store_true", help="realcode/labels.toml's repos")
+    parser.add_argument(
+        "--labels",
+        action="append",
+        type=Path,
+        default=[],
+        help="the repositories of this labels file too (breadth/labels-*.toml; not the holdout)",
+    )
     parser.add_argument("--repos", action="append", default=[], help="only these repositories")
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--mirror-root", type=Path, default=DEFAULT_MIRROR_ROOT)
@@ -321,10 +332,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         targets = []
-        if args.libraries or not args.realcode:
+        if args.libraries or not (args.realcode or args.labels):
             targets += load_targets(LIBRARIES, "libraries")
         if args.realcode:
             targets += load_targets(REALCODE, "realcode")
+        for path in args.labels:
+            if path.name == HOLDOUT:
+                raise ListError(f"{path}: kept for independent checks, never read here")
+            targets += load_targets(path, path.stem)
     except ListError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -333,7 +348,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    targets = [target for target in targets if target.name in wanted]
+    listed: dict[str, Target] = {}
+    for target in targets:  # a repository of several lists is linted once, as the first has it
+        if target.name in wanted:
+            listed.setdefault(target.name, target)
+    targets = list(listed.values())
     linter = pinned.make_linter(args.python, args.pythonpath, args.timeout)
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     module = pinned.linter_module(linter, args.cache_dir)

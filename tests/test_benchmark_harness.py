@@ -304,3 +304,12 @@ def test_census_carries_verdicts_by_place_and_scores_as_a_census(
     assert result["overall"]["precision"] == 0.5
     assert "seed" not in tomllib.loads(text) and tomllib.loads(text)["population"] == 2
     assert audit.score(findings, 3)["design"].startswith("simple random sample")
+
+
+def test_whole_never_reads_the_held_out_list(
+    whole: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    held_out = whole.HERE / "breadth" / whole.HOLDOUT
+    assert held_out.is_file()
+    assert whole.main(["--labels", str(held_out), "--offline"]) == 2
+    assert "kept for independent checks" in capsys.readouterr().err
