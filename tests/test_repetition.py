@@ -341,8 +341,13 @@ def run(batches, epochs):
         # joined by ``and`` with a test that says nothing about how often
         "    for epoch in range(epochs):\n"
         "        if epoch == 3 and batches:\n            model.predict(x)",
+        # the last iteration: a value computed from names the loop never changes
+        "    for i in range(len(batches)):\n"
+        "        if i == len(batches) - 1:\n            model.predict(batches[i])",
+        "    step = 0\n    while True:\n        if step == 2 * warmup + 1:\n"
+        "            model.predict(x)\n        step += 1",
     ],
-    ids=["range", "enumerate", "while", "and"],
+    ids=["range", "enumerate", "while", "and", "last", "arithmetic"],
 )
 def test_a_guard_on_one_iteration_of_a_loop_runs_once(tmp_path: Path, body: str) -> None:
     assert _lint(tmp_path, ONCE.format(body=body), select="TFL402") == []
@@ -359,6 +364,12 @@ def test_a_guard_on_one_iteration_of_a_loop_runs_once(tmp_path: Path, body: str)
         # the value moves with the counter
         "    target = 0\n    for epoch in range(epochs):\n        if epoch == target:\n"
         "            model.predict(x)\n            target = epoch + 1",
+        # the list grows in the loop: its last index moves with the counter
+        "    for i in range(epochs):\n        batches.append(i)\n"
+        "        if i == len(batches) - 1:\n            model.predict(x)",
+        # a value the loop computes anew: ``warmup`` is assigned in the loop
+        "    for i in range(epochs):\n        warmup = i\n"
+        "        if i == warmup + 0:\n            model.predict(x)",
         # the counter is assigned again inside the loop
         "    for epoch in range(epochs):\n        epoch = epoch // 2\n"
         "        if epoch == 0:\n            model.predict(x)",
@@ -366,7 +377,7 @@ def test_a_guard_on_one_iteration_of_a_loop_runs_once(tmp_path: Path, body: str)
         "    for epoch in range(epochs):\n        for i, batch in enumerate(batches):\n"
         "            if i == 0:\n                model.predict(batch)",
     ],
-    ids=["items", "continue", "moving-value", "reassigned", "outer-loop"],
+    ids=["items", "continue", "moving-value", "growing", "computed", "reassigned", "outer-loop"],
 )
 def test_a_guard_a_counter_may_pass_more_than_once_is_not_once(tmp_path: Path, body: str) -> None:
     findings = _lint(tmp_path, ONCE.format(body=body), select="TFL402")

@@ -602,7 +602,9 @@ class FileContext:
         of ``enumerate(...)`` (``for fidelity, data in enumerate(splits):``), or a name to
         which every iteration of a ``while`` loop adds a positive constant (``step += 1``)
         and nothing else in the loop assigns; the value is one known integer or a name the
-        loop never assigns (``if epoch == warmup:``). The target of a ``for`` over anything
+        loop never assigns (``if epoch == warmup:``), or a value computed from such names and
+        integers (``if i == len(batches) - 1:``, the last iteration, when the loop neither
+        assigns ``batches`` nor calls a method of it). The target of a ``for`` over anything
         else of known length counts too when the value is one integer."""
         sides = _equality(test)
         if sides is None:
@@ -618,14 +620,7 @@ class FileContext:
             loop, steps = found
             ints = self.type_of(other).ints
             constant = ints is not None and len(ints) == 1
-            if steps and (
-                constant
-                or (
-                    isinstance(other, cst.Name)
-                    and other.value != name
-                    and not any(loop in a.loops for a in facts.assignments.get(other.value, []))
-                )
-            ):
+            if steps and (constant or _invariant(other, name, loop, facts)):
                 return loop
             if (
                 not steps
@@ -1058,6 +1053,62 @@ def _binds(function: FunctionFacts, name: str) -> bool:
     body = function.body
     assigned = name in function.params or any(a.target == name for a in body.assigns)
     return assigned and name not in body.globals
+
+
+#: Builtins whose result depends only on their arguments (``len(batches) - 1``).
+_PURE_BUILTINS = frozenset({"len", "abs", "min", "max", "int", "round"})
+
+
+def _invariant(value: cst.BaseExpression, counter: str, loop: LoopNode, facts: ScopeFacts) -> bool:
+    """``value`` is the same on every iteration of ``loop``: integers, and names (dotted:
+    ``self.warmup``) other than ``counter`` that the loop neither assigns nor calls a
+    method of (``batches.append(...)`` changes ``len(batches)``), combined by arithmetic
+    and :data:`_PURE_BUILTINS`."""
+    names: list[str] = []
+    todo = [value]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, cst.Integer):
+            continue
+        if isinstance(node, cst.BinaryOperation):
+            todo += [node.left, node.right]
+        elif isinstance(node, cst.UnaryOperation):
+            todo.append(node.expression)
+        elif isinstance(node, cst.Call):
+            if not (
+                isinstance(node.func, cst.Name)
+                and node.func.value in _PURE_BUILTINS
+                and all(not argument.star and argument.keyword is None for argument in node.args)
+            ):
+                return False
+            todo += [argument.value for argument in node.args]
+        else:
+            name = dotted(node)
+            if name is None or name == counter:
+                return False
+            names.append(name)
+    changed = {
+        key
+        for key, assignments in facts.assignments.items()
+        if any(loop in a.loops for a in assignments)
+    }
+    return (
+        bool(names)
+        and not any(
+            name in changed or any(key.startswith(f"{name}.") for key in changed) for name in names
+        )
+        and not _calls_methods_of(loop, set(names))
+    )
+
+
+def _calls_methods_of(loop: LoopNode, names: set[str]) -> bool:
+    """Some call in ``loop`` is a method call on one of ``names`` (``batches.append(x)``)."""
+    return any(
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and dotted(node.func.value) in names
+        for node in descendants(loop)
+    )
 
 
 def _equality(

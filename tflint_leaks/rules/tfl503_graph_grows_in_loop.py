@@ -83,7 +83,9 @@ class GraphGrowsInLoop(Rule):
     operators on tensors (`sess.run(a + b)`, `t[0]`) are not seen. A periodic guard around the
     op (`if step % 1000 == 0:`) divides the count: the message says "every 1000th iteration",
     and a loop of known size whose guarded count falls to `max-loop-iterations` or fewer is not
-    flagged (a guard whose `N` is not known counts as every iteration).
+    flagged (a guard whose `N` is not known counts as every iteration); a guard that holds on
+    one iteration of the loop (`if epoch == 0:`, `if i == len(batches) - 1:` when the loop
+    changes neither `batches` nor what it is compared with) runs the op once.
 
     ## Example
     ```python
@@ -171,6 +173,20 @@ class GraphGrowsInLoop(Rule):
 
                 evaluate(logcosh, tf.constant([1.0]))
                 self.assertRaises(TypeError, evaluate, tf.constant(1.0), tf.constant([1.0]))
+        """),
+        # An evaluation op built on the last batch only: the loop changes neither the counter's
+        # target nor the list, so the guard holds once.
+        Valid("""
+        import tensorflow as tf
+
+        sess = tf.compat.v1.Session()
+
+
+        def train(batches, logits, x):
+            for i in range(len(batches)):
+                sess.run(logits, {x: batches[i]})
+                if i == len(batches) - 1:
+                    print(sess.run(tf.round(tf.sigmoid(logits)), {x: batches[i]}))
         """),
         # tensorflow/privacy's PATE student: each teacher's predictions are computed by a
         # helper that builds its ops, runs them and drops the graph before it returns.
