@@ -346,8 +346,11 @@ def run(batches, epochs):
         "        if i == len(batches) - 1:\n            model.predict(batches[i])",
         "    step = 0\n    while True:\n        if step == 2 * warmup + 1:\n"
         "            model.predict(x)\n        step += 1",
+        # two values of the counter: two iterations at most
+        "    for step in range(epochs):\n"
+        "        if step == 50 or step == 100:\n            model.predict(x)",
     ],
-    ids=["range", "enumerate", "while", "and", "last", "arithmetic"],
+    ids=["range", "enumerate", "while", "and", "last", "arithmetic", "or"],
 )
 def test_a_guard_on_one_iteration_of_a_loop_runs_once(tmp_path: Path, body: str) -> None:
     assert _lint(tmp_path, ONCE.format(body=body), select="TFL402") == []
@@ -370,6 +373,9 @@ def test_a_guard_on_one_iteration_of_a_loop_runs_once(tmp_path: Path, body: str)
         # a value the loop computes anew: ``warmup`` is assigned in the loop
         "    for i in range(epochs):\n        warmup = i\n"
         "        if i == warmup + 0:\n            model.predict(x)",
+        # joined by ``or`` with a test that may hold on every iteration
+        "    for step in range(epochs):\n"
+        "        if step == 50 or batches:\n            model.predict(x)",
         # the counter is assigned again inside the loop
         "    for epoch in range(epochs):\n        epoch = epoch // 2\n"
         "        if epoch == 0:\n            model.predict(x)",
@@ -377,7 +383,16 @@ def test_a_guard_on_one_iteration_of_a_loop_runs_once(tmp_path: Path, body: str)
         "    for epoch in range(epochs):\n        for i, batch in enumerate(batches):\n"
         "            if i == 0:\n                model.predict(batch)",
     ],
-    ids=["items", "continue", "moving-value", "growing", "computed", "reassigned", "outer-loop"],
+    ids=[
+        "items",
+        "continue",
+        "moving-value",
+        "growing",
+        "computed",
+        "or-anything",
+        "reassigned",
+        "outer-loop",
+    ],
 )
 def test_a_guard_a_counter_may_pass_more_than_once_is_not_once(tmp_path: Path, body: str) -> None:
     findings = _lint(tmp_path, ONCE.format(body=body), select="TFL402")

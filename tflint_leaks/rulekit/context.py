@@ -213,7 +213,7 @@ class FileContext:
         self._answers: dict[tuple[str, int | str, int], object] = {}
         self._guards: dict[cst.If, bool] = {}
         #: Each guard's period, and the loop whose counter it tests (``if j == 0:``), if any.
-        self._periods: dict[cst.If, tuple[int, LoopNode | None]] = {}
+        self._periods: dict[cst.If, tuple[int, tuple[LoopNode, int] | None]] = {}
         #: :meth:`framework_calls`'s, by file and function.
         self._frameworks: dict[tuple[str, str], EntryPoint | None] = {}
         self._body_nodes: dict[ScopeNode, list[cst.CSTNode]] = {}
@@ -507,7 +507,9 @@ class FileContext:
         total = 1
         for loop in chosen:
             if loop in once:
-                continue  # a guard lets the node run on one of its iterations at most
+                # a guard lets the node run on that many of its iterations at most
+                total *= min(once[loop], self.trip_count(loop) or once[loop])
+                continue
             count = self.trip_count(loop)
             if count is None and isinstance(loop, cst.While):
                 count = counted_runs(loop, self._below(loop), self.scope_facts(), self._integers)
@@ -543,25 +545,27 @@ class FileContext:
         :meth:`_counter_test`). ``N`` is the solver's integer (its smallest value); when it,
         or such a loop's count, is not known the guard counts :data:`UNKNOWN_PERIOD`."""
         _, every, once = self._guarded_by(loops)
-        for loop in once:
-            every *= self.trip_count(loop) or UNKNOWN_PERIOD
+        for loop, times in once.items():
+            count = self.trip_count(loop)
+            every *= max(1, count // times) if count else UNKNOWN_PERIOD
         return every
 
     def _guarded_by(
         self, loops: Iterable[LoopNode] | None
-    ) -> tuple[list[LoopNode], int, frozenset[LoopNode]]:
+    ) -> tuple[list[LoopNode], int, dict[LoopNode, int]]:
         """The loops of the current node's repetition (or ``loops``), the product of the
         periods of the ``if step % N == 0:`` guards around the node inside them, and those of
-        them that a guard lets run the node on one iteration at most (``if j == 0:``)."""
+        them that a guard lets run the node on a few iterations at most, with how many (``if j
+        == 0:``, one; ``if step == 50 or step == 100:``, two)."""
         chosen = self.loops if loops is None else list(loops)
         if chosen:
             stop: cst.CSTNode = chosen[0]
         elif loops is None and self.entry_point is not None:
             stop = self.frame.node
         else:
-            return chosen, 1, frozenset()
+            return chosen, 1, {}
         every = 1
-        once: set[LoopNode] = set()
+        once: dict[LoopNode, int] = {}
         child: cst.CSTNode | None = None
         for node in reversed(self.ancestors):
             if node is stop or node is self.frame.node:
@@ -573,26 +577,34 @@ class FileContext:
                 period, counted = found
                 if counted is None:
                     every *= period
-                elif counted in chosen:
-                    once.add(counted)
+                elif counted[0] in chosen:
+                    loop, times = counted
+                    once[loop] = min(times, once.get(loop, times))
             child = node
-        return chosen, every, frozenset(once)
+        return chosen, every, once
 
-    def _guard(self, test: cst.BaseExpression) -> tuple[int, LoopNode | None]:
-        """A guard's period: one run in ``N`` (:meth:`_guard_period`), or one run per run of
-        the enclosing loop whose counter it compares with a value that loop does not change
-        (``if j == 0:`` inside ``for j in range(2000)``: once in 2000; with the loop's count,
-        0 when it is not known), a test joined by ``and`` by its rarest part (such a loop of
-        unknown count the rarest)."""
+    def _guard(self, test: cst.BaseExpression) -> tuple[int, tuple[LoopNode, int] | None]:
+        """A guard's period: one run in ``N`` (:meth:`_guard_period`), or a few runs per run
+        of the enclosing loop whose counter it compares with values that loop does not change
+        (``if j == 0:`` inside ``for j in range(2000)``: once in 2000, with the loop's count,
+        0 when it is not known; ``if step == 50 or step == 100:`` twice), a test joined by
+        ``and`` by its rarest part (such a loop of unknown count the rarest)."""
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return max(
                 self._guard(test.left),
                 self._guard(test.right),
                 key=lambda g: g[0] if g[0] or g[1] is None else math.inf,
             )
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+            left, right = self._guard(test.left)[1], self._guard(test.right)[1]
+            if left is None or right is None or left[0] is not right[0]:
+                return 1, None
+            loop, times = left[0], left[1] + right[1]
+            count = self.trip_count(loop)
+            return (max(1, count // times) if count else 0), (loop, times)
         counted = self._counter_test(test)
         if counted is not None:
-            return self.trip_count(counted) or 0, counted
+            return self.trip_count(counted) or 0, (counted, 1)
         return self._guard_period(test), None
 
     def _counter_test(self, test: cst.BaseExpression) -> LoopNode | None:

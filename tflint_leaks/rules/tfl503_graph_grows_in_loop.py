@@ -85,7 +85,8 @@ class GraphGrowsInLoop(Rule):
     and a loop of known size whose guarded count falls to `max-loop-iterations` or fewer is not
     flagged (a guard whose `N` is not known counts as every iteration); a guard that holds on
     one iteration of the loop (`if epoch == 0:`, `if i == len(batches) - 1:` when the loop
-    changes neither `batches` nor what it is compared with) runs the op once.
+    changes neither `batches` nor what it is compared with) runs the op once, and one on a
+    few (`if step == 50 or step == 100:`) that many times.
 
     ## Example
     ```python
