@@ -720,3 +720,67 @@ def test_a_thread_started_per_device_runs_its_target_once_per_device(tmp_path: P
             "(`del` and `gc.collect()` do not release it)",
         )
     ]
+
+
+EARLY_EXIT = """
+import tensorflow as tf
+
+model = tf.keras.models.load_model("model.keras")
+
+
+def run(batches):
+    for step in range(20000):
+        model.fit(batches[step])
+{exit}
+        model.predict(batches[step])
+"""
+
+
+@pytest.mark.parametrize(
+    ("exit", "message"),
+    [
+        # what follows an early ``continue`` runs where its test does not hold
+        (
+            "        if step % 1000 != 0:\n            continue",
+            "every 1000th iteration (20 in all)",
+        ),
+        ("        if step % 1000:\n            continue", "every 1000th iteration (20 in all)"),
+        ("        if not step % 1000 == 0: continue", "every 1000th iteration (20 in all)"),
+        # the other way round: the rest runs on 999 iterations in 1000
+        ("        if step % 1000 == 0:\n            continue", "every iteration (20000 in all)"),
+        # an exit that may not be taken (it prints too) guards nothing
+        (
+            "        if step % 1000 != 0:\n            print(step)\n            continue",
+            "every iteration (20000 in all)",
+        ),
+    ],
+    ids=["not-equal", "remainder", "not", "complement", "two-statements"],
+)
+def test_an_early_exit_guards_what_follows_it(tmp_path: Path, exit: str, message: str) -> None:
+    source = EARLY_EXIT.format(exit=exit)
+    findings = _lint(tmp_path, source, select="TFL402")
+    line = next(
+        n for n, text in enumerate(source.lstrip("\n").splitlines(), 1) if ".predict" in text
+    )
+    assert [(code, found) for code, found, _ in findings] == [("TFL402", line)]
+    assert findings[0][2].startswith(f"`model.predict` {message} builds")
+
+
+def test_a_callback_that_returns_early_runs_the_rest_one_time_in_n(tmp_path: Path) -> None:
+    """``if batch % 100 != 0: return`` in ``on_train_batch_end``: the rest runs every 100th
+    batch the framework calls it on."""
+    source = """
+    import tensorflow as tf
+
+    class Preview(tf.keras.callbacks.Callback):
+        def __init__(self, images):
+            self.images = images
+
+        def on_train_batch_end(self, batch, logs=None):
+            if batch % 100 != 0:
+                return
+            self.model.predict(self.images)
+    """
+    findings = _lint(tmp_path, source, select="TFL402")
+    assert [(code, line) for code, line, _ in findings] == [("TFL402", 10)]
+    assert findings[0][2].startswith("`self.model.predict` every 100th batch builds")

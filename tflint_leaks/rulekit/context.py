@@ -66,6 +66,10 @@ ScopeNode = cst.Module | cst.ClassDef | cst.FunctionDef | cst.Lambda
 #: such as 10 would let a loop of 100 iterations look like 10 runs, below
 #: ``max-loop-iterations``, for an ``N`` that may well be 1 (see DEVELOPING.md, "Frequency").
 UNKNOWN_PERIOD = 1
+#: What a guard says of how often its block runs: one time in ``N`` (its period), or on a few
+#: iterations of one loop at most, with how many (the period is then that loop's count over
+#: them, 0 when the count is not known).
+Guard = tuple[int, tuple[LoopNode, int] | None]
 
 
 class FrameKind(Singletons):
@@ -213,7 +217,9 @@ class FileContext:
         self._answers: dict[tuple[str, int | str, int], object] = {}
         self._guards: dict[cst.If, bool] = {}
         #: Each guard's period, and the loop whose counter it tests (``if j == 0:``), if any.
-        self._periods: dict[cst.If, tuple[int, tuple[LoopNode, int] | None]] = {}
+        self._periods: dict[cst.If, Guard] = {}
+        #: The same for the ``if`` statements that leave early (``if ...: continue``).
+        self._exits: dict[cst.If, Guard | None] = {}
         #: :meth:`framework_calls`'s, by file and function.
         self._frameworks: dict[tuple[str, str], EntryPoint | None] = {}
         self._body_nodes: dict[ScopeNode, list[cst.CSTNode]] = {}
@@ -570,11 +576,15 @@ class FileContext:
         for node in reversed(self.ancestors):
             if node is stop or node is self.frame.node:
                 break
+            guards: list[Guard] = []
             if isinstance(node, cst.If) and child is node.body:
                 found = self._periods.get(node)
                 if found is None:
                     found = self._periods[node] = self._guard(node.test)
-                period, counted = found
+                guards.append(found)
+            elif isinstance(node, cst.IndentedBlock) and child is not None:
+                guards.extend(self._exit_guards(node, child))
+            for period, counted in guards:
                 if counted is None:
                     every *= period
                 elif counted[0] in chosen:
@@ -583,7 +593,27 @@ class FileContext:
             child = node
         return chosen, every, once
 
-    def _guard(self, test: cst.BaseExpression) -> tuple[int, tuple[LoopNode, int] | None]:
+    def _exit_guards(self, block: cst.IndentedBlock, child: cst.CSTNode) -> list[Guard]:
+        """The guards that the early exits of ``block`` before ``child`` put on it: after ``if
+        step % 100 != 0: continue`` (or ``return``) the rest of the block runs when ``step %
+        100 == 0``, one time in 100."""
+        found: list[Guard] = []
+        for statement in block.body:
+            if statement is child:
+                break
+            if not (isinstance(statement, cst.If) and statement.orelse is None):
+                continue
+            if not _only_exits(statement.body):
+                continue
+            if statement not in self._exits:
+                negated = _negated(statement.test)
+                self._exits[statement] = None if negated is None else self._guard(negated)
+            guard = self._exits[statement]
+            if guard is not None:
+                found.append(guard)
+        return found
+
+    def _guard(self, test: cst.BaseExpression) -> Guard:
         """A guard's period: one run in ``N`` (:meth:`_guard_period`), or a few runs per run
         of the enclosing loop whose counter it compares with values that loop does not change
         (``if j == 0:`` inside ``for j in range(2000)``: once in 2000, with the loop's count,
@@ -1121,6 +1151,36 @@ def _calls_methods_of(loop: LoopNode, names: set[str]) -> bool:
         and dotted(node.func.value) in names
         for node in descendants(loop)
     )
+
+
+def _only_exits(body: cst.BaseSuite) -> bool:
+    """``body`` is one ``continue`` or ``return`` (``if ...: continue``)."""
+    line: cst.BaseSuite | cst.BaseStatement = body
+    if isinstance(body, cst.IndentedBlock):
+        if len(body.body) != 1:
+            return False
+        line = body.body[0]
+    if not isinstance(line, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+        return False
+    return len(line.body) == 1 and isinstance(line.body[0], cst.Continue | cst.Return)
+
+
+def _negated(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """A test that holds where ``test`` does not, for the tests guards are made of: ``not
+    t`` is ``t``, ``a != b`` is ``a == b``, ``step % N`` (a number) is ``step % N == 0``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return test.expression
+    if (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.NotEqual)
+    ):
+        return cst.Comparison(
+            test.left, [cst.ComparisonTarget(cst.Equal(), test.comparisons[0].comparator)]
+        )
+    if _is_modulo(test):
+        return cst.Comparison(test, [cst.ComparisonTarget(cst.Equal(), cst.Integer("0"))])
+    return None
 
 
 def _equality(

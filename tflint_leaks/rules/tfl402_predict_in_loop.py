@@ -69,7 +69,8 @@ class PredictInLoop(Rule):
     (TFL401) and for the
     `predict` too: each request still builds its pipeline. A periodic guard runs its body
     one time in `N`: `if step % 1000 == 0:` in a loop of 20,000 steps is "every 1000th
-    iteration (20 in all)", and one whose count falls to `max-loop-iterations` or fewer is not
+    iteration (20 in all)", as after an early exit (`if step % 1000 != 0: continue`, or `return`
+    in a callback), and one whose count falls to `max-loop-iterations` or fewer is not
     flagged. A guard whose `N` is not known counts as every iteration.
 
     ## Example

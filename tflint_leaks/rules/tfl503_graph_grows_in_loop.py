@@ -81,12 +81,13 @@ class GraphGrowsInLoop(Rule):
     that add no node (`tf.trainable_variables()`, `tf.get_variable` with reuse, a
     `tf.Summary()` protocol buffer). Limits: ops made by Python
     operators on tensors (`sess.run(a + b)`, `t[0]`) are not seen. A periodic guard around the
-    op (`if step % 1000 == 0:`) divides the count: the message says "every 1000th iteration",
-    and a loop of known size whose guarded count falls to `max-loop-iterations` or fewer is not
-    flagged (a guard whose `N` is not known counts as every iteration); a guard that holds on
-    one iteration of the loop (`if epoch == 0:`, `if i == len(batches) - 1:` when the loop
-    changes neither `batches` nor what it is compared with) runs the op once, and one on a
-    few (`if step == 50 or step == 100:`) that many times.
+    op (`if step % 1000 == 0:`, or an early `if step % 1000: continue` before it) divides the
+    count: the message says "every 1000th iteration", and a loop of known size whose guarded
+    count falls to `max-loop-iterations` or fewer is not flagged (a guard whose `N` is not
+    known counts as every iteration); a guard that holds on one iteration of the loop (`if
+    epoch == 0:`, `if i == len(batches) - 1:` when the loop changes neither `batches` nor what
+    it is compared with) runs the op once, and one on a few (`if step == 50 or step ==
+    100:`) that many times.
 
     ## Example
     ```python
