@@ -784,3 +784,35 @@ def test_a_callback_that_returns_early_runs_the_rest_one_time_in_n(tmp_path: Pat
     findings = _lint(tmp_path, source, select="TFL402")
     assert [(code, line) for code, line, _ in findings] == [("TFL402", 10)]
     assert findings[0][2].startswith("`self.model.predict` every 100th batch builds")
+
+
+@pytest.mark.parametrize(
+    ("test", "expected"),
+    [
+        # every 10th update and the first: 37 + 1 of 375
+        ("update % 10 == 0 or update == 1", "(38 in all)"),
+        # every 100th and the first: 3 + 1, within max-loop-iterations
+        ("update % 100 == 0 or update == 1", None),
+        # the first, or a test that may hold on any iteration
+        ("update == 1 or batches", "every iteration (375 in all)"),
+    ],
+    ids=["periodic-or-first", "few", "or-anything"],
+)
+def test_a_periodic_or_counter_guard_adds_their_runs(
+    tmp_path: Path, test: str, expected: str | None
+) -> None:
+    source = f"""
+    import tensorflow as tf
+
+    model = tf.keras.models.load_model("model.keras")
+    for update in range(1, 376):
+        model.fit(batches[update])
+        if {test}:
+            model.predict(batches[update])
+    """
+    findings = _lint(tmp_path, source, select="TFL402")
+    if expected is None:
+        assert findings == []
+    else:
+        assert [(code, line) for code, line, _ in findings] == [("TFL402", 7)]
+        assert expected in findings[0][2]

@@ -87,7 +87,8 @@ class GraphGrowsInLoop(Rule):
     known counts as every iteration); a guard that holds on one iteration of the loop (`if
     epoch == 0:`, `if i == len(batches) - 1:` when the loop changes neither `batches` nor what
     it is compared with) runs the op once, and one on a few (`if step == 50 or step ==
-    100:`) that many times.
+    100:`) that many times (`if update % 10 == 0 or update == 1:`, a tenth of the loop's
+    iterations and one more).
 
     ## Example
     ```python
