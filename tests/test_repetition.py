@@ -370,6 +370,9 @@ def test_a_guard_on_one_iteration_of_a_loop_runs_once(tmp_path: Path, body: str)
         # the list grows in the loop: its last index moves with the counter
         "    for i in range(epochs):\n        batches.append(i)\n"
         "        if i == len(batches) - 1:\n            model.predict(x)",
+        # a method of the object that holds the value may change it
+        "    for i in range(epochs):\n        run.state.advance()\n"
+        "        if i == run.state.warmup:\n            model.predict(x)",
         # a value the loop computes anew: ``warmup`` is assigned in the loop
         "    for i in range(epochs):\n        warmup = i\n"
         "        if i == warmup + 0:\n            model.predict(x)",
@@ -388,6 +391,7 @@ def test_a_guard_on_one_iteration_of_a_loop_runs_once(tmp_path: Path, body: str)
         "continue",
         "moving-value",
         "growing",
+        "holder-changed",
         "computed",
         "or-anything",
         "reassigned",

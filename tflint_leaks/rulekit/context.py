@@ -1163,11 +1163,18 @@ def _invariant(value: cst.BaseExpression, counter: str, loop: LoopNode, facts: S
 
 
 def _calls_methods_of(loop: LoopNode, names: set[str]) -> bool:
-    """Some call in ``loop`` is a method call on one of ``names`` (``batches.append(x)``)."""
+    """Some call in ``loop`` is a method call on one of ``names`` or on what holds it
+    (``batches.append(x)``; ``self.advance()`` may assign ``self.warmup``)."""
+    holders = {
+        ".".join(parts[:end])
+        for name in names
+        for parts in [name.split(".")]
+        for end in range(1, len(parts) + 1)
+    }
     return any(
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Attribute)
-        and dotted(node.func.value) in names
+        and dotted(node.func.value) in holders
         for node in descendants(loop)
     )
 
