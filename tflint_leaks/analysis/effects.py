@@ -30,7 +30,14 @@ from tflint_leaks.analysis.graph import (
     resets_graph,
 )
 from tflint_leaks.analysis.index import FunctionFacts, TfFunctionFacts
-from tflint_leaks.analysis.inference import Inference, Target, TargetKind, Where, callee_name
+from tflint_leaks.analysis.inference import (
+    Inference,
+    SiteId,
+    Target,
+    TargetKind,
+    Where,
+    callee_name,
+)
 from tflint_leaks.analysis.lattice import ClassRef, FunctionRef, Kind, Value
 from tflint_leaks.analysis.names import GRADIENT_TAPE, resolve_dotted
 from tflint_leaks.analysis.singletons import Singletons
@@ -104,11 +111,16 @@ class Effect:
     method: str = ""
     #: For :data:`EffectKind.FIT`: the call trains one epoch (``epochs`` left out or 1).
     one_epoch: bool = False
+    #: For :data:`EffectKind.GRAPH_OP`: a call of the chain, or the op itself, is made in a
+    #: block that makes a graph the default (:attr:`~tflint_leaks.analysis.facts.Body.
+    #: graph_blocks`), so the op builds graph nodes even where eager execution is on.
+    in_graph: bool = False
 
     @property
-    def identity(self) -> tuple[str, str, Span, str, int]:
-        """What the effect is, whatever chain reaches it."""
-        return self.kind.value, self.path, self.span, self.text, self.parameter
+    def identity(self) -> tuple[str, str, Span, str, int, bool]:
+        """What the effect is, whatever chain reaches it (an op built in a graph by one chain
+        and eagerly by another is two effects)."""
+        return self.kind.value, self.path, self.span, self.text, self.parameter, self.in_graph
 
     @property
     def places(self) -> list[tuple[str, Span, str]]:
@@ -121,10 +133,17 @@ class Effect:
         return found
 
 
+def _built_in_graph(effect: Effect) -> Effect:
+    """``effect`` made in a block that makes a graph the default: an op builds graph nodes."""
+    if effect.kind is EffectKind.GRAPH_OP and not effect.in_graph:
+        return replace(effect, in_graph=True)
+    return effect
+
+
 def _canonical(effects: Iterator[Effect] | list[Effect]) -> tuple[Effect, ...]:
     """One effect per identity, reached by its shortest chain (the first of those in order),
     sorted: the same tuple whatever order the effects were found in."""
-    best: dict[tuple[str, str, Span, str, int], Effect] = {}
+    best: dict[tuple[str, str, Span, str, int, bool], Effect] = {}
     for effect in effects:
         key = effect.identity
         known = best.get(key)
@@ -139,8 +158,8 @@ class Effects:
     def __init__(self, inference: Inference) -> None:
         self.inference = inference
 
-    def equations(self) -> dict[str, tuple[Any, tuple[Effect, ...]]]:
-        return {"summary": (self._summary, ())}
+    def equations(self) -> dict[str, tuple[Any, tuple[Effect, ...] | bool]]:
+        return {"summary": (self._summary, ()), "in graph": (self._runs_in_graph, False)}
 
     # -- summaries -----------------------------------------------------------------------------
 
@@ -175,8 +194,25 @@ class Effects:
             if function.body.in_own_graph(site.span):
                 # Built into a graph the function makes itself, not into the caller's default.
                 found = [e for e in found if e.kind is not EffectKind.GRAPH_OP]
+            elif function.body.in_graph_block(site.span):
+                found = [_built_in_graph(e) for e in found]
             effects.extend(e for e in found if len(e.chain) < MAX_CHAIN)
         return _canonical(effects)
+
+    def _runs_in_graph(self, query: Query) -> Generator[Query, Any, bool]:
+        """``("in graph", path, qualname)``: the function may run with a graph made the
+        default: a call site that may run it is in a block that makes one the default
+        (:attr:`~tflint_leaks.analysis.facts.Body.graph_blocks`), or in a function that may
+        itself run so."""
+        _, path, qualname = query
+        sites: tuple[SiteId, ...] = yield ("callers", path, qualname)
+        for caller_path, caller, index in sites:
+            body = self.inference.where_of(self.inference.module(caller_path), caller).body
+            if body.in_graph_block(body.calls[index].span):
+                return True
+            if caller and (yield ("in graph", caller_path, caller)):
+                return True
+        return False
 
     def site_effects(
         self, site: Site, where: Where, *, nested: bool

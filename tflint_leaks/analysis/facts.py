@@ -24,6 +24,7 @@ from tflint_leaks.analysis.graph import (
     GRAPH,
     GRAPH_MODE_SWITCHES,
     builds_graph,
+    enters_graph,
     resets_graph,
     v1,
 )
@@ -158,6 +159,10 @@ class Body:
     #: (``self.graph = tf.Graph()``, ``tf.Graph().as_default()``): the ops built there go into
     #: that graph, not into the default graph of whoever calls the body.
     own_graph: tuple[Span, ...] = ()
+    #: The blocks of every ``with`` that makes a graph the default (:func:`~tflint_leaks.
+    #: analysis.graph.enters_graph`: a session made there, ``g.as_default()`` for a graph):
+    #: TensorFlow calls there build graph nodes even where eager execution is on.
+    graph_blocks: tuple[Span, ...] = ()
     #: The ``if`` statements whose test reads a parameter or an attribute of ``self``
     #: (:class:`Branch`), and the parameters and ``self.attribute`` names they read, sorted.
     branches: tuple[Branch, ...] = ()
@@ -202,6 +207,10 @@ class Body:
             or (then.contains(second) and orelse.contains(first))
             for then, orelse in self.exclusive
         )
+
+    def in_graph_block(self, span: Span) -> bool:
+        """The code at ``span`` runs with a graph made the default (:attr:`graph_blocks`)."""
+        return within(span, self.graph_blocks)
 
     def in_own_graph(self, span: Span) -> bool:
         """The code at ``span`` builds into a graph of the body's own (:attr:`own_graph`)."""
@@ -406,6 +415,7 @@ def collect_body(
         tuple(sorted(loops, key=lambda loop: loop.header)),
         _once(guards, alternatives, list(top), local, span_of, made, resolve),
         tuple(_block(w.body, span_of) for w in withs if _own_graph(w, made, resolve)),
+        tuple(_block(w.body, span_of) for w in withs if _enters_graph(w, made, resolve)),
         tuple(branches),
         tuple(sorted({name for b in branches for name in _switches(b.test, params)})),
         tuple(item_stores),
@@ -617,20 +627,39 @@ _COLLECTION = "graph collection"
 def _own_graph(node: ast.With, graphs: dict[str, str], resolve: Resolve) -> bool:
     """``with tf.Graph().as_default():``, or ``with g.as_default():`` for a name the body binds
     to a new graph (``graphs``)."""
+    return any(
+        method == AS_DEFAULT and receiver == GRAPH
+        for _, method, receiver in _entered(node, graphs, resolve)
+    )
+
+
+def _enters_graph(node: ast.With, graphs: dict[str, str], resolve: Resolve) -> bool:
+    """One of the ``with``'s items makes a graph the default (:func:`~tflint_leaks.analysis.
+    graph.enters_graph`)."""
+    return any(enters_graph(*item) for item in _entered(node, graphs, resolve))
+
+
+def _entered(
+    node: ast.With, graphs: dict[str, str], resolve: Resolve
+) -> Iterator[tuple[str | None, str | None, str | None]]:
+    """For each call a ``with`` enters, what :func:`~tflint_leaks.analysis.graph.enters_graph`
+    asks: its canonical name, and for ``x.as_default()`` the method's name and what ``x`` is
+    (the canonical name of the call that made it, here or bound to a name of ``graphs``, or
+    ``.graph``)."""
     for entry in node.items:
         call = entry.context_expr
-        if not (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Attribute)
-            and call.func.attr == AS_DEFAULT
-        ):
+        if not isinstance(call, ast.Call):
             continue
-        receiver = call.func.value
-        if isinstance(receiver, ast.Call) and resolve(receiver.func) == GRAPH:
-            return True
-        if graphs.get(dotted_ast(receiver) or "") == GRAPH:
-            return True
-    return False
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == AS_DEFAULT):
+            yield resolve(func), None, None
+            continue
+        made = func.value
+        receiver = resolve(made.func) if isinstance(made, ast.Call) else None
+        receiver = receiver or graphs.get(dotted_ast(made) or "")
+        if receiver is None and isinstance(made, ast.Attribute):
+            receiver = f".{made.attr}"  # ``sess.graph``
+        yield resolve(func), func.attr, receiver
 
 
 def _parameters(

@@ -82,6 +82,28 @@ EAGER_CALLBACKS = frozenset(
 #: A new graph (``tf.Graph()``), and the method that makes a graph the default in a block.
 GRAPH = "tensorflow.Graph"
 AS_DEFAULT = "as_default"
+#: What gives a graph: a new one, the default one, and the attribute by which TensorFlow's
+#: objects give theirs (``sess.graph``, ``tensor.graph``, ``op.graph``).
+_GRAPH_SOURCES = frozenset({GRAPH, "tensorflow.get_default_graph"})
+GRAPH_ATTRIBUTE = ".graph"
+
+
+def enters_graph(callee: str | None, method: str | None, receiver: str | None) -> bool:
+    """Whether a ``with`` item makes a graph the default for its block, so that TensorFlow
+    calls there build graph nodes even where eager execution is on (TensorFlow 2.21:
+    ``tf.executing_eagerly()`` is False inside ``with tf.compat.v1.Session():`` and inside
+    ``with tf.Graph().as_default():``, True inside ``with sess.as_default():``, ``with
+    writer.as_default():`` and after ``tf.compat.v1.InteractiveSession()``). The item is a
+    call: ``callee`` is its canonical name (a session made there: entering it enters its
+    graph), or, for ``x.as_default()``, ``method`` is ``as_default`` and ``receiver`` says what
+    ``x`` is: the canonical name of the call that made it (``tensorflow.Graph``), or
+    :data:`GRAPH_ATTRIBUTE` for ``sess.graph``."""
+    if method is None:
+        return callee is not None and is_session_source(callee)
+    return method == AS_DEFAULT and (
+        receiver == GRAPH_ATTRIBUTE or (receiver is not None and v1(receiver) in _GRAPH_SOURCES)
+    )
+
 
 #: TensorFlow modules whose functions add no nodes to the default graph.
 _NO_OP_MODULES = (

@@ -81,6 +81,13 @@ class Program:
         found: tuple[SiteId, ...] = self.solver.value(("callers", ref.path, ref.qualname))
         return found
 
+    def runs_in_graph(self, ref: FunctionRef) -> bool:
+        """Whether a project function may run with a graph made the default, by a caller in a
+        ``with tf.compat.v1.Session():`` block or one of ``g.as_default()`` (directly or
+        through other callers)."""
+        found: bool = self.solver.value(("in graph", ref.path, ref.qualname))
+        return found
+
     def site_span(self, site: SiteId) -> Span:
         """Where a call site is."""
         _, where = self.inference.site(site)

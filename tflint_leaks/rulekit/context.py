@@ -22,7 +22,7 @@ from tflint_leaks.analysis.effects import Effect, EffectKind, TfFunctionTarget
 from tflint_leaks.analysis.facts import Span, first_run_state, within
 from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex, TfFunctionFacts
 from tflint_leaks.analysis.inference import TargetKind, Where
-from tflint_leaks.analysis.lattice import ArrayOrigin, ClassRef, Kind, Value
+from tflint_leaks.analysis.lattice import ArrayOrigin, ClassRef, FunctionRef, Kind, Value
 from tflint_leaks.analysis.library import RANGES
 from tflint_leaks.analysis.loops import LoopNode, LoopParts
 from tflint_leaks.analysis.names import TF_FUNCTION, resolve_dotted
@@ -754,6 +754,16 @@ class FileContext:
             return None
         assert isinstance(found, EntryPoint)
         return found
+
+    def runs_in_graph(self) -> bool:
+        """The function around the current node (the top-level one) may run with a graph
+        made the default by a caller (:meth:`~tflint_leaks.analysis.program.Program.
+        runs_in_graph`); module-level code never does."""
+        where = self.where()
+        function = where.function
+        return function is not None and self.program.runs_in_graph(
+            FunctionRef(where.module.path, function.qualname)
+        )
 
     def framework_calls(self, path: str, qualname: str) -> EntryPoint | None:
         """The framework that calls the project function ``qualname`` of ``path`` many times

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis import keras
-from tflint_leaks.analysis.graph import AS_DEFAULT, GRAPH
+from tflint_leaks.analysis.graph import AS_DEFAULT, GRAPH, enters_graph
 from tflint_leaks.analysis.loops import LoopNode
 from tflint_leaks.analysis.nodes import descendants, dotted
 from tflint_leaks.diagnostics import RelatedRole
@@ -77,7 +77,12 @@ class GraphGrowsInLoop(Rule):
     fills the cache) or inside a `tf.function`, a new graph per iteration (`with
     tf.Graph().as_default():` inside the loop, or `tf.compat.v1.reset_default_graph()` /
     `clear_session()` every iteration, directly or in project code the loop calls), eager
-    code (no session and eager execution on: ops run at once and keep nothing), and calls
+    code (no session and eager execution on: ops run at once and keep nothing; in a project
+    pinned to TensorFlow 2 that never turns eager execution off, any op built where no graph
+    is the default, even in a loop that reaches a session further on: only `with
+    tf.compat.v1.Session():` and `with graph.as_default():` make one the default, around the
+    op, the loop, or a caller of the loop's function, not `with sess.as_default():` or a
+    summary writer's), and calls
     that add no node (`tf.trainable_variables()`, `tf.get_variable` with reuse, a
     `tf.Summary()` protocol buffer). Limits: ops made by Python
     operators on tensors (`sess.run(a + b)`, `t[0]`) are not seen. A periodic guard around the
@@ -828,7 +833,7 @@ class GraphGrowsInLoop(Rule):
         if named is not None and (named == 0 or context.bounded(limit, context.loops[:named])):
             return  # one assign per variable of the graph: the loops that name them count once
         run = self._run(context.loops[0])
-        if not run:
+        if not run or not _builds_nodes(context, effect):
             return
         if effect.chain:
             callee = effect.chain[0].callee.rpartition(".")[2]
@@ -992,19 +997,59 @@ def _runs_graph(context: FileContext, call: cst.Call, graph_mode: bool) -> str:
     return ""
 
 
+def _builds_nodes(context: FileContext, effect: Effect) -> bool:
+    """The op builds graph nodes where it runs: always in graph mode; where eager execution is
+    on (a project on TensorFlow 2 that never turns it off), only with a graph made the
+    default, around the op in the project code the loop calls (``effect.in_graph``), around
+    the loop's call or the loop itself (``with tf.compat.v1.Session() as sess:``), or by a
+    caller of the loop's function. Elsewhere the op runs eagerly and keeps nothing."""
+    if context.graph_mode or context.frameworks.tensorflow_major != 2:
+        return True
+    return (
+        effect.in_graph
+        or any(_enters_graph(context, item) for w in context.open_withs() for item in w.items)
+        or context.runs_in_graph()
+    )
+
+
+def _enters_graph(context: FileContext, item: cst.WithItem) -> bool:
+    """The ``with`` item makes a graph the default (:func:`~tflint_leaks.analysis.graph.
+    enters_graph`): a session made there, or ``g.as_default()`` for a graph."""
+    call = item.item
+    if not isinstance(call, cst.Call):
+        return False
+    receiver = method_call(call, frozenset({AS_DEFAULT}))
+    made = None if receiver is None else _graph_made(context, receiver)
+    if made is None and isinstance(receiver, cst.Attribute):
+        made = f".{receiver.attr.value}"  # ``sess.graph``
+    method = AS_DEFAULT if receiver is not None else None
+    return enters_graph(context.resolve(call.func), method, made)
+
+
+def _graph_made(
+    context: FileContext, receiver: cst.BaseExpression, loops: tuple[LoopNode, ...] = ()
+) -> str | None:
+    """What made ``receiver``: the canonical name of the call (``tensorflow.Graph``), or
+    :data:`GRAPH` for a name bound to a new graph (in one of ``loops`` when they are given)."""
+    if isinstance(receiver, cst.Call):
+        return context.resolve(receiver.func)
+    name = dotted(receiver)
+    within = set(loops)
+    made = name is not None and any(
+        (not loops or a.loops & within)
+        and isinstance(a.value, cst.Call)
+        and context.resolve(a.value.func) == GRAPH
+        for a in context.scope_facts().assignments.get(name, ())
+    )
+    return GRAPH if made else None
+
+
 def _new_graph(context: FileContext, item: cst.WithItem) -> bool:
     """``with tf.Graph().as_default():`` or ``with graph.as_default():`` for a graph made in
     the loop."""
     call = item.item
     receiver = method_call(call, frozenset({AS_DEFAULT})) if isinstance(call, cst.Call) else None
-    if isinstance(receiver, cst.Call):
-        return context.resolve(receiver.func) == GRAPH
-    name = dotted(receiver) if receiver is not None else None
-    loops = set(context.loops)
-    return name is not None and any(
-        a.loops & loops and isinstance(a.value, cst.Call) and context.resolve(a.value.func) == GRAPH
-        for a in context.scope_facts().assignments.get(name, ())
-    )
+    return receiver is not None and _graph_made(context, receiver, tuple(context.loops)) == GRAPH
 
 
 def _method(call: cst.Call) -> str:
