@@ -196,6 +196,9 @@ class Effects:
                 found = [e for e in found if e.kind is not EffectKind.GRAPH_OP]
             elif function.body.in_graph_block(site.span):
                 found = [_built_in_graph(e) for e in found]
+            if site.call in function.body.iterated_pipelines:
+                # A data-free pipeline the function only iterates: nothing traced or copied.
+                found = [e for e in found if e.kind is not EffectKind.DATASET]
             effects.extend(e for e in found if len(e.chain) < MAX_CHAIN)
         return _canonical(effects)
 

@@ -198,6 +198,10 @@ class Body:
     #: and saved to it (``if not os.path.isfile(path): ret = split(); save(ret, path)`` /
     #: ``else: ret = load(path)``): a disk cache, whose restored values are the computed ones.
     restores: tuple[Span, ...] = ()
+    #: The calls of a data-free ``tf.data`` source (:data:`~tflint_leaks.analysis.keras.
+    #: DATA_FREE_SOURCES`) whose pipeline the body only iterates in its ``for`` loops
+    #: (:func:`_iterated_pipelines`), by their expressions.
+    iterated_pipelines: tuple[Expr, ...] = ()
 
     def apart(self, first: Span, second: Span) -> bool:
         """The code at ``first`` and at ``second`` never both run in one run of the body:
@@ -363,6 +367,7 @@ def collect_body(
     item_stores: list[tuple[str, Expr, Expr]] = []
     changed: list[tuple[str, Span]] = []
     params = set(_parameters(arguments, defaults, annotations) if arguments else ())
+    nodes = list(nodes)
     for node in nodes:
         if type(node) not in _COLLECTED:
             continue
@@ -426,6 +431,7 @@ def collect_body(
         *_flow(block, assigns, resolve, span_of),
         _narrowed(top),
         tuple(restores),
+        _iterated_pipelines(nodes, resolve, local=arguments is not None, shared=set(declared)),
     )
 
 
@@ -622,6 +628,69 @@ def _collection(call: ast.Call, callee: str | None, names: frozenset[str]) -> st
 
 #: How :func:`_graph_names` names a collection of the default graph, as state.
 _COLLECTION = "graph collection"
+
+
+def _iterated_pipelines(
+    nodes: list[ast.AST], resolve: Resolve, *, local: bool, shared: set[str]
+) -> tuple[Expr, ...]:
+    """The data-free pipelines the body only iterates: each call of a source of
+    :data:`~tflint_leaks.analysis.keras.DATA_FREE_SOURCES` whose pipeline (the source with
+    data-free steps on it, ``.batch(n)``, through the names the body binds it to, ``ds =
+    ds.shuffle(k)``) nothing uses but the iterable of a ``for`` loop, eagerly. Passed to a
+    call (``model.fit(ds)``, ``step(ds)``, ``iter(ds)``), returned, yielded, stored or mapped
+    over, it may be traced or kept. Only a function's own names count (``local``, and not
+    those it declares ``global``: ``shared``): other code may read the module's. Each by its
+    call's expression, when every call of the body with that expression is so."""
+    sources = [
+        node
+        for node in nodes
+        if isinstance(node, ast.Call) and resolve(node.func) in keras.DATA_FREE_SOURCES
+    ]
+    if not sources:
+        return ()
+    fine: set[int] = set()  # the source calls and name loads a loop or a step uses
+    flows: list[tuple[ast.expr, str]] = []  # ``name = <pipeline of root>``
+    loads: list[ast.Name] = []
+    for node in nodes:
+        if isinstance(node, ast.For | ast.AsyncFor):
+            fine.add(id(_pipeline_root(node.iter)))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if local and isinstance(target, ast.Name) and target.id not in shared:
+                root = _pipeline_root(node.value)
+                fine.add(id(root))
+                flows.append((root, target.id))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loads.append(node)
+    escaped = {load.id for load in loads if id(load) not in fine}
+    grown = True
+    while grown:  # what flows into an escaping name escapes with it
+        before = len(escaped)
+        escaped.update(
+            root.id for root, name in flows if name in escaped and isinstance(root, ast.Name)
+        )
+        grown = len(escaped) > before
+    bound = {id(root): name for root, name in flows}
+    iterated = {
+        id(call) for call in sources if id(call) in fine and bound.get(id(call)) not in escaped
+    }
+    kinds: dict[Expr, bool] = {}
+    for call in sources:
+        expr = from_ast(call)
+        kinds[expr] = kinds.get(expr, True) and id(call) in iterated
+    return tuple(expr for expr, only in kinds.items() if only)
+
+
+def _pipeline_root(expr: ast.expr) -> ast.expr:
+    """What a pipeline expression steps from: ``tf.data.Dataset.range(n)`` for
+    ``tf.data.Dataset.range(n).batch(b).prefetch(1)``, ``ds`` for ``ds.shuffle(k)``."""
+    while (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in keras.DATA_FREE_STEPS
+    ):
+        expr = expr.func.value
+    return expr
 
 
 def _own_graph(node: ast.With, graphs: dict[str, str], resolve: Resolve) -> bool:

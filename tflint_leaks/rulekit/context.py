@@ -755,6 +755,11 @@ class FileContext:
         assert isinstance(found, EntryPoint)
         return found
 
+    def only_iterated(self, node: cst.Call) -> bool:
+        """``node`` makes a data-free ``tf.data`` pipeline that its body only iterates in
+        ``for`` loops (:attr:`~tflint_leaks.analysis.facts.Body.iterated_pipelines`)."""
+        return from_cst(node) in self.where().body.iterated_pipelines
+
     def runs_in_graph(self) -> bool:
         """The function around the current node (the top-level one) may run with a graph
         made the default by a caller (:meth:`~tflint_leaks.analysis.program.Program.
