@@ -407,6 +407,43 @@ class FitInLoop(Rule):
             "`clear_session()` (tensorflow/tensorflow#61791); run each trial in a fresh "
             "process",
         ),
+        # A project class's own `fit` (arnon3339/emoji-model's tuner): it builds a Hugging Face
+        # model and fits it, every trial.
+        Invalid(
+            """
+            import optuna
+            import tensorflow as tf
+            from transformers import TFAutoModelForSequenceClassification
+
+
+            class AiModel:
+                def __init__(self, learning_rate):
+                    self.learning_rate = learning_rate
+
+                def fit(self):
+                    model = TFAutoModelForSequenceClassification.from_pretrained("bert-base")
+                    model.compile(optimizer=tf.keras.optimizers.Adam(self.learning_rate))
+                    return model.fit(train_dataset, epochs=3)
+
+
+            def objective(trial):
+                tf.keras.backend.clear_session()
+                model = AiModel(trial.suggest_float("learning_rate", 1e-5, 1e-3))
+                return model.fit()
+
+
+            study = optuna.create_study()
+            study.optimize(objective, 32)
+            """,
+            19,
+            12,
+            19,
+            23,
+            "`AiModel.fit` builds and fits a model and is called every trial (32 in all); since "
+            "TensorFlow 2.11 each `fit` registers gradient functions globally that keep its "
+            "graphs alive even after `clear_session()` (tensorflow/tensorflow#61791); run each "
+            "trial in a fresh process",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -414,7 +451,7 @@ class FitInLoop(Rule):
         if not in_repetition(context):
             return
         receiver = method_call(node, _FIT)
-        if receiver is not None:
+        if receiver is not None and not context.calls_project_code(node, constructors=False):
             if repeated_unbounded(context) and built_in_loop(context, receiver):
                 built = every_iteration(context, counted=False)
                 report = self.report(node, f"a model built {built} is `fit` here; {_ADVICE}")
