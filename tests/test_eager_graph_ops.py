@@ -140,3 +140,42 @@ def test_a_graph_made_the_default_around_the_loop(
     tmp_path: Path, source: str, found: list[tuple[int, int]]
 ) -> None:
     assert _found(tmp_path, dedent(source), "tensorflow==2.3.0\n") == found
+
+
+#: A placeholder built when the file is imported: with eager execution on, that line raises
+#: (TensorFlow 2.21: "tf.placeholder() is not compatible with eager execution"), so whatever runs
+#: after it runs in graph mode, wherever eager execution was turned off.
+PLACEHOLDER_AT_IMPORT = """\
+import tensorflow as tf
+
+x = tf.compat.v1.placeholder(tf.float32, [None, 4])
+logits = tf.compat.v1.layers.dense(x, 1)
+sess = tf.compat.v1.Session()
+
+
+def predict_all(samples):
+    for sample in samples:
+        yield sess.run(tf.round(tf.sigmoid(logits)), {x: sample})
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        (PLACEHOLDER_AT_IMPORT, [(10, 24)]),
+        # Built in a graph of its own, the placeholder says nothing of the default: the loop's
+        # op runs eagerly.
+        (
+            PLACEHOLDER_AT_IMPORT.replace(
+                "x = tf.compat.v1.placeholder(tf.float32, [None, 4])\n",
+                "with tf.Graph().as_default():\n"
+                "    x = tf.compat.v1.placeholder(tf.float32, [None, 4])\n",
+            ),
+            [],
+        ),
+    ],
+)
+def test_a_placeholder_built_at_import_means_graph_mode(
+    tmp_path: Path, source: str, found: list[tuple[int, int]]
+) -> None:
+    assert _found(tmp_path, source, "tensorflow==2.15.0\n") == found

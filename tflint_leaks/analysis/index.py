@@ -168,6 +168,9 @@ class ModuleIndex:
     #: The module turns eager execution on (``tf.enable_eager_execution()``,
     #: ``enable_v2_behavior()``): eager even where TensorFlow 1 runs it.
     eager_mode: bool
+    #: The module's own code builds a placeholder where no graph is the default
+    #: (:func:`_placeholders_at_import`): what runs after that line runs in graph mode.
+    placeholders_at_import: bool
     #: What its calls say of the versions it runs on (:mod:`.eras`).
     code_pins: tuple[CodePin, ...] = ()
     #: The module-level import of a framework that reruns the module as a script
@@ -605,6 +608,23 @@ def _switches(builder: IndexBuilder, body: Body, switches: frozenset[str]) -> bo
     )
 
 
+#: What only graph mode can build: with eager execution on, ``tf.compat.v1.placeholder``
+#: raises (TensorFlow 2.21: "tf.placeholder() is not compatible with eager execution").
+_GRAPH_ONLY = frozenset({"placeholder"})
+
+
+def _placeholders_at_import(builder: IndexBuilder, body: Body) -> bool:
+    """The module's own code builds a placeholder where no graph is the default (outside its
+    :attr:`~.facts.Body.graph_blocks`): importing it gets past that line only with eager
+    execution off, so what runs after it (its functions, its later loops) runs in graph mode,
+    whatever TensorFlow the project pins."""
+    return any(
+        calls_tensorflow(builder.imports, site.call, _GRAPH_ONLY)
+        and not body.in_graph_block(site.span)
+        for site in body.calls
+    )
+
+
 def _uses_tf1_only(builder: IndexBuilder, tree: ast.Module) -> bool:
     """The module's code calls what only TensorFlow 1 has at that name (not through
     ``tf.compat.v1``): read from every call of its own code and of its functions' bodies
@@ -871,6 +891,7 @@ def index_source(
         body=body,
         graph_mode=_switches(builder, body, GRAPH_MODE_SWITCHES)
         or (tf1_only and not _switches(builder, body, EAGER_MODE_SWITCHES)),
+        placeholders_at_import=_placeholders_at_import(builder, body),
         eager_mode=_switches(builder, body, EAGER_MODE_SWITCHES),
         code_pins=code_pins(
             tree,

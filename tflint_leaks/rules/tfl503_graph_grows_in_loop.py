@@ -82,7 +82,8 @@ class GraphGrowsInLoop(Rule):
     is the default, even in a loop that reaches a session further on: only `with
     tf.compat.v1.Session():` and `with graph.as_default():` make one the default, around the
     op, the loop, or a caller of the loop's function, not `with sess.as_default():` or a
-    summary writer's), and calls
+    summary writer's; a file that builds a placeholder when imported, where no graph is the
+    default, gets that far only with eager execution off), and calls
     that add no node (`tf.trainable_variables()`, `tf.get_variable` with reuse, a
     `tf.Summary()` protocol buffer). Limits: ops made by Python
     operators on tensors (`sess.run(a + b)`, `t[0]`) are not seen. A periodic guard around the
@@ -1002,11 +1003,14 @@ def _builds_nodes(context: FileContext, effect: Effect) -> bool:
     on (a project on TensorFlow 2 that never turns it off), only with a graph made the
     default, around the op in the project code the loop calls (``effect.in_graph``), around
     the loop's call or the loop itself (``with tf.compat.v1.Session() as sess:``), or by a
-    caller of the loop's function. Elsewhere the op runs eagerly and keeps nothing."""
+    caller of the loop's function; or in a file that builds placeholders when imported, where
+    no graph is the default: it gets that far only with eager execution off. Elsewhere the op
+    runs eagerly and keeps nothing."""
     if context.graph_mode or context.frameworks.tensorflow_major != 2:
         return True
     return (
-        effect.in_graph
+        context.module_index.placeholders_at_import
+        or effect.in_graph
         or any(_enters_graph(context, item) for w in context.open_withs() for item in w.items)
         or context.runs_in_graph()
     )
