@@ -52,12 +52,21 @@ def test_must_questions_need_every_atom_to_agree_may_questions_need_one() -> Non
 
 
 def test_a_model_where_known_leaves_unknowns_aside_but_not_other_estimators() -> None:
-    assert join([MODEL, UNKNOWN]).model_where_known
-    assert join([NONE, FRESH, UNKNOWN]).model_where_known
-    assert not join([MODEL, atom(Kind.ESTIMATOR)]).model_where_known
-    assert not join([MODEL, atom(Kind.TENSOR)]).model_where_known
-    assert not UNKNOWN.model_where_known
-    assert not TOP.model_where_known
+    assert join([MODEL, UNKNOWN]).where_known(Kind.MODEL)
+    assert join([NONE, FRESH, UNKNOWN]).where_known(Kind.MODEL)
+    assert not join([MODEL, atom(Kind.ESTIMATOR)]).where_known(Kind.MODEL)
+    assert not join([MODEL, atom(Kind.TENSOR)]).where_known(Kind.MODEL)
+    assert not UNKNOWN.where_known(Kind.MODEL)
+    assert not TOP.where_known(Kind.MODEL)
+
+
+def test_a_session_where_known_leaves_a_setters_unknown_aside() -> None:
+    """``self.sess = tf.compat.v1.Session()`` and, in a setter nothing calls, ``self.sess =
+    sess``: a session wherever the program shows one; beside a model it is neither."""
+    session = atom(Kind.SESSION)
+    assert join([session, UNKNOWN]).where_known(Kind.SESSION)
+    assert not join([session, UNKNOWN]).where_known(Kind.MODEL)
+    assert not join([session, MODEL]).where_known(Kind.SESSION)
 
 
 def test_instances_of_different_classes_are_the_choice_of_both() -> None:

@@ -940,7 +940,7 @@ def test_other_libraries_estimators_are_no_keras_models(
     scikit-learn's `fit`, which returns the estimator) is known not to be a Keras model."""
     assert imports.split()[1].partition(".")[0] in keras.OTHER_ESTIMATOR_PACKAGES
     found = value_of(tmp_path, imports, call)
-    assert found.kind is Kind.ESTIMATOR and not found.model_where_known
+    assert found.kind is Kind.ESTIMATOR and not found.where_known(Kind.MODEL)
 
 
 @pytest.mark.parametrize(

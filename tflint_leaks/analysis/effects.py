@@ -231,7 +231,7 @@ class Effects:
             method[1] in keras.PREDICT_METHODS or method[1] in keras.FIT_METHODS
         ):
             receiver = yield from inference.evaluate(method[0], where)
-            if receiver.model_where_known and not self.defines(receiver, method[1]):
+            if receiver.where_known(Kind.MODEL) and not self.defines(receiver, method[1]):
                 text = _text(method[0])
                 if method[1] in keras.PREDICT_METHODS:
                     return [Effect(EffectKind.PREDICT, path, site.span, text, method=method[1])]
@@ -333,14 +333,14 @@ class Effects:
         text = f"{_text(receiver)}.{name}"
         if name in SESSION_RUN_METHODS:
             value = yield from self.inference.evaluate(receiver, where)
-            if value.kind is Kind.SESSION:
+            if value.where_known(Kind.SESSION):
                 return [Effect(EffectKind.RUN_GRAPH, path, site.span, text)]
         if name in RUN_IN_SESSION_METHODS:
             for argument in (*call.positional[:1], call.keyword("session")):
                 if argument is None:
                     continue
                 value = yield from self.inference.evaluate(argument, where)
-                if value.kind is Kind.SESSION:
+                if value.where_known(Kind.SESSION):
                     return [Effect(EffectKind.RUN_GRAPH, path, site.span, text)]
         if name in GRAPH_METHODS and (is_graph_code(where.module.units) or where.module.graph_mode):
             return [Effect(EffectKind.GRAPH_OP, path, site.span, text)]

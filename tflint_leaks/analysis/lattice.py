@@ -212,14 +212,14 @@ class Value(NamedTuple):
         first = atoms[0].kind
         return first if all(a.kind is first for a in atoms) else Kind.UNKNOWN
 
-    @property
-    def model_where_known(self) -> bool:
-        """A Keras model wherever the program shows where it comes from: every informative
-        atom is a model or unknown, and one is a model (``model`` given a model by the
+    def where_known(self, kind: Kind) -> bool:
+        """Of ``kind`` wherever the program shows where it comes from: every informative atom
+        is of ``kind`` or unknown, and one is of ``kind`` (``model`` given a model by the
         project's call sites and something the project does not show by a library's user;
-        ``model = load_model(...)`` in one branch and a third-party factory in the other)."""
+        ``model = load_model(...)`` in one branch and a third-party factory in the other;
+        ``self.sess = init_sess()`` in ``__init__`` and a setter's parameter nothing passes)."""
         kinds = {a.kind for a in self.informative}
-        return not self.top and Kind.MODEL in kinds and kinds <= {Kind.MODEL, Kind.UNKNOWN}
+        return not self.top and kind in kinds and kinds <= {kind, Kind.UNKNOWN}
 
     @property
     def klass(self) -> ClassRef | None:

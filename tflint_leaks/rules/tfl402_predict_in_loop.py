@@ -6,7 +6,7 @@ from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.nodes import descendants, dotted
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import FileContext
-from tflint_leaks.rulekit.facts import EffectKind
+from tflint_leaks.rulekit.facts import EffectKind, Kind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
     effects_through_calls,
@@ -966,7 +966,7 @@ class PredictInLoop(Rule):
             return
         receiver = method_call(node, keras.PREDICT_METHODS)
         found = context.type_of(receiver) if receiver is not None else None
-        if receiver is not None and found is not None and found.model_where_known:
+        if receiver is not None and found is not None and found.where_known(Kind.MODEL):
             assert isinstance(node.func, cst.Attribute)
             method = node.func.attr.value
             if context.defines(found, method):

@@ -785,6 +785,38 @@ class GraphGrowsInLoop(Rule):
             "long as the loop runs; build it once before the loop (`graph.finalize()` catches "
             "this)",
         ),
+        # Texygen's GANs: the session comes from the base class's constructor; a setter that
+        # nothing calls may put something else there, which the project never shows.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            class Gan:
+                def __init__(self):
+                    self.sess = tf.compat.v1.Session()
+
+                def set_sess(self, sess):
+                    self.sess = sess
+
+
+            class Seqgan(Gan):
+                def __init__(self, epochs):
+                    super().__init__()
+                    self.epochs = epochs
+
+                def train(self, reward):
+                    for epoch in range(self.epochs):
+                        self.sess.run(tf.identity(reward))
+            """,
+            19,
+            27,
+            19,
+            46,
+            "`tf.identity(...)` every iteration adds nodes to the default graph of a loop that "
+            "runs it (`self.sess.run`): the graph grows for as long as the loop runs; build it "
+            "once before the loop (`graph.finalize()` catches this)",
+        ),
         # The same guard on a collection the block never adds to: it builds every call.
         Invalid(
             """
