@@ -378,3 +378,59 @@ def test_a_rules_findings_do_not_depend_on_the_others_selected(tmp_path: Path, s
         ("TFL403", "controller.py", 9)
     ]
     assert [d for d in selected if d.code == "TFL403"] == expected
+
+
+#: alpha-zero-general's shape: the search and the coach import no TensorFlow; the entry point
+#: imports them with the Keras network it hands them.
+HANDED_IN = {
+    "nnet.py": """\
+        import tensorflow as tf
+
+
+        class NNet:
+            def __init__(self):
+                self.model = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+
+            def predict(self, board):
+                return self.model.predict(board, verbose=False)
+        """,
+    "mcts.py": """\
+        class MCTS:
+            def __init__(self, nnet):
+                self.nnet = nnet
+
+            def search(self, board):
+                return self.nnet.predict(board)
+        """,
+    "coach.py": """\
+        from mcts import MCTS
+
+
+        class Coach:
+            def __init__(self, nnet):
+                self.mcts = MCTS(nnet)
+
+            def learn(self, boards):
+                for board in boards:
+                    self.mcts.search(board)
+        """,
+    "main.py": """\
+        from coach import Coach
+        from nnet import NNet
+
+        Coach(NNet()).learn(boards)
+        """,
+}
+
+
+@pytest.mark.parametrize("prefilter", [True, False])
+def test_a_module_handed_tensorflow_values_by_its_importer_is_linted(
+    tmp_path: Path, prefilter: bool
+) -> None:
+    """Failed before: ``coach.py`` uses no TensorFlow and imports nothing that does, so it was
+    not linted at all, though ``main.py`` hands it the Keras network."""
+    for name, source in HANDED_IN.items():
+        (tmp_path / name).write_text(textwrap.dedent(source))
+    assert _findings([tmp_path], prefilter=prefilter) == [
+        (str(tmp_path / "coach.py"), "TFL402", 10, 13)
+    ]

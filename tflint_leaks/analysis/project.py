@@ -81,6 +81,9 @@ class ProjectIndex:
         self._frozen = False
         self._mro: dict[tuple[str, str], tuple[ClassDef, ...]] = {}
         self._tensorflow: dict[str, bool] = {}
+        #: The modules of a TensorFlow program (:meth:`in_tensorflow_program`; None: not
+        #: asked yet).
+        self._tensorflow_program: frozenset[str] | None = None
         self._eager_off: dict[str, bool] = {}
         self._bound: dict[str, frozenset[str]] = {}
         #: Whether any module's code pins a version (None: not asked yet).
@@ -100,6 +103,7 @@ class ProjectIndex:
         self._dependencies.clear()
         self._mro.clear()
         self._tensorflow.clear()
+        self._tensorflow_program = None
         self._code_pins = None
         self._worlds.clear()
         self._subclasses = None
@@ -551,6 +555,23 @@ class ProjectIndex:
             )
             self._tensorflow[module.path] = found
         return found
+
+    def in_tensorflow_program(self, module: ModuleIndex) -> bool:
+        """Whether the module's code may run in a TensorFlow program and be handed its values:
+        it uses TensorFlow (:meth:`uses_tensorflow`), or a module that does imports it,
+        directly or through others (alpha-zero-general's ``Coach`` and ``MCTS`` import no
+        TensorFlow; ``main.py`` imports them with the Keras network it hands them)."""
+        found = self._tensorflow_program
+        if found is None:
+            todo = [m for m in self.modules() if self.uses_tensorflow(m)]
+            seen = {m.path for m in todo}
+            while todo:
+                for dependency in self.dependencies(todo.pop()):
+                    if dependency.path not in seen:
+                        seen.add(dependency.path)
+                        todo.append(dependency)
+            found = self._tensorflow_program = frozenset(seen)
+        return module.path in found
 
     def imported_by_name(self, module: ModuleIndex) -> list[ModuleIndex]:
         """The project modules ``module``'s ``importlib.import_module`` calls may import: those

@@ -16,9 +16,11 @@ from tflint_leaks.rulekit.options import RuleOptions
 
 
 def is_relevant(parsed: ParsedFile, project: ProjectIndex) -> bool:
-    """Whether any rule can fire: the file uses TensorFlow, or imports project code that does
-    (directly or through other project modules)."""
-    return project.uses_tensorflow(parsed.index)
+    """Whether any rule can fire: the file uses TensorFlow, imports project code that does, or
+    is imported by project code that does (directly or through other project modules), which
+    may hand it models and sessions (:meth:`~tflint_leaks.analysis.project.ProjectIndex.
+    in_tensorflow_program`)."""
+    return project.in_tensorflow_program(parsed.index)
 
 
 def check_file(
