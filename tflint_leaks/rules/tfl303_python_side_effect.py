@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.analysis.names import TF_VARIABLE
-from tflint_leaks.analysis.nodes import dotted
+from tflint_leaks.analysis.nodes import descendants, dotted
 from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import Kind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
@@ -36,8 +36,9 @@ class PythonSideEffect(Rule):
     kind is not known, code in a `tf.function` that the function defining it calls once
     (`return _train()`) outside loops over a dataset or a tensor (its one trace runs the code
     as often as one call would: a Python `range` loop is unrolled), a global or nonlocal
-    counter that an `assert` around the function reads (a test counting traces), and code
-    outside `tf.function`s. `print` is the opt-in rule TFL304.
+    counter that an `assert` around the function reads (a test counting traces), a random
+    value or timestamp bound to a name the function never reads (nothing frozen reaches the
+    graph), and code outside `tf.function`s. `print` is the opt-in rule TFL304.
 
     ## Example
     ```python
@@ -91,6 +92,20 @@ class PythonSideEffect(Rule):
     """
 
     VALID = (
+        # AVAE's `forward`: a NumPy sample bound to a name nothing reads: nothing is frozen.
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+
+        class AVAE(tf.keras.Model):
+            @tf.function
+            def forward(self, x_real):
+                batch_size = x_real.shape.as_list()[0]
+                z_sample = np.random.randn(batch_size, 16).astype(np.float32)
+                eps = tf.random.normal([batch_size, 16])
+                return self.dec(self.enc(x_real) + eps)
+        """),
         # A `tf.function` its method calls once: the one trace runs the epoch loop (a Python
         # `range`, unrolled) as a call would, so `self.epoch` counts every epoch
         # (srihari-humbarwadi/tensorflow_fcos).
@@ -392,7 +407,7 @@ class PythonSideEffect(Rule):
         resolved = self.context.resolve(node.func)
         if resolved is None or not resolved.startswith(_IMPURE_PREFIXES):
             return
-        if traced_once(self.context):
+        if traced_once(self.context) or _discarded(self.context, node):
             return
         self.report(
             self.context.statement_around(node),
@@ -471,3 +486,25 @@ def _python_iterator(context: FileContext, name: str) -> str | None:
         return None
     generator = all(each.flag for each in value.informative)
     return "a Python generator" if generator else "a Python iterator"
+
+
+def _discarded(context: FileContext, node: cst.Call) -> bool:
+    """The call's value goes to a name that nothing in the traced function reads
+    (``z_sample = np.random.randn(n, 16).astype(np.float32)``, never used): no frozen value
+    reaches the graph."""
+    frame = context.frames[first_traced(context) or 0]
+    statement = context.statement_around(node)
+    if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
+        return False
+    target = statement.targets[0].target
+    value = statement.value
+    while isinstance(value, cst.Call) and value is not node:  # ``.astype(...)`` on the value
+        if not isinstance(value.func, cst.Attribute):
+            return False
+        value = value.func.value
+    if value is not node or not isinstance(target, cst.Name):
+        return False
+    return not any(
+        isinstance(found, cst.Name) and found.value == target.value and found is not target
+        for found in descendants(frame.node)
+    )
