@@ -686,31 +686,6 @@ def test_a_helper_the_script_calls_loads_on_every_rerun(tmp_path: Path) -> None:
     assert findings[0][2].startswith("`mask_image` builds a Keras model every rerun")
 
 
-def test_a_helper_that_loads_and_predicts_on_every_rerun_is_flagged_for_both(
-    tmp_path: Path,
-) -> None:
-    """pcolonna/MNIST_streamlit's "Predict" button: the helper loads the model and predicts
-    with it, every rerun. Failed before: the `predict` was left to TFL401, as a model built
-    each iteration of a loop is, though each rerun builds its pipeline again."""
-    source = """
-    import streamlit as st
-    from tensorflow.keras.models import load_model
-
-    def predict_digit(image):
-        model = load_model("best_model.h5")
-        return model.predict(image.reshape(1, 784))
-
-    if st.button("Predict"):
-        st.write(predict_digit(canvas))
-    """
-    findings = _lint(tmp_path, source)
-    assert [(code, line) for code, line, _ in findings] == [("TFL402", 6), ("TFL401", 9)]
-    assert findings[0][2] == (
-        "`model.predict` through `predict_digit` every rerun builds a new `tf.data` pipeline "
-        "each call; use `model(x, training=False)` or `predict_on_batch`"
-    )
-
-
 def test_a_module_the_script_imports_runs_once(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("import streamlit as st\nimport widgets\n", encoding="utf-8")
     (tmp_path / "widgets.py").write_text(textwrap.dedent(STREAMLIT), encoding="utf-8")

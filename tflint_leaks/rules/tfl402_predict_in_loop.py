@@ -998,12 +998,8 @@ class PredictInLoop(Rule):
             for effect in effects_through_calls(context, node, EffectKind.PREDICT)
             if context.runs_eagerly(effect)
         ]
-        if not predicts:
+        if not predicts or builds_models(context, context.repeated_calls()):
             return
-        if (context.loops or _per_trial(context)) and builds_models(
-            context, context.repeated_calls()
-        ):
-            return  # each iteration's or trial's own model (TFL401); a rerun still predicts
         if isinstance(node.func, cst.Attribute) and _each_model_once(context, node.func.value):
             return  # each item's own method, once: `for net in nets: net.predict(x)`
         for effect in predicts:  # each `predict` the call runs (one finding per place)
