@@ -686,6 +686,31 @@ def test_a_helper_the_script_calls_loads_on_every_rerun(tmp_path: Path) -> None:
     assert findings[0][2].startswith("`mask_image` builds a Keras model every rerun")
 
 
+def test_a_helper_that_loads_and_predicts_on_every_rerun_is_one_finding(tmp_path: Path) -> None:
+    """pcolonna/MNIST_streamlit's "Predict" button: the helper loads the model and predicts
+    with it, every rerun. One place, one cause: TFL401 at the call (loading once is the fix,
+    after which TFL402 reports the `predict` per rerun, as the page says). Two readers of the
+    frozen breadth sets judged a second finding there a wrong code."""
+    source = """
+    import streamlit as st
+    from tensorflow.keras.models import load_model
+
+    def predict_digit(image):
+        model = load_model("best_model.h5")
+        return model.predict(image.reshape(1, 784))
+
+    if st.button("Predict"):
+        st.write(predict_digit(canvas))
+    """
+    assert [(code, line) for code, line, _ in _lint(tmp_path, source)] == [("TFL401", 9)]
+    fixed = source.replace(
+        '    def predict_digit(image):\n        model = load_model("best_model.h5")\n',
+        '    @st.cache_resource\n    def cached():\n        return load_model("best_model.h5")\n\n'
+        "    def predict_digit(image):\n        model = cached()\n",
+    )
+    assert [(code, line) for code, line, _ in _lint(tmp_path, fixed)] == [("TFL402", 10)]
+
+
 def test_a_module_the_script_imports_runs_once(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("import streamlit as st\nimport widgets\n", encoding="utf-8")
     (tmp_path / "widgets.py").write_text(textwrap.dedent(STREAMLIT), encoding="utf-8")

@@ -66,8 +66,9 @@ class PredictInLoop(Rule):
     `on_epoch_end` (one pipeline per epoch, beside an epoch of training over the whole
     dataset: as TFL405 leaves one `fit` per epoch; a loop there, per image, still counts). A
     script or route that loads its model each time (a Streamlit rerun) is flagged for the load
-    (TFL401) and for the
-    `predict` too: each request still builds its pipeline. A periodic guard runs its body
+    (TFL401) and for a `predict` of its own code too: each request still builds its pipeline.
+    A helper it calls that loads the model and predicts is one finding at the call, TFL401:
+    one fix (load once) leaves the `predict`, which is reported then. A periodic guard runs its body
     one time in `N`: `if step % 1000 == 0:` in a loop of 20,000 steps is "every 1000th
     iteration (20 in all)", as after an early exit (`if step % 1000 != 0: continue`, or `return`
     in a callback), and one whose count falls to `max-loop-iterations` or fewer is not
