@@ -146,25 +146,9 @@ DATA_FREE_STEPS = frozenset(
     }
 )
 
-#: Methods of a ``tf.data.Dataset`` that return another dataset (a pipeline chain).
-DATASET_METHODS = frozenset(
-    {
-        "batch",
-        "cache",
-        "filter",
-        "map",
-        "padded_batch",
-        "prefetch",
-        "repeat",
-        "shard",
-        "shuffle",
-        "skip",
-        "take",
-        "unbatch",
-        "interleave",
-        "flat_map",
-    }
-)
+#: Methods of a ``tf.data.Dataset`` that return another dataset (a pipeline chain): the
+#: data-free steps and those that run a function of the program.
+DATASET_METHODS = DATA_FREE_STEPS | frozenset({"filter", "flat_map", "interleave", "map"})
 
 #: Model methods that run training or inference on the model.
 TRAINING_METHODS = frozenset(
