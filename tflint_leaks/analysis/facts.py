@@ -278,6 +278,22 @@ _RAISES_METHODS = {
 _RAISES_FUNCTIONS = {"pytest.raises": 1, "pytest.warns": 1}
 
 
+def _add_call(
+    call: ast.Call,
+    resolve: Resolve,
+    span_of: SpanOf,
+    graph_code: bool,
+    calls: list[Site],
+    sources: list[ast.Call],
+) -> None:
+    """Keep ``call`` among the body's sites (:func:`_kept`), and among its data-free
+    ``tf.data`` sources (every dataset source is kept, so ``resolve`` answers from its memo)."""
+    if _kept(call, resolve, graph_code):
+        calls.append(_site(call, resolve, span_of))
+        if resolve(call.func) in keras.DATA_FREE_SOURCES:
+            sources.append(call)
+
+
 def _site(call: ast.Call, resolve: Resolve, span_of: SpanOf) -> Site:
     called = _called_by_test(call, resolve)
     if called is None:
@@ -367,14 +383,14 @@ def collect_body(
     item_stores: list[tuple[str, Expr, Expr]] = []
     changed: list[tuple[str, Span]] = []
     params = set(_parameters(arguments, defaults, annotations) if arguments else ())
-    nodes = list(nodes)
+    nodes = nodes if isinstance(nodes, list) else list(nodes)
+    sources: list[ast.Call] = []  # data-free ``tf.data`` sources, for _iterated_pipelines
     for node in nodes:
         if type(node) not in _COLLECTED:
             continue
         changed.extend(_changed_in_place(node, resolve, span_of))
         if isinstance(node, ast.Call):  # the most common by far: tested first
-            if _kept(node, resolve, graph_code):
-                calls.append(_site(node, resolve, span_of))
+            _add_call(node, resolve, span_of, graph_code, calls, sources)
         elif isinstance(node, ast.Assign):
             value = from_ast(node.value)
             assigns.extend(a for t in node.targets for a in _targets(t, value, span_of(node)))
@@ -431,7 +447,7 @@ def collect_body(
         *_flow(block, assigns, resolve, span_of),
         _narrowed(top),
         tuple(restores),
-        _iterated_pipelines(nodes, resolve, local=arguments is not None, shared=set(declared)),
+        _iterated_pipelines(nodes, sources, local=arguments is not None, shared=set(declared)),
     )
 
 
@@ -631,7 +647,7 @@ _COLLECTION = "graph collection"
 
 
 def _iterated_pipelines(
-    nodes: list[ast.AST], resolve: Resolve, *, local: bool, shared: set[str]
+    nodes: list[ast.AST], sources: list[ast.Call], *, local: bool, shared: set[str]
 ) -> tuple[Expr, ...]:
     """The data-free pipelines the body only iterates: each call of a source of
     :data:`~tflint_leaks.analysis.keras.DATA_FREE_SOURCES` whose pipeline (the source with
@@ -640,12 +656,8 @@ def _iterated_pipelines(
     call (``model.fit(ds)``, ``step(ds)``, ``iter(ds)``), returned, yielded, stored or mapped
     over, it may be traced or kept. Only a function's own names count (``local``, and not
     those it declares ``global``: ``shared``): other code may read the module's. Each by its
-    call's expression, when every call of the body with that expression is so."""
-    sources = [
-        node
-        for node in nodes
-        if isinstance(node, ast.Call) and resolve(node.func) in keras.DATA_FREE_SOURCES
-    ]
+    call's expression, when every call of the body with that expression is so. ``sources``:
+    the body's calls of those sources, in order."""
     if not sources:
         return ()
     fine: set[int] = set()  # the source calls and name loads a loop or a step uses
