@@ -413,7 +413,10 @@ CODES: tuple[Code, ...] = (
         judgement=Judgement.GROWTH,
         triggers=Triggers(
             loop_names=identifiers(keras.MODEL_CLASSES | keras.MODEL_LOADERS)
-            | {"applications", keras.FROM_PRETRAINED},
+            | {"applications", keras.FROM_PRETRAINED}
+            # what a passed factory makes is a model by its use (keras.model_use)
+            | keras.MODEL_ONLY_METHODS
+            | {"fit"},
             project_loop_names=True,
         ),
         implementation="tfl401_model_built_in_loop.ModelBuiltInLoop",

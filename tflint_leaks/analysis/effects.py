@@ -246,6 +246,8 @@ class Effects:
             if traced is not None:
                 return list(self._to_tf_function(call, site, where, traced))
         targets = yield from inference.targets(call, where)
+        if inference.makes_model(call, targets, where):
+            return [Effect(EffectKind.BUILD_MODEL, path, site.span, _text(call.func))]
         # A value that may be a class or an object already made from one (``self.kernel =
         # kernel(sigma) if kernel is RBF else kernel``) makes nothing certain when called.
         made_already = any(_calls_object(target) for target in targets)

@@ -202,6 +202,11 @@ class Body:
     #: DATA_FREE_SOURCES`) whose pipeline the body only iterates in its ``for`` loops
     #: (:func:`_iterated_pipelines`), by their expressions.
     iterated_pipelines: tuple[Expr, ...] = ()
+    #: The calls whose result the body binds to a name that it then uses as a Keras model
+    #: (:func:`~tflint_leaks.analysis.keras.model_use`: ``model = build_fn(**params)`` then
+    #: ``model.compile(...)``), by their expressions: what such a call makes is a model even
+    #: where what it calls is not known (a factory the caller passes in).
+    model_calls: tuple[Expr, ...] = ()
 
     def apart(self, first: Span, second: Span) -> bool:
         """The code at ``first`` and at ``second`` never both run in one run of the body:
@@ -448,7 +453,21 @@ def collect_body(
         _narrowed(top),
         tuple(restores),
         _iterated_pipelines(nodes, sources, local=arguments is not None, shared=set(declared)),
+        _model_calls(calls, assigns),
     )
+
+
+def _model_calls(calls: list[Site], assigns: list[Assign]) -> tuple[Expr, ...]:
+    """:attr:`Body.model_calls`."""
+    used = set()
+    for site in calls:
+        receiver = keras.model_use(site.call)
+        if receiver is not None and receiver.op is Op.REF:
+            used.add(receiver.text)
+    if not used:
+        return ()
+    found = (a.value for a in assigns if a.target in used and a.value.op is Op.CALL)
+    return tuple(dict.fromkeys(found))
 
 
 def _flow(

@@ -599,10 +599,21 @@ class Inference:
 
     def _call(self, call: Expr, where: Where) -> Computation:
         targets = yield from self.targets(call, where)
+        if self.makes_model(call, targets, where):
+            return atom(Kind.MODEL, flag=True)
         values: list[Value] = []
         for target in targets:
             values.append((yield from self.target_value(target, call, where)))
         return join(values)
+
+    @staticmethod
+    def makes_model(call: Expr, targets: tuple[Target, ...], where: Where) -> bool:
+        """``call`` runs nothing the project shows (a callable the caller passes in) and its
+        body uses what it returns as a Keras model (:attr:`~tflint_leaks.analysis.facts.
+        Body.model_calls`): it makes a new one, as a model factory does."""
+        return all(t.kind is TargetKind.UNKNOWN for t in targets) and (
+            call in where.body.model_calls
+        )
 
     def target_value(self, target: Target, call: Expr, where: Where) -> Computation:
         """What running ``target`` for ``call`` returns."""

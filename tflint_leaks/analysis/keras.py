@@ -61,6 +61,34 @@ FIT_METHODS = frozenset({"fit", "fit_generator"})
 FIT_EPOCHS = {"fit": 3, "fit_generator": 2}
 #: ``Model`` methods that return the loss and the metrics' values: numbers.
 EVALUATE_METHODS = frozenset({"evaluate", "evaluate_generator", "test_on_batch"})
+#: What only a Keras model does (a layer, an estimator or a regex has none of it): code that
+#: calls one of these methods on a value, or ``fit`` with one of these keywords, uses it as a
+#: model. It tells what a callable the caller passes in makes (``model =
+#: self.hypermodel(params)`` then ``model.fit(x, y, validation_split=0.2)``).
+MODEL_ONLY_METHODS = frozenset(
+    {
+        "compile",
+        "fit_generator",
+        "predict_generator",
+        "evaluate_generator",
+        "train_on_batch",
+        "test_on_batch",
+        "predict_on_batch",
+        "save_weights",
+        "load_weights",
+    }
+)
+MODEL_ONLY_FIT_KEYWORDS = frozenset(
+    {
+        "epochs",
+        "initial_epoch",
+        "steps_per_epoch",
+        "validation_split",
+        "validation_steps",
+        "validation_freq",
+        "validation_batch_size",
+    }
+)
 
 _APPLICATIONS = "keras.applications."
 #: Hugging Face's TensorFlow models (``TFAutoModelForSequenceClassification``,
@@ -167,6 +195,20 @@ TRAINING_STEPS = STEP_METHODS | frozenset({"fit", "train_on_batch"})
 #: estimators with ``fit`` and ``predict`` (none of them a Keras model; scikit-learn's
 #: ``fit`` returns the estimator itself).
 OTHER_ESTIMATOR_PACKAGES = frozenset({"sklearn", "xgboost", "lightgbm", "catboost", "torch"})
+
+
+def model_use(call: Expr) -> Expr | None:
+    """The receiver that ``call`` uses as a Keras model (:data:`MODEL_ONLY_METHODS`,
+    :data:`MODEL_ONLY_FIT_KEYWORDS`), or None."""
+    method = call.method
+    if method is None:
+        return None
+    receiver, name = method
+    if name in MODEL_ONLY_METHODS or (
+        name == "fit" and not MODEL_ONLY_FIT_KEYWORDS.isdisjoint(call.keywords)
+    ):
+        return receiver
+    return None
 
 
 def makes_other_estimator(name: str) -> bool:

@@ -815,8 +815,53 @@ class ModelBuiltInLoop(Rule):
         for x in batches:
             translator.predict(x)
         """),
+        # A factory the caller passes in, whose result is used as no Keras model is: an
+        # estimator fitted as scikit-learn's are, not a model.
+        Valid("""
+        import tensorflow as tf
+
+        def search(make_estimator, grid, x, y):
+            for params in grid:
+                estimator = make_estimator(**params)
+                estimator.fit(x, y)
+        """),
+        # A passed factory's model per fold of a 5-fold split: five models in all.
+        Valid("""
+        import tensorflow as tf
+
+        def cross_validate(build_fn, folds):
+            for fold in range(5):
+                model = build_fn()
+                model.compile("adam", "mse")
+                model.fit(folds[fold], epochs=10)
+        """),
     )
     INVALID = (
+        # chaitun-keras's grid search: the model factory is the user's (`hypermodel`), and
+        # what it makes is compiled, as only a Keras model is.
+        Invalid(
+            """
+            import itertools
+            import tensorflow as tf
+
+            class GridSearch:
+                def __init__(self, hypermodel, grid):
+                    self.hypermodel = hypermodel
+                    self.grid = grid
+
+                def search(self, x, y):
+                    for values in itertools.product(*self.grid.values()):
+                        model = self.hypermodel(dict(zip(self.grid, values)))
+                        model.compile("adam", "mse")
+            """,
+            11,
+            21,
+            11,
+            66,
+            "`self.hypermodel` builds a new Keras model every iteration and the loop never "
+            "calls `clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+        ),
         # A Hugging Face TensorFlow model is a Keras model (emoji-model's Optuna search,
         # unseen set S of stop 43).
         Invalid(

@@ -236,6 +236,26 @@ class FitInLoop(Rule):
         ),
     )
     INVALID = (
+        # GridSearchTF: the model factory is the caller's; what it makes is fitted with
+        # `validation_split`, which only a Keras model's `fit` takes.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def search(build_model, grid, x, y):
+                for params in grid:
+                    tf.keras.backend.clear_session()
+                    model = build_model(**params)
+                    model.fit(x, y, validation_split=0.2)
+            """,
+            7,
+            9,
+            7,
+            46,
+            "a model built every iteration is `fit` here; since TensorFlow 2.11 each `fit` "
+            "registers gradient functions globally that keep its graphs alive even after "
+            "`clear_session()` (tensorflow/tensorflow#61791); run each trial in a fresh process",
+        ),
         # A 5-fold cross-validation of each of 7 networks: 35 models fitted in one process.
         Invalid(
             """
