@@ -13,7 +13,7 @@ import pytest
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.branches import literals
 from tflint_leaks.analysis.index import index_source
-from tflint_leaks.analysis.lattice import FunctionRef, Kind, Value
+from tflint_leaks.analysis.lattice import ClassRef, FunctionRef, Kind, Value
 from tflint_leaks.analysis.program import Program
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.symbolic import from_ast
@@ -388,6 +388,45 @@ def test_an_annotated_parameter_takes_what_its_call_sites_pass(tmp_path: Path) -
     assert value_of(tmp_path, source, "runs", "experiment").ints == frozenset({2, 3})
     data = value_of(tmp_path, source, "data", "experiment")
     assert data.kind is Kind.STR and data.atoms[0].texts is None
+
+
+def test_star_args_hold_the_positional_arguments_after_the_named_ones(tmp_path: Path) -> None:
+    """``*args`` is a tuple of what every call passes by position after the other
+    parameters: ``args[0]`` of ``Agent(setup, 5)`` on a method is ``setup``."""
+    source = """
+    class Setup:
+        pass
+
+    class Agent:
+        def __init__(self, name, *args):
+            self.setup = args[0]
+
+    Agent("a", Setup(), 5)
+    Agent("b", Setup(), 6)
+    """
+    args = value_of(tmp_path, source, "args", "Agent.__init__")
+    assert args.kind is Kind.CONTAINER and args.lengths == frozenset({2})
+    first = value_of(tmp_path, source, "args[0]", "Agent.__init__")
+    assert first.kind is Kind.INSTANCE and first.klass == ClassRef(
+        str(tmp_path / "snippet.py"), "Setup"
+    )
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        "run(*values)",  # what a spread passes is not known
+        "handlers = [run]",  # called from where the project cannot see
+    ],
+)
+def test_star_args_are_not_known_where_a_call_is_not(tmp_path: Path, calls: str) -> None:
+    source = f"""
+    def run(*args):
+        return args
+
+    {calls}
+    """
+    assert value_of(tmp_path, source, "args", "run").kind is Kind.UNKNOWN
 
 
 def test_a_parameter_left_out_takes_its_default(tmp_path: Path) -> None:

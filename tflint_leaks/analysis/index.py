@@ -102,6 +102,9 @@ class FunctionFacts:
     positional: tuple[str, ...] = ()
     #: The parameters without a default value, which every call must bind.
     required: tuple[str, ...] = ()
+    #: The ``*args`` parameter's name: a tuple of the positional arguments a call passes
+    #: after those the other parameters take.
+    star: str | None = None
 
     def binds(self, call: Expr, *, bound: bool) -> bool:
         """Whether ``call`` binds every required parameter (``bound``: called on an instance,
@@ -408,6 +411,7 @@ class IndexBuilder(ast.NodeVisitor):
             span=self.span(node),
             first_line=first_line,
             params=tuple(params),
+            star=node.args.vararg.arg if node.args.vararg else None,
             is_method=is_method and not is_static,
             is_property=any(_name_of(d) in _PROPERTIES for d in node.decorator_list),
             tf_function=tf_function,

@@ -202,6 +202,7 @@ class Inference:
             "global": (self._global, BOTTOM),
             "attribute": (self._attribute, BOTTOM),
             "param": (self._param, BOTTOM),
+            "star": (self._star, BOTTOM),
             "returns": (self._returns, BOTTOM),
             "callers": (self._callers, ()),
             "dead": (self._dead, ()),
@@ -388,6 +389,9 @@ class Inference:
             if name in function.params:
                 parameter: Value = yield ("param", module.path, function.qualname, name)
                 return parameter.stale()
+            if name == function.star:
+                spread: Value = yield ("star", module.path, function.qualname)
+                return spread.stale()
             if name == "self" and function.is_method and where.klass is not None:
                 return self.cone(module, where.klass)
             nested = f"{function.qualname}{LOCALS}{name}"
@@ -1033,6 +1037,28 @@ class Inference:
                 continue  # a test expects it to raise: what it refuses, not what it works on
             passed = yield from self._passed(module, function, call, name, caller, self.evaluate)
             values.append(UNKNOWN if passed is None else passed)
+        return join(values)
+
+    def _star(self, query: Query) -> Computation:
+        """What a function's ``*args`` holds: at every call site, a tuple of the positional
+        arguments after those its other parameters take; anything when a call spreads
+        ``*args`` or ``**kwargs``, or the function is called from where the project cannot
+        see."""
+        _, path, qualname = query
+        module = self.module(path)
+        function = module.functions[qualname]
+        if self.is_open(module, function):
+            return UNKNOWN
+        named = len(function.positional) - (1 if function.is_method else 0)
+        values: list[Value] = []
+        for site in (yield ("callers", path, qualname)):
+            call, caller = self.site(site)
+            if call.open:
+                values.append(UNKNOWN)
+                continue
+            extra = call.positional[named + (1 if _unbound_init(call) else 0) :]
+            items = tuple((yield from self.evaluate_all(extra, caller)))
+            values.append(container(length=frozenset({len(items)}), items=items))
         return join(values)
 
     def ruled_out(

@@ -496,6 +496,30 @@ class PredictInLoop(Rule):
         """),
     )
     INVALID = (
+        # DDQN-Keras: the agent takes its model through `*args` (`args[0]`), what its one
+        # construction passes first.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Agent:
+                def __init__(self, *args):
+                    self.model = args[0]
+
+                def act(self, state):
+                    return self.model.predict(state)
+
+            agent = Agent(tf.keras.models.load_model("q.h5"))
+            while True:
+                agent.act(env.reset())
+            """,
+            8,
+            16,
+            8,
+            41,
+            "`self.model.predict` through `act` every iteration builds a new `tf.data` "
+            "pipeline each call; use `self.model(x, training=False)` or `predict_on_batch`",
+        ),
         # elephas's partition predictor (unseen set M of stop 43): the helper is handed the
         # model's `predict` and calls it for each batch.
         Invalid(
