@@ -1411,16 +1411,23 @@ class Versions:
     #: Only where Keras runs on TensorFlow: quiet where the program chooses another backend of
     #: Keras 3 (``os.environ["KERAS_BACKEND"] = "jax"``).
     keras_on_tensorflow: bool = False
+    #: Only where ``tf.function`` traces: quiet in a file whose program makes every
+    #: ``tf.function`` run eagerly (``tf.config.run_functions_eagerly(True)``).
+    traced_only: bool = False
 
     def __post_init__(self) -> None:
         declared(self.tensorflow)
         declared(self.keras)
 
-    def applies(self, frameworks: Frameworks, *, graph_mode: bool) -> bool:
+    def applies(
+        self, frameworks: Frameworks, *, graph_mode: bool, functions_eagerly: bool = False
+    ) -> bool:
         """Whether the rule runs on a file of a project that runs ``frameworks``, in graph mode
-        or not: the program runs TensorFlow, and the versions the project allows meet the
-        rule's."""
+        or not, with every ``tf.function`` run eagerly or not: the program runs TensorFlow,
+        and the versions the project allows meet the rule's."""
         if frameworks.no_tensorflow is not None or (self.eager_only and graph_mode):
+            return False
+        if self.traced_only and functions_eagerly:
             return False
         if self.keras_on_tensorflow and frameworks.keras_backend is not None:
             return False
@@ -1455,5 +1462,11 @@ class Versions:
             parts.append(
                 "Keras on TensorFlow only: quiet where the program chooses another backend of "
                 'Keras 3 (`os.environ["KERAS_BACKEND"] = "jax"`, `"torch"`)'
+            )
+        if self.traced_only:
+            parts.append(
+                "only where `tf.function` traces: quiet in a file whose module-level code, or "
+                "that of a module it imports, calls `tf.config.run_functions_eagerly(True)` "
+                "(every `tf.function` then runs its Python code eagerly on each call)"
             )
         return "; ".join(parts) + "."

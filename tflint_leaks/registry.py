@@ -141,6 +141,8 @@ _TAPES = Triggers(names=frozenset({"GradientTape"}))
 _TRACED = Triggers(names=frozenset({"function"}), traced=True)
 #: Rules about eager memory: quiet in graph mode.
 _EAGER = Versions(eager_only=True)
+#: Rules about what tracing a `tf.function` does: quiet where every one runs eagerly.
+_TRACES = Versions(traced_only=True)
 
 CODES: tuple[Code, ...] = (
     Code(
@@ -292,6 +294,7 @@ CODES: tuple[Code, ...] = (
         fix=Applicability.UNSAFE,
         judgement=Judgement.TRACES,
         triggers=_CALLS_TF_FUNCTION,
+        versions=_TRACES,
         implementation="tfl101_python_scalar_argument.PythonScalarArgument",
     ),
     Code(
@@ -300,6 +303,7 @@ CODES: tuple[Code, ...] = (
         "A Python object that is new or different every iteration is passed to a `tf.function`",
         judgement=Judgement.TRACES,
         triggers=_CALLS_TF_FUNCTION,
+        versions=_TRACES,
         implementation="tfl102_python_object_argument.PythonObjectArgument",
     ),
     Code(
@@ -308,6 +312,7 @@ CODES: tuple[Code, ...] = (
         "A new `tf.function` is created every iteration or every call",
         judgement=Judgement.NEW_FUNCTIONS,
         triggers=Triggers(names=frozenset({"function"}), project_loop_names=True),
+        versions=_TRACES,
         implementation="tfl103_function_recreated.FunctionRecreated",
     ),
     Code(
@@ -316,6 +321,7 @@ CODES: tuple[Code, ...] = (
         "A class with `tf.function` methods is instantiated and used in every iteration",
         judgement=Judgement.NEW_INSTANCES,
         triggers=Triggers(project_loop_names=True),
+        versions=_TRACES,
         implementation="tfl104_function_method_per_instance.FunctionMethodPerInstance",
     ),
     Code(
@@ -325,6 +331,7 @@ CODES: tuple[Code, ...] = (
         fix=Applicability.SAFE,
         judgement=Judgement.TRACES,
         triggers=_CALLS_TF_FUNCTION,
+        versions=_TRACES,
         implementation="tfl105_varying_shape_argument.VaryingShapeArgument",
     ),
     Code(
@@ -370,6 +377,7 @@ CODES: tuple[Code, ...] = (
         "A Python container that outlives a `tf.function` call is mutated inside it",
         judgement=Judgement.SIDE_EFFECT,
         triggers=_TRACED,
+        versions=_TRACES,
         implementation="tfl301_python_container_mutation.PythonContainerMutation",
     ),
     Code(
@@ -378,6 +386,7 @@ CODES: tuple[Code, ...] = (
         "`tf.Variable` is created inside a `tf.function` without a first-call guard",
         judgement=Judgement.SIDE_EFFECT,
         triggers=_TRACED,
+        versions=_TRACES,
         implementation="tfl302_variable_created_per_call.VariableCreatedPerCall",
     ),
     Code(
@@ -386,6 +395,7 @@ CODES: tuple[Code, ...] = (
         "Python state or an impure Python call inside a `tf.function`",
         judgement=Judgement.SIDE_EFFECT,
         triggers=_TRACED,
+        versions=_TRACES,
         implementation="tfl303_python_side_effect.PythonSideEffect",
     ),
     Code(
@@ -395,6 +405,7 @@ CODES: tuple[Code, ...] = (
         default_enabled=False,
         judgement=Judgement.SIDE_EFFECT,
         triggers=_TRACED,
+        versions=_TRACES,
         implementation="tfl304_print_in_function.PrintInFunction",
     ),
     Code(
@@ -403,6 +414,7 @@ CODES: tuple[Code, ...] = (
         "A `tf.function` reads Python state that is assigned again after it traces",
         judgement=Judgement.FROZEN_READ,
         triggers=_TRACED,
+        versions=_TRACES,
         implementation="tfl305_python_state_frozen.PythonStateFrozen",
     ),
     Code(
@@ -479,6 +491,7 @@ CODES: tuple[Code, ...] = (
         fix=Applicability.UNSAFE,
         judgement=Judgement.CONSTANTS,
         triggers=_TRACED,
+        versions=_TRACES,
         implementation="tfl501_array_captured_as_constant.ArrayCapturedAsConstant",
     ),
     Code(

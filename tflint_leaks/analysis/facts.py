@@ -21,6 +21,7 @@ from tflint_leaks.analysis.entry_points import REGISTERING_CALLS
 from tflint_leaks.analysis.graph import (
     AS_DEFAULT,
     EAGER_MODE_SWITCHES,
+    FUNCTIONS_EAGERLY_SWITCHES,
     GRAPH,
     GRAPH_MODE_SWITCHES,
     builds_graph,
@@ -263,7 +264,8 @@ def _kept(call: ast.Call, resolve: Resolve, graph_code: bool) -> bool:
             or resolved in keras.DATASET_SOURCES
             or resolved in {GRADIENT_TAPE, TF_FUNCTION, keras.GRAPH_FUNCTION}
             or resolved in REGISTERING_CALLS
-            or resolved.rpartition(".")[2] in GRAPH_MODE_SWITCHES | EAGER_MODE_SWITCHES
+            or resolved.rpartition(".")[2]
+            in GRAPH_MODE_SWITCHES | EAGER_MODE_SWITCHES | FUNCTIONS_EAGERLY_SWITCHES
             or resolved.rpartition(".")[2].startswith("DEFINE_")  # ``tf.app.flags``' flags
             or (graph_code and builds_graph(resolved))
         )

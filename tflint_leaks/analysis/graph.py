@@ -22,6 +22,12 @@ _V1 = "tensorflow.compat.v1."
 GRAPH_MODE_SWITCHES = frozenset({"disable_eager_execution", "disable_v2_behavior"})
 #: Calls that turn it on (what matters under TensorFlow 1, where graph mode is the default).
 EAGER_MODE_SWITCHES = frozenset({"enable_eager_execution", "enable_v2_behavior"})
+#: Calls that, given ``True``, make every ``tf.function`` run its Python function eagerly on
+#: each call instead of tracing it (TensorFlow 2.21: three calls with three ints run the body
+#: three times and trace nothing; ``False`` turns tracing back on).
+FUNCTIONS_EAGERLY_SWITCHES = frozenset(
+    {"run_functions_eagerly", "experimental_run_functions_eagerly"}
+)
 
 #: Identifiers only code that builds and runs TF1 graphs mentions (a cheap test on what a
 #: module mentions; what a call does is decided by the canonical names below).

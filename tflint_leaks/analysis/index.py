@@ -26,6 +26,7 @@ from tflint_leaks.analysis.facts import Body, Span, collect_body
 from tflint_leaks.analysis.graph import (
     EAGER_CALLBACKS,
     EAGER_MODE_SWITCHES,
+    FUNCTIONS_EAGERLY_SWITCHES,
     GRAPH_MODE_SWITCHES,
     is_graph_code,
     is_tf1_only,
@@ -43,6 +44,7 @@ from tflint_leaks.analysis.symbolic import (
     from_ast,
     is_comprehension,
     lambda_name,
+    literal,
     string_text,
 )
 from tflint_leaks.analysis.units import FileUnits, ImportNode, child_nodes, collect_units, walk
@@ -174,6 +176,10 @@ class ModuleIndex:
     #: The module's own code builds a placeholder where no graph is the default
     #: (:func:`_placeholders_at_import`): what runs after that line runs in graph mode.
     placeholders_at_import: bool
+    #: The module's own code makes every ``tf.function`` run eagerly
+    #: (``tf.config.run_functions_eagerly(True)``, :func:`_functions_eagerly`): nothing is
+    #: traced, so nothing retraces and no Python state is frozen by a trace.
+    functions_eagerly: bool = False
     #: What its calls say of the versions it runs on (:mod:`.eras`).
     code_pins: tuple[CodePin, ...] = ()
     #: The module-level import of a framework that reruns the module as a script
@@ -612,6 +618,18 @@ def _switches(builder: IndexBuilder, body: Body, switches: frozenset[str]) -> bo
     )
 
 
+def _functions_eagerly(builder: IndexBuilder, body: Body) -> bool:
+    """The module's own code (not its functions': a switch there is a debugging option
+    someone turns on) calls ``tf.config.run_functions_eagerly(True)`` (or its experimental
+    name) with the literal ``True``."""
+    return any(
+        calls_tensorflow(builder.imports, site.call, FUNCTIONS_EAGERLY_SWITCHES)
+        and len(site.call.positional) == 1
+        and site.call.positional[0] == literal("true")
+        for site in body.calls
+    )
+
+
 #: What only graph mode can build: with eager execution on, ``tf.compat.v1.placeholder``
 #: raises (TensorFlow 2.21: "tf.placeholder() is not compatible with eager execution").
 _GRAPH_ONLY = frozenset({"placeholder"})
@@ -896,6 +914,7 @@ def index_source(
         graph_mode=_switches(builder, body, GRAPH_MODE_SWITCHES)
         or (tf1_only and not _switches(builder, body, EAGER_MODE_SWITCHES)),
         placeholders_at_import=_placeholders_at_import(builder, body),
+        functions_eagerly=_functions_eagerly(builder, body),
         eager_mode=_switches(builder, body, EAGER_MODE_SWITCHES),
         code_pins=code_pins(
             tree,

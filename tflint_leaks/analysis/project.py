@@ -530,6 +530,13 @@ class ProjectIndex:
             return False
         return self.world(module, frameworks).tensorflow_major == 1
 
+    def functions_eagerly(self, module: ModuleIndex) -> bool:
+        """Whether every ``tf.function`` runs eagerly where ``module`` runs: its module-level
+        code, or that of a project module it imports, calls
+        ``tf.config.run_functions_eagerly(True)`` (:attr:`~.index.ModuleIndex.
+        functions_eagerly`). Then nothing traces: the registry's trace-only rules do not run."""
+        return any(found.functions_eagerly for found in (module, *self.dependencies(module)))
+
     def turns_eager_off(self, module: ModuleIndex) -> bool:
         """Whether importing ``module`` turns eager execution off: the module-level code of
         the module, or of a project module it imports (directly or through others), calls

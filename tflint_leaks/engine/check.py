@@ -62,7 +62,12 @@ def _check_file(
         return [], []
     graph = project.graph_mode(parsed.index, options.frameworks)
     world = project.world(parsed.index, options.frameworks)
-    applicable = [code for code in RULES if code.versions.applies(world, graph_mode=graph)]
+    eagerly = project.functions_eagerly(parsed.index)
+    applicable = [
+        code
+        for code in RULES
+        if code.versions.applies(world, graph_mode=graph, functions_eagerly=eagerly)
+    ]
     rules = [code for code in applicable if code.code in codes]
     text = parsed.text
     if prefilter:
