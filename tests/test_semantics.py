@@ -928,6 +928,37 @@ def test_a_test_on_module_state_rules_its_block_out_for_every_call(
     assert found.kind is Kind.NUMBER and found.ints == frozenset(ends)
 
 
+LOOP_MODELS = """
+LOOP_MODELS = {flag}
+
+def main(model, kinds):
+    if {test}:
+        models = kinds
+    else:
+        models = [model]
+    return models
+"""
+
+
+@pytest.mark.parametrize(
+    ("flag", "test", "lengths"),
+    [
+        ("False", "LOOP_MODELS", {1}),
+        ("True", "not LOOP_MODELS", {1}),
+        ("True", "LOOP_MODELS", {3}),
+        ("0", "not not LOOP_MODELS", {1}),
+    ],
+)
+def test_the_truth_of_module_state_rules_a_block_out_for_every_call(
+    tmp_path: Path, flag: str, test: str, lengths: set[int]
+) -> None:
+    """Orthostatic-Hypotension-detector's ``if LoopModels:`` with ``LoopModels = False``:
+    the loop runs over the one model of the other block."""
+    source = LOOP_MODELS.format(flag=flag, test=test) + 'main("mlp", ["a", "b", "c"])\n'
+    found = value_of(tmp_path, source, "models", function="main")
+    assert found.kind is Kind.CONTAINER and found.lengths == frozenset(lengths)
+
+
 BINDING = """
 class Agent:
     def act(self, obs, t, noise=True, *, mode):

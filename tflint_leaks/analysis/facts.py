@@ -930,11 +930,16 @@ def _split(
 
 def _read_names(test: Expr) -> set[str]:
     """The first identifiers of the dotted names a comparison's operands are (``FLAGS`` of
-    ``FLAGS.adv_class == -1``)."""
+    ``FLAGS.adv_class == -1``), or whose truth the test takes (``LOOP_MODELS`` of ``if
+    LOOP_MODELS:`` and of ``if not LOOP_MODELS:``)."""
     if test.op is Op.OTHER and test.text in {"and", "or"}:
         return set().union(*(_read_names(part) for part in test.parts))
     if test.op is Op.OTHER and test.text == "compare":
         return {p.text.partition(".")[0] for p in test.parts if p.op is Op.REF}
+    if test.op is Op.REF:
+        return {test.text.partition(".")[0]}
+    if test.op is Op.UNARY and test.text == "not":
+        return _read_names(test.parts[0])
     return set()
 
 

@@ -825,6 +825,22 @@ class ModelBuiltInLoop(Rule):
                 estimator = make_estimator(**params)
                 estimator.fit(x, y)
         """),
+        # A module constant decides the branch for every call: the loop runs over one name
+        # (Orthostatic-Hypotension-detector's `LoopModels = False`).
+        Valid("""
+        import tensorflow as tf
+
+        LOOP_MODELS = False
+
+        def main(kinds, name):
+            if LOOP_MODELS:
+                names = kinds
+            else:
+                names = [name]
+            for each in names:
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)], name=each)
+                model.compile("adam", "mse")
+        """),
         # A passed factory's model per fold of a 5-fold split: five models in all.
         Valid("""
         import tensorflow as tf
