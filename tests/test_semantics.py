@@ -928,6 +928,39 @@ def test_a_test_on_module_state_rules_its_block_out_for_every_call(
     assert found.kind is Kind.NUMBER and found.ints == frozenset(ends)
 
 
+ENUMS = """
+import enum
+
+class Parameters(enum.Enum):
+    n_trials = 5
+    study = "orthostatic"
+
+class Color(str, enum.Enum):
+    RED = "red"
+
+class Plain:
+    value = 3
+    n_trials = 7
+"""
+
+
+@pytest.mark.parametrize(
+    ("expression", "ints", "texts"),
+    [
+        ("Parameters.n_trials.value", {5}, None),
+        ("Parameters.study.value", None, {"orthostatic"}),
+        ("Color.RED.value", None, {"red"}),
+        ("Plain.value", {3}, None),  # a class attribute named value, not a member's
+    ],
+)
+def test_an_enum_members_value_is_the_literal_it_is_made_of(
+    tmp_path: Path, expression: str, ints: set[int] | None, texts: set[str] | None
+) -> None:
+    found = value_of(tmp_path, ENUMS, expression)
+    assert found.ints == (frozenset(ints) if ints else None)
+    assert (found.atoms[0].texts if texts else None) == (frozenset(texts) if texts else None)
+
+
 LOOP_MODELS = """
 LOOP_MODELS = {flag}
 

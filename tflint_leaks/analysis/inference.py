@@ -317,8 +317,11 @@ class Inference:
                         held = yield from self.attribute_of(held, name)
                     return held
             value = yield from self._name(head, where)
+            owner: Value | None = None
             for name in rest.split(".") if rest else ():
-                value = yield from self.attribute_of(value, name)
+                if name == "value" and owner is not None and any(map(self._enum, owner.atoms)):
+                    continue  # ``Parameters.n_trials.value``: the literal the member is made of
+                owner, value = value, (yield from self.attribute_of(value, name))
             return value
         if op is Op.CALL:
             return (yield from self._call(expr, where))
@@ -1143,14 +1146,21 @@ class Inference:
         return (yield from self.evaluate(expr, where))
 
     def _plain_enum(self, found: Atom) -> bool:
+        return self._enum(found) and not self._bases(found) & _STRING_BASES
+
+    def _enum(self, found: Atom) -> bool:
+        """``found`` is a project class derived from ``enum.Enum`` (its members are read as
+        the literals they are made of)."""
+        return any(base.rpartition(".")[2] in _ENUM_BASES for base in self._bases(found))
+
+    def _bases(self, found: Atom) -> set[str]:
+        """The bases, as written, of a project class and of its project bases."""
         if found.kind is not Kind.CLASS or not isinstance(found.ref, ClassRef):
-            return False
+            return set()
         definition = self.klass(found.ref)
         if definition is None:
-            return False
-        bases = {base for _, klass in self.project.mro(*definition) for base in klass.bases}
-        enum_base = any(base.rpartition(".")[2] in _ENUM_BASES for base in bases)
-        return enum_base and not bases & _STRING_BASES
+            return set()
+        return {base for _, klass in self.project.mro(*definition) for base in klass.bases}
 
     def given_for(self, ref: FunctionRef, call: Expr, where: Where) -> Generator[Query, Any, Given]:
         """What ``call`` (made in ``where``) passes for the parameters ``ref`` tests, and what
