@@ -191,6 +191,45 @@ def test_few_trials_are_bounded(tmp_path: Path) -> None:
     assert _lint(tmp_path, source) == []
 
 
+@pytest.mark.parametrize(
+    "callbacks",
+    [
+        "[lambda study, trial: tf.keras.backend.clear_session()]",
+        "[report, reset]",
+        "(reset,)",
+    ],
+)
+def test_optuna_callbacks_that_clear_the_session_clear_it_after_each_trial(
+    tmp_path: Path, callbacks: str
+) -> None:
+    """Optuna calls every function of ``callbacks`` at the end of each trial (its
+    ``Study.optimize`` docs): one that clears the session clears it per trial."""
+    source = OPTUNA.format(clear="").replace("n_trials=100", f"n_trials=100, callbacks={callbacks}")
+    helpers = (
+        "def reset(study, trial):\n    tf.keras.backend.clear_session()\n\n"
+        "def report(study, trial):\n    print(trial.value)\n\n"
+    )
+    assert _lint(tmp_path, source.replace("study = optuna", helpers + "study = optuna")) == []
+
+
+def test_optuna_callbacks_that_do_not_clear_the_session_do_not_count(tmp_path: Path) -> None:
+    helpers = "def report(study, trial):\n    print(trial.value)\n\n"
+    source = OPTUNA.format(clear="").replace("n_trials=100", "n_trials=100, callbacks=[report]")
+    findings = _lint(tmp_path, source.replace("study = optuna", helpers + "study = optuna"))
+    assert [(code, line) for code, line, _ in findings] == [("TFL401", 5)]
+
+
+@pytest.mark.parametrize(("trials", "expected"), [(5, []), (50, [("TFL401", 5)])])
+def test_the_trials_an_enum_members_value_gives(
+    tmp_path: Path, trials: int, expected: list[tuple[str, int]]
+) -> None:
+    """Orthostatic-Hypotension-detector: ``n_trials=Parameters.n_trials.value``."""
+    source = OPTUNA.format(clear="").replace("n_trials=100", "n_trials=Parameters.n_trials.value")
+    enum = f"import enum\n\nclass Parameters(enum.Enum):\n    n_trials = {trials}\n\n"
+    findings = _lint(tmp_path, source.replace("study = optuna", enum + "study = optuna"))
+    assert [(code, line) for code, line, _ in findings] == expected
+
+
 def test_keras_tuner_clears_the_session_before_each_build(tmp_path: Path) -> None:
     source = """
     import keras_tuner

@@ -95,6 +95,9 @@ class Row:
     with_call: tuple[str, ...] = ()
     #: The framework calls ``clear_session()`` before each call itself.
     clears_session: bool = False
+    #: ARGUMENT: the parameter listing callables the framework calls after each call
+    #: (Optuna's ``callbacks``): one of them that calls ``clear_session()`` clears it per call.
+    after_each: tuple[int, str] | None = None
     #: Runs once per registration; repeated only where the registration is (see the module).
     once: bool = False
     #: ``once`` rows: the registration repeats after all when it passes this argument
@@ -368,6 +371,7 @@ ENTRY_POINTS: tuple[Row, ...] = (
         argument=(0, "func"),
         count=((1, "n_trials", None),),
         package="optuna",
+        after_each=(5, "callbacks"),
         example=_example(
             "import optuna\n" + _PREDICT + "\n"
             "def entry(trial):\n    return float(MODEL.predict(x)[0])\n\n"

@@ -17,6 +17,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tflint_leaks.analysis.effects import EffectKind
 from tflint_leaks.analysis.entry_points import ENTRY_POINTS, Form, Row
 from tflint_leaks.analysis.facts import Body, Span
 from tflint_leaks.analysis.lattice import FunctionRef, Kind
@@ -51,6 +52,10 @@ class EntryPoint:
     #: ARGUMENT: the calls of module code (path, place) that pass the function to the
     #: function that registers it, handing over the definition made last before each.
     passed_at: tuple[tuple[str, Span], ...] = ()
+    #: ARGUMENT: the registration hands the framework a callable it calls after each call
+    #: that calls ``clear_session()`` (:attr:`Row.after_each`: ``callbacks=[lambda study,
+    #: trial: clear_session()]``).
+    cleared: bool = False
 
     @property
     def framework(self) -> str:
@@ -66,7 +71,7 @@ class EntryPoint:
 
     @property
     def clears_session(self) -> bool:
-        return self.row.clears_session
+        return self.row.clears_session or self.cleared
 
 
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:
@@ -256,6 +261,7 @@ def _registrations(program: Program) -> dict[FunctionRef, tuple[EntryPoint, ...]
                         where.module.path,
                         module_code=where.function is None,
                         passed_at=passed,
+                        cleared=_clears_after(program, call, row, where),
                     )
                     found.setdefault(function, []).append(entry)
     return {function: tuple(sorted(entries, key=_place_of)) for function, entries in found.items()}
@@ -353,6 +359,23 @@ def _handed(program: Program, argument: Expr | None, where: Where) -> list[Funct
         return []
     value = program.value(argument, where)
     return sorted(a.ref for a in value.atoms_of(Kind.FUNCTION) if isinstance(a.ref, FunctionRef))
+
+
+def _clears_after(program: Program, call: Expr, row: Row, where: Where) -> bool:
+    """The registering call hands the framework, to call after each call, a project function
+    (a lambda among them) that calls ``clear_session()`` (:attr:`Row.after_each`)."""
+    if row.after_each is None:
+        return False
+    argument = call.argument(*row.after_each)
+    if argument is None:
+        return False
+    handed = argument.parts if argument.op is Op.DISPLAY else (argument,)
+    return any(
+        effect.kind is EffectKind.CLEAR_SESSION
+        for item in handed
+        for function in _handed(program, item, where)
+        for effect in program.summary(function)
+    )
 
 
 def _passed_at(

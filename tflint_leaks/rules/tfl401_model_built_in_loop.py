@@ -109,7 +109,8 @@ class ModelBuiltInLoop(Rule):
     reported "every request"; a model loaded once at module level and used by the route is
     not, nor one loaded under a first-call guard (`if model is None:`), nor a KerasTuner
     model-building function (`Tuner._try_build` calls `clear_session()` before every
-    `build(hp)`), nor a `Dataset.map` function (traced once, not run per element), nor
+    `build(hp)`), nor an Optuna objective whose `study.optimize(..., callbacks=[...])` hands
+    Optuna a function that calls `clear_session()` (Optuna calls each after every trial), nor a `Dataset.map` function (traced once, not run per element), nor
     `on_train_end` (once). A loop under a periodic guard (`if step % 100 == 0:`, or after an
     early exit `if step % 100: continue`) runs its body one time in 100: the count is divided
     (see `max-loop-iterations`).
