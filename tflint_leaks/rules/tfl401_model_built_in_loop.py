@@ -110,8 +110,9 @@ class ModelBuiltInLoop(Rule):
     not, nor one loaded under a first-call guard (`if model is None:`), nor a KerasTuner
     model-building function (`Tuner._try_build` calls `clear_session()` before every
     `build(hp)`), nor an Optuna objective whose `study.optimize(..., callbacks=[...])` hands
-    Optuna a function that calls `clear_session()` (Optuna calls each after every trial), nor a `Dataset.map` function (traced once, not run per element), nor
-    `on_train_end` (once). A loop under a periodic guard (`if step % 100 == 0:`, or after an
+    Optuna a function that calls `clear_session()` (Optuna calls each after every trial),
+    nor a `Dataset.map` function (traced once, not run per element), nor `on_train_end`
+    (once). A loop under a periodic guard (`if step % 100 == 0:`, or after an
     early exit `if step % 100: continue`) runs its body one time in 100: the count is divided
     (see `max-loop-iterations`).
 
