@@ -928,6 +928,24 @@ def test_a_test_on_module_state_rules_its_block_out_for_every_call(
     assert found.kind is Kind.NUMBER and found.ints == frozenset(ends)
 
 
+@pytest.mark.parametrize(
+    ("source", "kind"),
+    [
+        ("from keras.models import *", Kind.MODEL),
+        ("from tensorflow.keras.models import *", Kind.MODEL),
+        # the module's own definition is what the name is
+        ("from keras.models import *\n\ndef load_model(path):\n    return 3", Kind.NUMBER),
+        # a star import of anything else binds nothing the rules know
+        ("from helpers import *", Kind.UNKNOWN),
+    ],
+)
+def test_a_star_import_of_keras_binds_the_names_the_rules_know(
+    tmp_path: Path, source: str, kind: Kind
+) -> None:
+    """AttCRISPR's ``from keras.models import *`` then ``load_model(path)``."""
+    assert value_of(tmp_path, source, 'load_model("m.h5")').kind is kind
+
+
 ENUMS = """
 import enum
 

@@ -32,8 +32,10 @@ from tflint_leaks.analysis.graph import (
     is_tf1_only,
 )
 from tflint_leaks.analysis.names import (
+    GRADIENT_TAPE,
     IMPORT_MODULE,
     TF_FUNCTION,
+    canonical,
     is_keras,
     is_tensorflow,
     resolve_dotted,
@@ -270,6 +272,31 @@ class IndexBuilder(ast.NodeVisitor):
             package = package.rpartition(".")[0]
         return f"{package}.{module}" if module and package else (module or package)
 
+    def _star_library_names(self, tree: ast.Module) -> None:
+        """What ``from keras.models import *`` binds of the names the rules know
+        (:data:`_STAR_KNOWN`: ``load_model``, ``Model``...), unless the module binds them
+        itself: a library's star import brings its public names, and these are among them."""
+        own = {
+            target.id
+            for stmt in tree.body
+            for target in (
+                stmt.targets
+                if isinstance(stmt, ast.Assign)
+                else [ast.Name(stmt.name)]
+                if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                else []
+            )
+            if isinstance(target, ast.Name)
+        }
+        for base in self.star_imports:
+            if not (is_tensorflow(base) or is_keras(base)):
+                continue
+            for known in _STAR_KNOWN:
+                name = known.rpartition(".")[2]
+                target = f"{base}.{name}"
+                if name not in own and name not in self.imports and canonical(target) == known:
+                    self.imports[name] = target
+
     def collect_imports(
         self, tree: ast.Module, import_nodes: list[ImportNode], aliases: dict[str, str]
     ) -> None:
@@ -289,6 +316,7 @@ class IndexBuilder(ast.NodeVisitor):
                         self.imports[alias.asname or alias.name] = target
                     elif base and base not in self.star_imports:
                         self.star_imports.append(base)
+        self._star_library_names(tree)
         self.imports.update(aliases)
         # Module-level aliases: ``tf_function = tf.function``, ``EPOCHS = 10``.
         for stmt in tree.body:
@@ -616,6 +644,18 @@ def _switches(builder: IndexBuilder, body: Body, switches: frozenset[str]) -> bo
         for facts in (body, *(f.body for f in builder.functions.values()))
         for site in facts.calls
     )
+
+
+#: The library names a star import of their module binds, for the rules (canonical names).
+_STAR_KNOWN = tuple(
+    sorted(
+        keras.MODEL_CLASSES
+        | keras.MODEL_LOADERS
+        | keras.DATASET_SOURCES
+        | keras.CLEAR_SESSION
+        | {TF_FUNCTION, GRADIENT_TAPE}
+    )
+)
 
 
 def _functions_eagerly(builder: IndexBuilder, body: Body) -> bool:
