@@ -201,6 +201,21 @@ class GradientInsidePersistentTape(Rule):
             gen_opt.apply_gradients(zip(gen_grads, generator.trainable_variables))
             disc_opt.apply_gradients(zip(disc_grads, discriminator.trainable_variables))
         """),
+        # Both tapes of the `with` differentiate the loss the penalty flows into.
+        Valid("""
+        import tensorflow as tf
+
+        def train_step(real, noise):
+            with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
+                fake = generator(noise)
+                with tf.GradientTape() as gp_tape:
+                    gp_tape.watch(fake)
+                    scores = discriminator(fake)
+                penalty = gp_tape.gradient(scores, fake)
+                loss = tf.reduce_mean(scores) + tf.reduce_mean(penalty)
+            gen_grads = gen_tape.gradient(loss, generator.trainable_variables)
+            disc_grads = disc_tape.gradient(loss, discriminator.trainable_variables)
+        """),
         Valid("""
         import tensorflow as tf
 
@@ -300,6 +315,32 @@ class GradientInsidePersistentTape(Rule):
         """),
     )
     INVALID = (
+        # PGGAN's step (unseen set Z2): the penalty is the discriminator tape's on purpose,
+        # but the generator tape, opened in the same `with`, records its backward pass for
+        # nothing (it differentiates only the generator loss).
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def train_step(real, noise):
+                with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
+                    fake = generator(noise)
+                    with tf.GradientTape() as gp_tape:
+                        gp_tape.watch(fake)
+                        scores = discriminator(fake)
+                    penalty = gp_tape.gradient(scores, fake)
+                    disc_loss = tf.reduce_mean(discriminator(real)) + tf.reduce_mean(penalty)
+                    gen_loss = -tf.reduce_mean(scores)
+                gen_grads = gen_tape.gradient(gen_loss, generator.trainable_variables)
+                disc_grads = disc_tape.gradient(disc_loss, discriminator.trainable_variables)
+            """,
+            9,
+            19,
+            9,
+            49,
+            "`gp_tape.gradient` runs while `gen_tape` is still recording (inside its `with` "
+            "block): `gen_tape` records the backward pass too; call it after the block",
+        ),
         Invalid(
             """
             import tensorflow as tf
@@ -458,7 +499,7 @@ class GradientInsidePersistentTape(Rule):
             if not block.tape.persistent and self._gradient_taken_before(block, other):
                 continue  # a non-persistent tape stops recording at its own gradient
             if self._differentiated_by(node, other):
-                return
+                continue  # recorded on purpose by this tape; another may record it for nothing
             what = "the backward pass" if receiver is not None else "the update"
             report = self.report(
                 node,
