@@ -273,6 +273,19 @@ ENTRY_POINTS: tuple[Row, ...] = (
         ),
     ),
     Row(
+        "Flask",
+        "resource",
+        "request",
+        Form.METHOD,
+        ("flask_restful.Resource", "flask_restx.Resource", "flask.views.MethodView"),
+        methods=_HTTP,
+        example=_example(
+            "from flask_restful import Resource\n" + _PREDICT + "\n"
+            "class Predict(Resource):\n"
+            "    def get(self):\n        return MODEL.predict(x).tolist()\n"
+        ),
+    ),
+    Row(
         "aiohttp",
         "view",
         "request",
