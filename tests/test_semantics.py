@@ -1017,6 +1017,9 @@ class Agent:
 
 def plain(a, b=1, *rest, **options):
     return a
+
+def closure():
+    return None
 """
 
 
@@ -1033,6 +1036,10 @@ def plain(a, b=1, *rest, **options):
         ("plain", "plain(1)", False, True),
         ("plain", "plain(b=2)", False, False),
         ("plain", "plain(**options)", False, True),
+        ("plain", "plain(1, 2, 3, 4)", False, True),  # `*rest` takes the others
+        ("Agent.act", "agent.act(obs, 3, False, 4, mode=1)", True, False),  # one too many
+        ("closure", "closure(x)", False, False),  # which-whale's `base_network(input_a)`
+        ("closure", "closure()", False, True),
     ],
 )
 def test_a_call_binds_the_required_parameters(

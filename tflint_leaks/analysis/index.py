@@ -112,12 +112,15 @@ class FunctionFacts:
 
     def binds(self, call: Expr, *, bound: bool) -> bool:
         """Whether ``call`` binds every required parameter (``bound``: called on an instance,
-        which binds the first); a call that leaves one out raises ``TypeError`` before the body
-        runs. Not known, so True, for a call that spreads ``*args`` or ``**kwargs`` and for a
-        decorated function (its decorator may take other arguments)."""
+        which binds the first) and passes no more arguments by position than the function
+        takes; a call that leaves one out, or passes one too many, raises ``TypeError`` before
+        the body runs. Not known, so True, for a call that spreads ``*args`` or ``**kwargs``
+        and for a decorated function (its decorator may take other arguments)."""
         if call.open or self.decorators:
             return True
         positional = self.positional[1:] if bound else self.positional
+        if self.star is None and len(call.positional) > len(positional):
+            return False
         given = {*positional[: len(call.positional)], *call.keywords}
         first = self.positional[:1] if bound else ()
         return all(name in given for name in self.required if name not in first)

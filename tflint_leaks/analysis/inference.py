@@ -532,7 +532,7 @@ class Inference:
                 if each.kind is Kind.CLASS or (
                     each.kind is Kind.FUNCTION
                     and isinstance(each.ref, FunctionRef)
-                    and "." not in each.ref.qualname
+                    and "." not in each.ref.qualname.rpartition(LOCALS)[2]
                 ):
                     made = [t for t in made if self._binds(t, call, bound=each.kind is Kind.CLASS)]
                 found.extend(made)

@@ -843,6 +843,19 @@ class ModelBuiltInLoop(Rule):
                 model = tf.keras.Sequential([tf.keras.layers.Dense(1)], name=each)
                 model.compile("adam", "mse")
         """),
+        # The nested function takes no argument: calling it with one raises `TypeError`
+        # before it builds anything (which-whale-is-this's `base_network(input_a)`).
+        Valid("""
+        import tensorflow as tf
+
+        def objective(params):
+            def tower():
+                return tf.keras.Sequential([tf.keras.layers.Dense(params["units"])])
+            return tower(params)
+
+        for params in grid:
+            objective(params)
+        """),
         # A passed factory's model per fold of a 5-fold split: five models in all.
         Valid("""
         import tensorflow as tf
