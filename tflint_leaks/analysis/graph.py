@@ -62,10 +62,13 @@ SESSION_RUN_METHODS = frozenset({"run", "partial_run"})
 #: Methods of a tensor or an op that run the graph in the session they are given.
 RUN_IN_SESSION_METHODS = frozenset({"eval", "run"})
 
-#: Methods that add ops to the graph when called in graph code: variable updates and optimizer
-#: steps (``v.assign(x)``, ``optimizer.minimize(loss)``).
+#: Methods that add ops to the graph when called in graph code: variable updates, optimizer
+#: steps (``v.assign(x)``, ``optimizer.minimize(loss)``) and a ``tf.data`` iterator's next
+#: element (TensorFlow 2.21, graph mode: each ``iterator.get_next()`` adds an
+#: ``IteratorGetNext`` op, 9 -> 10 -> 11 -> 12 over three ``sess.run(it.get_next())``).
 GRAPH_METHODS = frozenset(
     {
+        "get_next",
         "assign",
         "assign_add",
         "assign_sub",

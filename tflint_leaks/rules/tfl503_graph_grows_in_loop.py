@@ -48,7 +48,8 @@ class GraphGrowsInLoop(Rule):
     ## What it does
     Flags graph-mode code that adds nodes to the default graph on every iteration of a loop that
     also runs the graph: a TensorFlow op (`tf.assign`, `tf.round`, `tf.compat.v1.layers.dense`,
-    `tf.summary.scalar`), `v.assign(...)` or `optimizer.minimize(...)`, a `tf.Variable`, a
+    `tf.summary.scalar`), `v.assign(...)`, `optimizer.minimize(...)` or a `tf.data` iterator's
+    `get_next()` (one `IteratorGetNext` op per call), a `tf.Variable`, a
     `tf.train.Saver`, or a Keras backend op (`K.gradients`, `K.function`), created in the loop
     or in a function the loop calls (up to four calls deep), while the same loop runs the graph
     every iteration: `sess.run(...)` on a `tf.Session`, `x.eval(sess)`, a function made by
@@ -150,6 +151,16 @@ class GraphGrowsInLoop(Rule):
     """
 
     VALID = (
+        # The next-element op made once, before the loop, and run each step.
+        Valid("""
+        import tensorflow as tf
+
+        dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)
+        next_batch = dataset.make_one_shot_iterator().get_next()
+        with tf.Session() as sess:
+            for step in range(1000):
+                x_batch, y_batch = sess.run(next_batch)
+        """),
         # Edward's `evaluate`: one op per metric asked for, a name, a function or a list of
         # two here; a metric that is none of them raises, as its test expects.
         Valid("""
@@ -510,6 +521,26 @@ class GraphGrowsInLoop(Rule):
         """),
     )
     INVALID = (
+        # A TF1 course's input pipeline (unseen set Z3): each `get_next()` adds an
+        # `IteratorGetNext` op, one per batch.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)
+            iterator = dataset.make_one_shot_iterator()
+            with tf.Session() as sess:
+                for step in range(1000):
+                    x_batch, y_batch = sess.run(iterator.get_next())
+            """,
+            7,
+            37,
+            7,
+            56,
+            "`iterator.get_next(...)` every iteration (1000 in all) adds nodes to the default "
+            "graph of a loop that runs it (`sess.run`): the graph grows for as long as the "
+            "loop runs; build it once before the loop (`graph.finalize()` catches this)",
+        ),
         # CheXNet's class activation maps (unseen set K of stop 43): a helper builds and runs
         # a `K.function` for each image.
         Invalid(
