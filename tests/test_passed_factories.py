@@ -106,3 +106,51 @@ def test_a_factory_the_project_shows_is_judged_by_what_it_returns(tmp_path: Path
     search(cached, range(100))
     """
     assert _lint(tmp_path, source) == []
+
+
+def test_a_method_of_an_object_of_unknown_kind_is_no_passed_factory(tmp_path: Path) -> None:
+    # TransformerTTS: `cls.from_config(...)` in a class method of a model class with its own
+    # `predict`; what it makes is that class's instance, not a model of unknown class.
+    source = """
+    import tensorflow as tf
+
+    class Speaker(tf.keras.Model):
+        def predict(self, text):
+            return self.call(text)
+
+        @classmethod
+        def load(cls, path):
+            model = cls.from_config(read(path))
+            model.load_weights(path)
+            return model
+
+    model = Speaker.load("m")
+    for line in lines:
+        model.predict(line)
+    """
+    assert _lint(tmp_path, source) == []
+
+
+def test_a_factory_held_in_a_container_is_one(tmp_path: Path) -> None:
+    # image-segmentation-keras: `model_from_name[name](...)` then `model.load_weights(...)`.
+    source = """
+    import tensorflow as tf
+
+    def search(builders, names, path):
+        for name in names:
+            model = builders[name](n_classes=2)
+            model.load_weights(path)
+    """
+    path = tmp_path / "search.py"
+    path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
+    result = lint_paths([path], Settings(select=("ALL",)))
+    assert [(d.code, d.start.line, d.start.column, d.message) for d in result.diagnostics] == [
+        (
+            "TFL401",
+            5,
+            17,
+            "`builders[name]` builds a new Keras model every iteration and the loop never "
+            "calls `clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+        )
+    ]

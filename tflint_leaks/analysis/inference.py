@@ -615,11 +615,22 @@ class Inference:
 
     @staticmethod
     def makes_model(call: Expr, targets: tuple[Target, ...], where: Where) -> bool:
-        """``call`` runs nothing the project shows (a callable the caller passes in) and its
-        body uses what it returns as a Keras model (:attr:`~tflint_leaks.analysis.facts.
-        Body.model_calls`): it makes a new one, as a model factory does."""
-        return all(t.kind is TargetKind.UNKNOWN for t in targets) and (
-            call in where.body.model_calls
+        """``call`` calls a callable held in a name, an attribute of ``self`` or a container
+        (a factory the caller passes in: ``build_fn(...)``, ``self.hypermodel(...)``,
+        ``builders[name](...)``; not a method of an object of unknown kind,
+        ``cls.from_config(...)``), of which the project shows nothing, and its body uses what
+        it returns as a Keras model (:attr:`~tflint_leaks.analysis.facts.Body.model_calls`):
+        it makes a new one, as a model factory does."""
+        func = call.func
+        if func.op is Op.REF:
+            head, _, rest = func.text.partition(".")
+            held = not rest or (head == SELF.text and "." not in rest)
+        else:
+            held = func.op is Op.ITEM
+        return (
+            held
+            and all(t.kind is TargetKind.UNKNOWN for t in targets)
+            and call in where.body.model_calls
         )
 
     def target_value(self, target: Target, call: Expr, where: Where) -> Computation:

@@ -13,6 +13,7 @@ from tflint_leaks.rules._calls import (
     relate_chain,
     relate_loop,
     repeater,
+    source_of,
 )
 from tflint_leaks.rules._models import (
     STORE_METHODS,
@@ -1742,4 +1743,6 @@ class ModelBuiltInLoop(Rule):
 
 
 def _callee(node: cst.Call) -> str:
-    return dotted(node.func) or "this call"
+    """The callee as written: a dotted name, or the code of any other expression
+    (``builders[name]``)."""
+    return dotted(node.func) or source_of(node.func)
