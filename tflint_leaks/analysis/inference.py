@@ -613,18 +613,19 @@ class Inference:
             values.append((yield from self.target_value(target, call, where)))
         return join(values)
 
-    @staticmethod
-    def makes_model(call: Expr, targets: tuple[Target, ...], where: Where) -> bool:
-        """``call`` calls a callable held in a name, an attribute of ``self`` or a container
-        (a factory the caller passes in: ``build_fn(...)``, ``self.hypermodel(...)``,
+    def makes_model(self, call: Expr, targets: tuple[Target, ...], where: Where) -> bool:
+        """``call`` calls a callable held in a variable, an attribute of ``self`` or a
+        container (a factory the caller passes in: ``build_fn(...)``, ``self.hypermodel(...)``,
         ``builders[name](...)``; not a method of an object of unknown kind,
-        ``cls.from_config(...)``), of which the project shows nothing, and its body uses what
-        it returns as a Keras model (:attr:`~tflint_leaks.analysis.facts.Body.model_calls`):
-        it makes a new one, as a model factory does."""
+        ``cls.from_config(...)``, nor a name nothing binds), of which the project shows
+        nothing, and its body uses what it returns as a Keras model (:attr:`~tflint_leaks.
+        analysis.facts.Body.model_calls`): it makes a new one, as a model factory does."""
         func = call.func
         if func.op is Op.REF:
             head, _, rest = func.text.partition(".")
-            held = not rest or (head == SELF.text and "." not in rest)
+            held = (head == SELF.text and "." not in rest) or (
+                not rest and self._variable(head, where)
+            )
         else:
             held = func.op is Op.ITEM
         return (
@@ -632,6 +633,16 @@ class Inference:
             and all(t.kind is TargetKind.UNKNOWN for t in targets)
             and call in where.body.model_calls
         )
+
+    def _variable(self, name: str, where: Where) -> bool:
+        """``name`` is a variable of the code at ``where``: a parameter of its function, or
+        bound by it or by the module's own code."""
+        function = where.function
+        if function is not None and (
+            name in function.params or name == function.star or name in self.assigned(where)
+        ):
+            return True
+        return any(a.target == name for a in where.module.body.assigns)
 
     def target_value(self, target: Target, call: Expr, where: Where) -> Computation:
         """What running ``target`` for ``call`` returns."""
