@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 
 from tflint_leaks.analysis.facts import first_run_state
+from tflint_leaks.analysis.index import index_source
 from tflint_leaks.analysis.symbolic import from_ast
 
 
@@ -35,3 +37,31 @@ from tflint_leaks.analysis.symbolic import from_ast
 def test_first_run_state(test: str, state: tuple[str, ...]) -> None:
     expression = ast.parse(test, mode="eval").body
     assert first_run_state(from_ast(expression)) == state
+
+
+@pytest.mark.parametrize(
+    ("body", "keyed"),
+    [
+        # alpha-zero-general's MCTS: the key is computed from the board the call is given.
+        (
+            "s = game.key(board)\n    if s not in self.Ps:\n        self.Ps[s] = predict(board)",
+            [(6, ("board",))],
+        ),
+        # the other block of a presence test, keyed by two parameters; whether it runs per
+        # call is the solver's question (what they hold: a name is no data)
+        (
+            "if (name, size) in cache:\n        pass\n    else:\n        cache[name] = load(name)",
+            [(7, ("name", "size"))],
+        ),
+        # a key of the function's own making, or the instance's
+        ("if 'model' not in CACHE:\n        CACHE['model'] = load()", []),
+        ("if self.name not in CACHE:\n        CACHE[self.name] = load()", []),
+    ],
+)
+def test_a_lookup_keyed_by_what_the_call_is_given(
+    body: str, keyed: list[tuple[int, tuple[str, ...]]]
+) -> None:
+    source = f"CACHE = {{}}\n\ndef search(self, board, name, size, cache):\n    {body}\n"
+    module = index_source(source, Path("m.py"))
+    found = module.functions["search"].body.keyed
+    assert [(span.line, names) for span, names in found] == keyed

@@ -41,7 +41,7 @@ from tflint_leaks.analysis.inference import (
 from tflint_leaks.analysis.lattice import ClassRef, FunctionRef, Kind, Value
 from tflint_leaks.analysis.names import GRADIENT_TAPE, resolve_dotted
 from tflint_leaks.analysis.singletons import Singletons
-from tflint_leaks.analysis.symbolic import Expr, Op
+from tflint_leaks.analysis.symbolic import Expr, Op, ref
 
 Query = tuple[Any, ...]
 
@@ -188,7 +188,9 @@ class Effects:
         for site in function.body.calls:
             if within(site.span, dead):
                 continue  # a branch this call never takes
-            if function.body.runs_once(site.span):
+            if function.body.runs_once(site.span) and not (
+                yield from self.runs_per_key(site.span, where)
+            ):
                 continue  # ``if self.model is None: self.model = load()``: the first call's
             found = yield from self.site_effects(site, where, nested=True)
             if function.body.in_own_graph(site.span):
@@ -201,6 +203,18 @@ class Effects:
                 found = [e for e in found if e.kind is not EffectKind.DATASET]
             effects.extend(e for e in found if len(e.chain) < MAX_CHAIN)
         return _canonical(effects)
+
+    def runs_per_key(self, span: Span, where: Where) -> Generator[Query, Any, bool]:
+        """The code at ``span`` of ``where``'s function, in a block that runs once per key
+        (:attr:`~tflint_leaks.analysis.facts.Body.keyed`), runs on every call: the key is
+        computed from data the call is given, an array or a tensor (alpha-zero-general's
+        ``if s not in self.Ps:`` with ``s`` the board's bytes), not from a name or a number
+        (a cache of models by name: once per name)."""
+        for name in where.body.keyed_by(span):
+            given = yield from self.inference.evaluate(ref(name), where)
+            if given.atoms_of(Kind.ARRAY) or given.atoms_of(Kind.TENSOR):
+                return True
+        return False
 
     def _runs_in_graph(self, query: Query) -> Generator[Query, Any, bool]:
         """``("in graph", path, qualname)``: the function may run with a graph made the

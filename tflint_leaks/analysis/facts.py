@@ -208,6 +208,12 @@ class Body:
     #: ``model.compile(...)``), by their expressions: what such a call makes is a model even
     #: where what it calls is not known (a factory the caller passes in).
     model_calls: tuple[Expr, ...] = ()
+    #: The blocks of the guards that look a key up (``if s not in self.Ps:``, ``if k in cache:
+    #: ... else:``) that the body computes from its parameters, with those parameters (``s =
+    #: game.stringRepresentation(board)``: ``board``). Among :attr:`once` when the block sets
+    #: the state, they run once per distinct key: per call, when the key is data the call is
+    #: given (:meth:`~tflint_leaks.analysis.effects.Effects.runs_per_key`).
+    keyed: tuple[tuple[Span, tuple[str, ...]], ...] = ()
 
     def apart(self, first: Span, second: Span) -> bool:
         """The code at ``first`` and at ``second`` never both run in one run of the body:
@@ -233,6 +239,13 @@ class Body:
     def runs_once(self, span: Span) -> bool:
         """The code at ``span`` runs on the body's first call only (:attr:`once`)."""
         return within(span, self.once)
+
+    def keyed_by(self, span: Span) -> tuple[str, ...]:
+        """The parameters the key of the lookups guarding the code at ``span`` is computed from
+        (:attr:`keyed`)."""
+        return tuple(
+            sorted({name for block, names in self.keyed if block.contains(span) for name in names})
+        )
 
     def loop_around(self, span: Span) -> Loop | None:
         """The innermost loop of the body whose every iteration runs the code at ``span``."""
@@ -456,7 +469,51 @@ def collect_body(
         tuple(restores),
         _iterated_pipelines(nodes, sources, local=arguments is not None, shared=set(declared)),
         _model_calls(calls, assigns),
+        _keyed(guards, params, assigns, span_of),
     )
+
+
+def _keyed(
+    guards: list[tuple[tuple[str, ...], list[ast.stmt], Expr]],
+    params: set[str],
+    assigns: list[Assign],
+    span_of: SpanOf,
+) -> tuple[tuple[Span, tuple[str, ...]], ...]:
+    """:attr:`Body.keyed`: the guards' blocks whose test looks a key up (``k not in X``, ``k
+    in X``) that the body computes from its parameters, with those parameters."""
+    values: dict[str, list[Expr]] = {}
+    for assign in assigns:
+        values.setdefault(assign.target, []).append(assign.value)
+    found = []
+    for _, block, test in guards:
+        inputs: set[str] = set()
+        seen: set[str] = set()
+        todo = [name for key in _membership_keys(test) for name in heads(key)]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in params and name not in {"self", "cls"}:
+                inputs.add(name)
+            elif name not in params:
+                todo.extend(head for value in values.get(name, ()) for head in heads(value))
+        if inputs:
+            found.append((_block(block, span_of), tuple(sorted(inputs))))
+    return tuple(found)
+
+
+def _membership_keys(test: Expr) -> list[Expr]:
+    """The keys ``k`` of a test's ``k in X`` and ``k not in X`` (through ``and``, ``or``,
+    ``not``)."""
+    if test.op is Op.OTHER and test.text in {"and", "or"}:
+        return [key for part in test.parts for key in _membership_keys(part)]
+    if test.op is Op.UNARY and test.text == "not":
+        return _membership_keys(test.parts[0])
+    if test.op is Op.OTHER and test.text == "compare":
+        pairs = zip(test.parts, test.keywords, test.parts[1:], strict=False)
+        return [left for left, operator, _ in pairs if operator in {"in", "not in"}]
+    return []
 
 
 def _model_calls(calls: list[Site], assigns: list[Assign]) -> tuple[Expr, ...]:
@@ -790,7 +847,7 @@ def _parameters(
 
 
 def _once(
-    guards: list[tuple[tuple[str, ...], list[ast.stmt]]],
+    guards: list[tuple[tuple[str, ...], list[ast.stmt], Expr]],
     alternatives: list[tuple[str, list[ast.expr]]],
     top: list[ast.stmt],
     local: set[str],
@@ -820,7 +877,9 @@ def _once(
             )
         return outlives(state) and _sets(block, state)
 
-    once = [_block(block, span_of) for state, block in guards if any(sets(block, s) for s in state)]
+    once = [
+        _block(block, span_of) for state, block, _ in guards if any(sets(block, s) for s in state)
+    ]
     once.extend(_block(rest, span_of) for state, rest in alternatives if sets(rest, state))
     for position, statement in enumerate(top[:-1]):
         if (
@@ -840,7 +899,7 @@ def _once(
 #: ``state or make()`` alternatives, the two blocks of each ``if``/``else``, and the blocks that
 #: restore a disk cache.
 _Conditions = tuple[
-    list[tuple[tuple[str, ...], list[ast.stmt]]],
+    list[tuple[tuple[str, ...], list[ast.stmt], Expr]],
     list[Branch],
     list[tuple[str, list[ast.expr]]],
     list[tuple[Span, Span]],
@@ -873,9 +932,9 @@ def _condition(
     test = from_ast(node.test)
     state = first_run_state(test)
     if state:
-        guards.append((state, node.body))
+        guards.append((state, node.body, test))
     elif node.orelse and (present := _present_state(test)):
-        guards.append((present, node.orelse))
+        guards.append((present, node.orelse, test))
     if _switches(test, params) or _read_names(test):
         # On a parameter (decided per call), or reading names the body may not bind (module
         # state: ``if FLAGS.adv_class == -1:``, kept as :attr:`Body.fixed` once the body's

@@ -108,7 +108,9 @@ class ModelBuiltInLoop(Rule):
     `on_train_batch_end` per batch and `on_epoch_end` per epoch, a `tf.py_function` per
     element, a Gym `step` per step, a scheduled job per run. A model loaded in a route is
     reported "every request"; a model loaded once at module level and used by the route is
-    not, nor one loaded under a first-call guard (`if model is None:`), nor a KerasTuner
+    not, nor one loaded under a first-call guard (`if model is None:`, `if name not in
+    cache:`; a lookup keyed by an array or tensor the call is given, `if board.tobytes() not in
+    memo:`, runs for every new one and counts as every call), nor a KerasTuner
     model-building function (`Tuner._try_build` calls `clear_session()` before every
     `build(hp)`), nor an Optuna objective whose `study.optimize(..., callbacks=[...])` hands
     Optuna a function that calls `clear_session()` (Optuna calls each after every trial),
@@ -856,6 +858,22 @@ class ModelBuiltInLoop(Rule):
 
         for params in grid:
             objective(params)
+        """),
+        # A cache of models by name: loaded once per name, and the loop asks for one.
+        Valid("""
+        import tensorflow as tf
+
+        MODELS = {}
+
+
+        def model_for(name):
+            if name not in MODELS:
+                MODELS[name] = tf.keras.models.load_model(f"{name}.h5")
+            return MODELS[name]
+
+
+        for image in images:
+            model_for("resnet")(image)
         """),
         # A passed factory's model per fold of a 5-fold split: five models in all.
         Valid("""

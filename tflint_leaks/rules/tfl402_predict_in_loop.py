@@ -496,6 +496,40 @@ class PredictInLoop(Rule):
         """),
     )
     INVALID = (
+        # alpha-zero-general's MCTS: a memo keyed by the board the call is given runs its
+        # block for every new board, not once.
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+
+            class MCTS:
+                def __init__(self, model):
+                    self.model = model
+                    self.priors = {}
+
+                def search(self, board):
+                    key = board.tobytes()
+                    if key not in self.priors:
+                        self.priors[key] = self.model.predict(board[None])
+                    return self.priors[key]
+
+
+            mcts = MCTS(tf.keras.models.load_model("net.h5"))
+            board = np.zeros((8, 8))
+            for move in range(1000):
+                mcts.search(board)
+                board = np.random.rand(8, 8)
+            """,
+            13,
+            32,
+            13,
+            63,
+            "`self.model.predict` through `search` every iteration (1000 in all) builds a new "
+            "`tf.data` pipeline each call; use `self.model(x, training=False)` or "
+            "`predict_on_batch`",
+        ),
         # DDQN-Keras: the agent takes its model through `*args` (`args[0]`), what its one
         # construction passes first.
         Invalid(
