@@ -205,16 +205,15 @@ class GradientInsidePersistentTape(Rule):
         Valid("""
         import tensorflow as tf
 
-        def train_step(real, noise):
-            with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
-                fake = generator(noise)
-                with tf.GradientTape() as gp_tape:
-                    gp_tape.watch(fake)
-                    scores = discriminator(fake)
-                penalty = gp_tape.gradient(scores, fake)
-                loss = tf.reduce_mean(scores) + tf.reduce_mean(penalty)
-            gen_grads = gen_tape.gradient(loss, generator.trainable_variables)
-            disc_grads = disc_tape.gradient(loss, discriminator.trainable_variables)
+        def joint_step(latent):
+            with tf.GradientTape() as g_tape, tf.GradientTape() as d_tape:
+                images = generator(latent)
+                with tf.GradientTape() as inner:
+                    inner.watch(images)
+                    critique = discriminator(images)
+                objective = tf.reduce_mean(critique) + tf.norm(inner.gradient(critique, images))
+            g_grads = g_tape.gradient(objective, generator.trainable_variables)
+            d_grads = d_tape.gradient(objective, discriminator.trainable_variables)
         """),
         Valid("""
         import tensorflow as tf
