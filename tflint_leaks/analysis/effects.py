@@ -207,12 +207,14 @@ class Effects:
     def runs_per_key(self, span: Span, where: Where) -> Generator[Query, Any, bool]:
         """The code at ``span`` of ``where``'s function, in a block that runs once per key
         (:attr:`~tflint_leaks.analysis.facts.Body.keyed`), runs on every call: the key is
-        computed from data the call is given, an array or a tensor (alpha-zero-general's
-        ``if s not in self.Ps:`` with ``s`` the board's bytes), not from a name or a number
-        (a cache of models by name: once per name)."""
+        computed from data the call is given, a NumPy array (alpha-zero-general's ``if s not
+        in self.Ps:`` with ``s`` the board's bytes), not from a name or a number (a cache of
+        models by name: once per name) nor from a tensor (hashable only in graph mode, where it
+        is a node of the graph, the same on every call: cleverhans's ``model_eval`` keeps its
+        accuracy op by ``(y, predictions)``)."""
         for name in where.body.keyed_by(span):
             given = yield from self.inference.evaluate(ref(name), where)
-            if given.atoms_of(Kind.ARRAY) or given.atoms_of(Kind.TENSOR):
+            if given.atoms_of(Kind.ARRAY):
                 return True
         return False
 

@@ -151,6 +151,31 @@ class GraphGrowsInLoop(Rule):
     """
 
     VALID = (
+        # cleverhans's `model_eval`: the accuracy op is kept by the graph tensors it is built
+        # from, the same on every call (a tensor is a dict key only in graph mode).
+        Valid("""
+        import tensorflow as tf
+
+        _CACHE = {}
+
+
+        def accuracy(sess, labels, logits, x_test, y_test):
+            key = (labels, logits)
+            if key in _CACHE:
+                correct = _CACHE[key]
+            else:
+                correct = tf.equal(tf.argmax(labels, axis=-1), tf.argmax(logits, axis=-1))
+                _CACHE[key] = correct
+            return sess.run(correct, {labels: y_test})
+
+
+        x = tf.compat.v1.placeholder(tf.float32, [None, 10])
+        y = tf.compat.v1.placeholder(tf.float32, [None, 10])
+        logits = tf.compat.v1.layers.dense(x, 10)
+        with tf.compat.v1.Session() as sess:
+            for epoch in range(100):
+                accuracy(sess, y, logits, x_test, y_test)
+        """),
         # The next-element op made once, before the loop, and run each step.
         Valid("""
         import tensorflow as tf
