@@ -481,14 +481,17 @@ def _keyed(
 ) -> tuple[tuple[Span, tuple[str, ...]], ...]:
     """:attr:`Body.keyed`: the guards' blocks whose test looks a key up (``k not in X``, ``k
     in X``) that the body computes from its parameters, with those parameters."""
+    lookups = [(block, keys) for _, block, test in guards if (keys := _membership_keys(test))]
+    if not lookups:
+        return ()
     values: dict[str, list[Expr]] = {}
     for assign in assigns:
         values.setdefault(assign.target, []).append(assign.value)
     found = []
-    for _, block, test in guards:
+    for block, keys in lookups:
         inputs: set[str] = set()
         seen: set[str] = set()
-        todo = [name for key in _membership_keys(test) for name in heads(key)]
+        todo = [name for key in keys for name in heads(key)]
         while todo:
             name = todo.pop()
             if name in seen:

@@ -279,21 +279,16 @@ class IndexBuilder(ast.NodeVisitor):
         """What ``from keras.models import *`` binds of the names the rules know
         (:data:`_STAR_KNOWN`: ``load_model``, ``Model``...), unless the module binds them
         itself: a library's star import brings its public names, and these are among them."""
-        own = {
-            target.id
-            for stmt in tree.body
-            for target in (
-                stmt.targets
-                if isinstance(stmt, ast.Assign)
-                else [ast.Name(stmt.name)]
-                if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                else []
-            )
-            if isinstance(target, ast.Name)
-        }
-        for base in self.star_imports:
-            if not (is_tensorflow(base) or is_keras(base)):
-                continue
+        libraries = [base for base in self.star_imports if is_tensorflow(base) or is_keras(base)]
+        if not libraries:
+            return
+        own: set[str] = set()
+        for stmt in tree.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                own.add(stmt.name)
+            elif isinstance(stmt, ast.Assign):
+                own.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+        for base in libraries:
             for known in _STAR_KNOWN:
                 name = known.rpartition(".")[2]
                 target = f"{base}.{name}"

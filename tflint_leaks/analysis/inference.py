@@ -620,19 +620,17 @@ class Inference:
         ``cls.from_config(...)``, nor a name nothing binds), of which the project shows
         nothing, and its body uses what it returns as a Keras model (:attr:`~tflint_leaks.
         analysis.facts.Body.model_calls`): it makes a new one, as a model factory does."""
+        if call not in where.body.model_calls:  # most bodies have none: asked first
+            return False
+        if not all(t.kind is TargetKind.UNKNOWN for t in targets):
+            return False
         func = call.func
-        if func.op is Op.REF:
-            head, _, rest = func.text.partition(".")
-            held = (head == SELF.text and "." not in rest) or (
-                not rest and self._variable(head, where)
-            )
-        else:
-            held = func.op is Op.ITEM
-        return (
-            held
-            and all(t.kind is TargetKind.UNKNOWN for t in targets)
-            and call in where.body.model_calls
-        )
+        if func.op is not Op.REF:
+            return func.op is Op.ITEM
+        head, _, rest = func.text.partition(".")
+        if rest:
+            return head == SELF.text and "." not in rest
+        return self._variable(head, where)
 
     def _variable(self, name: str, where: Where) -> bool:
         """``name`` is a variable of the code at ``where``: a parameter of its function, or
