@@ -12,6 +12,7 @@ import pytest
 
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.branches import literals
+from tflint_leaks.analysis.effects import EffectKind
 from tflint_leaks.analysis.index import index_source
 from tflint_leaks.analysis.lattice import ClassRef, FunctionRef, Kind, Value
 from tflint_leaks.analysis.program import Program
@@ -1261,3 +1262,50 @@ def test_a_slice_takes_at_most_what_it_says(
     found = value_of(tmp_path, "def f(images):\n    pass\n", expression, "f")
     assert found.kind is Kind.CONTAINER or most is None
     assert (found.atoms[0].most if found.atoms else None) == most
+
+
+CONSTANTS = """
+import tensorflow as tf
+
+FLAG = True
+
+def load(weights, given=False):
+    global shared
+    keras = False
+    twice = False
+    counted = 0
+    shared = False
+    counted += 1
+    twice = True
+    return tf.keras.models.load_model(weights) if {test} else tf.lite.Interpreter(weights)
+"""
+
+
+@pytest.mark.parametrize(
+    ("test", "fixed", "loads"),
+    [
+        ("keras", True, False),  # bound once, to a literal: the loader never runs
+        ("not keras", True, True),
+        ("FLAG", True, True),  # module state
+        ("not FLAG", True, False),
+        ("twice", False, True),  # bound twice
+        ("counted", False, True),  # augmented
+        ("given", False, True),  # a parameter: the caller decides
+        ("shared", True, True),  # module state that a function sets: not known
+    ],
+)
+def test_a_literal_constant_of_the_function_decides_its_conditional_expressions(
+    tmp_path: Path, test: str, fixed: bool, loads: bool
+) -> None:
+    """yolov5-tf2-keras's ``keras = False`` above ``load_model(w) if keras else ...``: the
+    value never computed is a branch of :attr:`Body.fixed`, and the summary leaves it out."""
+    path = tmp_path / "m.py"
+    text = textwrap.dedent(CONSTANTS.format(test=test))
+    path.write_text(text)
+    module = index_source(text, path)
+    function = module.functions["load"]
+    loader = next(s for s in function.body.calls if s.call.parts[0].text.endswith("load_model"))
+    effects = Program(ProjectIndex([module])).summary(FunctionRef(module.path, "load"))
+    built = {e.span for e in effects if e.kind is EffectKind.BUILD_MODEL}
+    assert (loader.span in built) is loads
+    assert [b.then for b in function.body.fixed] == ([loader.span] if fixed else [])

@@ -92,8 +92,9 @@ class Loop:
 
 @dataclass(frozen=True)
 class Branch:
-    """An ``if`` statement whose test reads a parameter of the body (``if backend ==
-    "tensorflow":``): which of its blocks runs can depend on what a call passes."""
+    """An ``if`` statement or a conditional expression whose test reads a parameter of the
+    body (``if backend == "tensorflow":``): which of its blocks runs can depend on what a call
+    passes."""
 
     test: Expr
     #: The block that runs when the test holds, and the ``else`` block (an ``elif`` is an
@@ -171,8 +172,9 @@ class Body:
     #: ``X[key] = value`` into a container named by a dotted name (``self.var_gen[str(i)] =
     #: [...]``): the container's name, the key and the value.
     item_stores: tuple[tuple[str, Expr, Expr], ...] = ()
-    #: The ``if`` statements whose test compares only module state (names neither a parameter
-    #: nor the body's own: ``if FLAGS.adv_class == -1:``): decided alike for every call.
+    #: The ``if`` statements (and conditional expressions) whose test compares only module
+    #: state (names neither a parameter nor the body's own: ``if FLAGS.adv_class == -1:``) or
+    #: the body's literal constants (:func:`literal_constants`): decided alike for every call.
     fixed: tuple[Branch, ...] = ()
     #: The appends that add one item per iteration of a top-level ``for`` loop.
     counted: tuple[Counted, ...] = ()
@@ -370,6 +372,7 @@ _COLLECTED = frozenset(
         ast.Global,
         ast.Call,
         ast.If,
+        ast.IfExp,
         ast.BoolOp,
     }
 )
@@ -441,10 +444,12 @@ def collect_body(
             returns.append(from_ast(node.value))
         elif isinstance(node, ast.Global):
             declared.extend(node.names)
-        elif isinstance(node, ast.If | ast.BoolOp):
+        elif isinstance(node, ast.If | ast.IfExp | ast.BoolOp):
             _condition(node, params, conditions, span_of, resolve)
     local = (params | {a.target for a in assigns}) - set(declared)
-    branches, fixed = _split(branches, params, local)
+    branches, fixed = _split(
+        branches, params, local, literal_constants(assigns, params | {*declared})
+    )
     return Body(
         tuple(assigns),
         tuple(returns),
@@ -911,7 +916,7 @@ _Conditions = tuple[
 
 
 def _condition(
-    node: ast.If | ast.BoolOp,
+    node: ast.If | ast.IfExp | ast.BoolOp,
     params: set[str],
     found: _Conditions,
     span_of: SpanOf,
@@ -920,8 +925,14 @@ def _condition(
     """An ``if``: a first-call guard (:func:`first_run_state`; or the ``else`` of a test of
     the state's presence: ``if key in cache: ... else: cache[key] = build()``), a branch on a
     parameter, a disk cache (:func:`_restores`). A ``state or make()``: ``make()`` runs only
-    while ``state`` is not set (falsy)."""
+    while ``state`` is not set (falsy). A conditional expression (``load(w) if keras else
+    restore(w)``) is a branch as an ``if`` is, its two values the blocks."""
     guards, branches, alternatives, exclusive, restores = found
+    if isinstance(node, ast.IfExp):
+        test = from_ast(node.test)
+        if _switches(test, params) or _read_names(test):
+            branches.append(Branch(test, span_of(node.body), span_of(node.orelse)))
+        return
     if isinstance(node, ast.BoolOp):
         first = from_ast(node.values[0])
         if isinstance(node.op, ast.Or) and first.op is Op.REF:
@@ -980,12 +991,31 @@ def _passes(block: Sequence[ast.stmt], path: Expr) -> bool:
     )
 
 
+def literal_constants(assigns: Iterable[Assign], skipped: set[str]) -> dict[str, Expr]:
+    """The names a body binds once, to a literal, and in no other way (not one of
+    ``skipped``, its parameters and ``global`` names; no other assignment, augmented
+    assignment, loop target or ``with`` name): ``keras = False``
+    above ``load(w) if keras else restore(w)``. Each holds its literal wherever the body
+    reads it (before the assignment, a read raises)."""
+    found: dict[str, list[Expr]] = {}
+    for assign in assigns:
+        found.setdefault(assign.target, []).append(assign.value)
+    return {
+        name: values[0]
+        for name, values in found.items()
+        if len(values) == 1
+        and values[0].op is Op.LITERAL
+        and name not in skipped
+        and "." not in name
+    }
+
+
 def _split(
-    found: list[Branch], params: set[str], local: set[str]
+    found: list[Branch], params: set[str], local: set[str], constants: Iterable[str]
 ) -> tuple[list[Branch], tuple[Branch, ...]]:
-    """The branches on a parameter (:attr:`Body.branches`) and those on module state only
-    (:attr:`Body.fixed`)."""
-    own = local | {"self", "cls"}
+    """The branches on a parameter (:attr:`Body.branches`) and those on module state or on
+    the body's literal ``constants`` only (:attr:`Body.fixed`)."""
+    own = (local - set(constants)) | {"self", "cls"}
     fixed = tuple(b for b in found if _read_names(b.test) and not heads(b.test) & own)
     return [b for b in found if _switches(b.test, params)], fixed
 

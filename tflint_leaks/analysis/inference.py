@@ -30,7 +30,15 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any, NamedTuple
 
 from tflint_leaks.analysis import branches, keras, library
-from tflint_leaks.analysis.facts import Assign, Body, Branch, Span, state_read, within
+from tflint_leaks.analysis.facts import (
+    Assign,
+    Body,
+    Branch,
+    Span,
+    literal_constants,
+    state_read,
+    within,
+)
 from tflint_leaks.analysis.index import LOCALS, ClassFacts, FunctionFacts, ModuleIndex
 from tflint_leaks.analysis.lattice import (
     BOOL,
@@ -1129,7 +1137,7 @@ class Inference:
         """An operand of a branch's test, for :meth:`_dead`: a parameter given by the call
         (through ``p = p.lower()``, or rebound only after the test), or a constant of the
         module (a literal, a global, a ``str`` enum's member); anything else the function
-        binds itself is not known."""
+        binds itself is not known, but for its literal constants (``keras = False``)."""
         function = where.function
         assert function is not None
         given = dict(where.given)
@@ -1150,7 +1158,11 @@ class Inference:
             return value
         if state_read(expr) is not None:
             return (yield from self.instance_state(expr, where))
-        local = set(function.params) | set(self.assigned(where)) | {"self", "cls"}
+        assigned = self.assigned(where)
+        constants = literal_constants(where.body.assigns, {*function.params, *where.body.globals})
+        if expr.op is Op.REF and expr.text in constants:
+            return (yield from self.evaluate(constants[expr.text], Where(where.module)))
+        local = set(function.params) | set(assigned) | {"self", "cls"}
         if branches.heads(expr) & local:
             return UNKNOWN
         return (yield from self.constant(expr, Where(where.module)))

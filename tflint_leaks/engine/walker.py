@@ -195,6 +195,18 @@ class Walker:
         if node.orelse is not None and decided is not True:
             self.walk(node.orelse)
 
+    def _if_expression(self, node: cst.CSTNode) -> None:
+        """A conditional expression whose test is decided: the value never computed is not
+        linted (``load_model(w) if keras else saved_model.load(w)`` below ``keras =
+        False``)."""
+        assert isinstance(node, cst.IfExp)
+        decided = self.context.decided(node.test)
+        if decided is not False:
+            self.walk(node.body)
+        self.walk(node.test)
+        if decided is not True:
+            self.walk(node.orelse)
+
     def _class(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.ClassDef)
         self._walk_all(header_parts(node))
@@ -215,6 +227,7 @@ _HANDLERS: dict[type[cst.CSTNode], Callable[[Walker, cst.CSTNode], None]] = {
     cst.ClassDef: Walker._class,
     cst.Lambda: Walker._lambda,
     cst.If: Walker._if,
+    cst.IfExp: Walker._if_expression,
 }
 
 

@@ -19,7 +19,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.branches import heads
 from tflint_leaks.analysis.effects import Effect, EffectKind, TfFunctionTarget
-from tflint_leaks.analysis.facts import Span, first_run_state, within
+from tflint_leaks.analysis.facts import Span, first_run_state, literal_constants, within
 from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex, TfFunctionFacts
 from tflint_leaks.analysis.inference import TargetKind, Where
 from tflint_leaks.analysis.lattice import ArrayOrigin, ClassRef, FunctionRef, Kind, Value
@@ -208,6 +208,7 @@ class FileContext:
         self.loop_table: dict[LoopNode, LoopParts] = {}
         self.reports: list[Report] = []
         self._scopes: dict[ScopeNode, ScopeFacts] = {}
+        self._unreached: dict[cst.CSTNode, frozenset[int]] = {}
         #: Each loop's trip count, asked once (a loop's count does not depend on who asks).
         self._trips: dict[LoopNode, int | None] = {}
         self._tapes: dict[ScopeNode, list[Tape]] = {}
@@ -870,30 +871,57 @@ class FileContext:
         return found
 
     def decided(self, test: cst.BaseExpression) -> bool | None:
-        """Whether an ``if`` test of the module's own code holds on every run (with its
-        globals' values and a command line's defaults: ``if args.algo == "ddpg":``); None
-        when it depends, and inside functions (their parameters come from callers the
-        project may not see), except for a method's test on its instance's attributes alone
-        (``if self.norm_grads:``, with every assignment of it ``False``). A notebook's own
-        switches decide nothing: a global it sets to ``True`` or ``False`` is a setting its
-        reader flips and runs the cells again (``training = False`` above ``if training ==
-        True:``, "set it to True to train")."""
+        """Whether an ``if`` test (or a conditional expression's) holds on every run: at the
+        module's top level, with its globals' values and a command line's defaults (``if
+        args.algo == "ddpg":``); in a function, a test of module state and of the function's
+        literal constants alone (``if not NEW_MODEL:``, ``keras = False`` above ``if
+        keras:``), or a method's test of its instance's attributes alone (``if
+        self.norm_grads:``, with every assignment of it ``False``); None when it depends (on a
+        parameter: callers the project may not see pass it). A notebook's own switches decide
+        nothing: a global it sets to ``True`` or ``False`` is a setting its reader flips and
+        runs the cells again (``training = False`` above ``if training == True:``, "set it to
+        True to train")."""
         converted = from_cst(test)
+        names = heads(converted)
+        if self.module_index.path.endswith(".ipynb") and any(map(self._module_switch, names)):
+            return None
         if self.frame.kind is FrameKind.MODULE:
-            if self.module_index.path.endswith(".ipynb") and any(
-                self._switch(name) for name in heads(converted)
-            ):
-                return None
             return self.program.decide(converted, self.where())
-        if self.frame.kind is FrameKind.FUNCTION and heads(converted) == {"self"}:
+        facts = self.frame.facts
+        if self.frame.kind is not FrameKind.FUNCTION or facts is None:
+            return None
+        if names == {"self"}:
             return self.program.decide_on_state(converted, self.where())
-        return None
+        body = facts.body
+        constants = literal_constants(body.assigns, {*facts.params, *body.globals})
+        own = {*facts.params, *(a.target for a in body.assigns), "self", "cls"}
+        if not names or names & (own - set(constants) - set(body.globals)):
+            return None
+        return self.program.decide(converted, self.where())
 
-    def _switch(self, name: str) -> bool:
+    def unreached(self) -> frozenset[int]:
+        """The ``id`` of every node of the current scope that a decided test keeps from
+        running (:meth:`decided`: the block of ``if not reuse:`` below ``reuse = True``, the
+        value of a conditional expression never computed), as the walker leaves them out."""
+        scope = self.frame.node
+        found = self._unreached.get(scope)
+        if found is None:
+            dead: set[int] = set()
+            for node in own_nodes(scope):
+                if not isinstance(node, cst.If | cst.IfExp):
+                    continue
+                decided = self.decided(node.test)
+                never = node.body if decided is False else node.orelse if decided else None
+                if never is not None:
+                    dead.update(id(each) for each in descendants(never))
+            found = self._unreached[scope] = frozenset(dead)
+        return found
+
+    def _module_switch(self, name: str) -> bool:
         """``name`` is a global of this module assigned ``True`` or ``False``."""
         return any(
             isinstance(a.value, cst.Name) and a.value.value in {"True", "False"}
-            for a in self.scope_facts().assignments.get(name, ())
+            for a in self.scope_facts(self.frames[0]).assignments.get(name, ())
         )
 
     def value(self, expr: Expr) -> Value:

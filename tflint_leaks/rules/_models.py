@@ -110,14 +110,17 @@ def building_loop(context: FileContext, receiver: cst.BaseExpression) -> LoopNod
 
 
 def _builds(context: FileContext, receiver: cst.BaseExpression) -> list[Assignment]:
-    """The assignments of the name ``receiver`` in this scope that build a model."""
+    """The assignments of the name ``receiver`` in this scope that build a model (and may
+    run: not in a block a decided test rules out)."""
     name = dotted(receiver)
     if name is None:
         return []
     return [
         a
         for a in context.scope_facts().assignments.get(name, ())
-        if isinstance(a.value, cst.Call) and context.builds_model(a.value)
+        if isinstance(a.value, cst.Call)
+        and context.builds_model(a.value)
+        and id(a.node) not in context.unreached()
     ]
 
 

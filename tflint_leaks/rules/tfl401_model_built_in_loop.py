@@ -885,8 +885,68 @@ class ModelBuiltInLoop(Rule):
                 model.compile("adam", "mse")
                 model.fit(folds[fold], epochs=10)
         """),
+        # A literal constant of the function decides the conditional expression: the Keras
+        # loader never runs (yolov5-tf2-keras's `keras = False` in `DetectMultiBackend`,
+        # unseen set Z5 of stop 47).
+        Valid("""
+        import tensorflow as tf
+
+
+        class Backend:
+            def __init__(self, path):
+                keras = False  # the SavedModel is a TensorFlow 1 one
+                self.model = (
+                    tf.keras.models.load_model(path) if keras else tf.lite.Interpreter(path)
+                )
+
+
+        def evaluate(checkpoints):
+            for weights in checkpoints:
+                Backend(weights)
+        """),
+        # A block that a literal constant rules out builds nothing; the model built before
+        # the loop is fitted in it.
+        Valid("""
+        import tensorflow as tf
+
+
+        def train(configs, x, y):
+            reuse = True
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            for config in configs:
+                if not reuse:
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(config)])
+                model.compile("adam", "mse")
+                model.fit(x, y, epochs=1)
+        """),
     )
     INVALID = (
+        # The same loader with the constant `True`: the model is loaded per checkpoint.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            class Backend:
+                def __init__(self, path):
+                    keras = True
+                    self.model = (
+                        tf.keras.models.load_model(path) if keras else tf.lite.Interpreter(path)
+                    )
+
+
+            def evaluate(checkpoints):
+                for weights in checkpoints:
+                    Backend(weights)
+            """,
+            14,
+            9,
+            14,
+            25,
+            "`Backend.__init__` builds a Keras model every iteration and the loop never calls "
+            "`clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+        ),
         # chaitun-keras's grid search: the model factory is the user's (`hypermodel`), and
         # what it makes is compiled, as only a Keras model is.
         Invalid(

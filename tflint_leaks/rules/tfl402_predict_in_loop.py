@@ -494,8 +494,48 @@ class PredictInLoop(Rule):
             assert predictions.shape == (8, 1)
             break
         """),
+        # A module constant decides the branch in the function: the `predict` never runs
+        # (yolov5-tf2-keras's `new_model = True`, unseen set Z5 of stop 47).
+        Valid("""
+        import tensorflow as tf
+
+        NEW_MODEL = True
+
+
+        def detect(paths, weights):
+            model = tf.keras.models.load_model(weights)
+            for path in paths:
+                image = tf.io.decode_image(tf.io.read_file(path))
+                if not NEW_MODEL:
+                    model.predict(image[None])
+                else:
+                    model(image[None], training=False)
+        """),
     )
     INVALID = (
+        # A name the function binds twice is no constant: the first iteration predicts, and
+        # nothing tells how many do.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            def detect(paths, weights):
+                fast = True
+                model = tf.keras.models.load_model(weights)
+                for path in paths:
+                    image = tf.io.decode_image(tf.io.read_file(path))
+                    if not fast:
+                        model.predict(image[None])
+                    fast = False
+            """,
+            10,
+            13,
+            10,
+            39,
+            "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`model(x, training=False)` or `predict_on_batch`",
+        ),
         # alpha-zero-general's MCTS: a memo keyed by the board the call is given runs its
         # block for every new board, not once.
         Invalid(
