@@ -1094,13 +1094,14 @@ class FileContext:
                 return False
         return True
 
-    def plain_data(self, node: cst.BaseExpression) -> bool:
-        """``node`` is known to be plain data, which holds no model: a number, a string, a
+    def plain_data(self, node: cst.BaseExpression | str) -> bool:
+        """``node`` (or the name) is known to be plain data, which holds no model: a number, a string, a
         boolean, ``None``, a tensor or a NumPy array (what ``model.evaluate(x, y)`` returns)."""
         return _plain(self.type_of(node))
 
-    def is_model(self, node: cst.BaseExpression) -> bool:
-        """``node`` is known to be a Keras model (its type, across the project)."""
+    def is_model(self, node: cst.BaseExpression | str) -> bool:
+        """``node`` (or the name) is known to be a Keras model (its type, across the
+        project)."""
         return self.type_of(node).kind is Kind.MODEL
 
     def cleans_up(self, node: cst.Call) -> bool:

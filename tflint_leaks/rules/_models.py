@@ -59,20 +59,33 @@ def per_call(context: FileContext, effect: Effect) -> int:
 def kept_in_loop(context: FileContext, name: str) -> bool:
     """The repetition stores ``name`` where it outlives the iteration (or the entry point's
     call): passed to ``append``/``add`` and friends, or assigned into a subscript
-    (``models[k] = model``)."""
-    for node in context.repeated_nodes():
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            if node.func.attr.value in STORE_METHODS and any(
-                dotted(arg.value) == name for arg in node.args
-            ):
-                return True
-        elif (
-            isinstance(node, cst.Assign)
-            and dotted(node.value) == name
-            and any(isinstance(t.target, cst.Subscript) for t in node.targets)
-        ):
-            return True
+    (``models[k] = model``); also through the names it is assigned or unpacked to
+    (``train_est, test_est = estimators``, then ``self.train_estimators[i] = train_est``)
+    that may hold a model (not a score: ``fit, model = evaluate(...)``, ``fits[i] = fit``)."""
+    names = {name}
+    pending = [name]
+    nodes = list(context.repeated_nodes())
+    while pending:
+        current = pending.pop()
+        for node in nodes:
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if node.func.attr.value in STORE_METHODS and any(
+                    dotted(arg.value) == current for arg in node.args
+                ):
+                    return True
+            elif isinstance(node, cst.Assign) and dotted(node.value) == current:
+                if any(isinstance(t.target, cst.Subscript) for t in node.targets):
+                    return True
+                for alias in assigned_names(node):
+                    if alias not in names and not context.plain_data(alias):
+                        names.add(alias)
+                        pending.append(alias)
     return False
+
+
+def assigned_names(node: cst.Assign) -> list[str]:
+    """The dotted names an assignment binds, unpacked ones included (``a, (b, c) = ...``)."""
+    return [found for target in node.targets for found, _ in loop_target_names(target.target)]
 
 
 def stored_on_item(context: FileContext, target: cst.BaseExpression) -> bool:

@@ -17,6 +17,7 @@ from tflint_leaks.rules._calls import (
 )
 from tflint_leaks.rules._models import (
     STORE_METHODS,
+    assigned_names,
     in_repetition,
     kept_in_loop,
     loop_cleans_up,
@@ -919,8 +920,59 @@ class ModelBuiltInLoop(Rule):
                 model.compile("adam", "mse")
                 model.fit(x, y, epochs=1)
         """),
+        # An ensemble whose members a factory makes in pairs, kept through the names they are
+        # unpacked to (keras-uncertainty's `DeepEnsemble`, unseen set Z6 of stop 47).
+        Valid("""
+        import tensorflow as tf
+
+
+        def build_pair():
+            train = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            test = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            return train, test
+
+
+        class DeepEnsemble:
+            def __init__(self, num_estimators):
+                self.train_estimators = [None] * num_estimators
+                self.test_estimators = [None] * num_estimators
+                for i in range(num_estimators):
+                    estimators = build_pair()
+                    train_est, test_est = estimators
+                    self.train_estimators[i] = train_est
+                    self.test_estimators[i] = test_est
+                for i in range(num_estimators):
+                    trunk_task, test_network = build_pair()
+                    self.test_estimators[i] = test_network
+        """),
     )
     INVALID = (
+        # The same pairs unpacked and dropped after each configuration.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            def build_pair():
+                train = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                test = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                return train, test
+
+
+            def evaluate(configs, x, y):
+                for config in configs:
+                    train, test = build_pair()
+                    train.fit(x, y)
+                    print(config, test.evaluate(x, y))
+            """,
+            12,
+            23,
+            12,
+            35,
+            "`build_pair` builds a Keras model every iteration and the loop never calls "
+            "`clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+        ),
         # The same loader with the constant `True`: the model is loaded per checkpoint.
         Invalid(
             """
@@ -1780,8 +1832,14 @@ class ModelBuiltInLoop(Rule):
             target = parent.targets[0].target
             if isinstance(target, cst.Subscript) or stored_on_item(context, target):
                 return True  # ``agents[name] = Agent(...)``, ``info.agent = Agent(...)``
-            name = dotted(target)
-            return name is not None and kept_in_loop(context, name)
+            # ``trunk_task, test_network = self.combine()``, then ``nets[i] = test_network``;
+            # unpacked, a model, not a score (``fit, model = evaluate(...)``, ``fits[i] = fit``)
+            names = assigned_names(parent)
+            return any(
+                kept_in_loop(context, name)
+                for name in names
+                if len(names) == 1 or context.is_model(name)
+            )
         return False
 
     def _check(self, node: cst.Call, what: str) -> Report | None:
