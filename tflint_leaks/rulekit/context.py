@@ -1095,8 +1095,9 @@ class FileContext:
         return True
 
     def plain_data(self, node: cst.BaseExpression | str) -> bool:
-        """``node`` (or the name) is known to be plain data, which holds no model: a number, a string, a
-        boolean, ``None``, a tensor or a NumPy array (what ``model.evaluate(x, y)`` returns)."""
+        """``node`` (or the name) is known to be plain data, which holds no model: a number, a
+        string, a boolean, ``None``, a tensor or a NumPy array (what ``model.evaluate(x, y)``
+        returns)."""
         return _plain(self.type_of(node))
 
     def is_model(self, node: cst.BaseExpression | str) -> bool:
