@@ -3,6 +3,7 @@ guarded call runs (``if step % N == 0``): one test per row of the table, then th
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 from pathlib import Path
@@ -682,6 +683,53 @@ def test_a_streamlit_script_loads_its_model_again_on_every_rerun(tmp_path: Path)
         1,
         "repeated by Streamlit: the Streamlit script runs every rerun",
     )
+
+
+def test_a_notebook_that_imports_streamlit_is_no_streamlit_script(tmp_path: Path) -> None:
+    """``streamlit run`` takes ".py" files only (streamlit/streamlit#671): a notebook's cells
+    run when its reader runs them, once each (DAT255's Gradio and Streamlit notebook, unseen
+    set Z6 of stop 47), while a Gradio click handler in it predicts on every event."""
+    cells = [
+        STREAMLIT,
+        """
+        import gradio as gr
+
+        def classify(image):
+            return model.predict(image, verbose=0)
+
+        with gr.Blocks() as demo:
+            image = gr.Image()
+            label = gr.Label()
+            gr.Button("Classify").click(fn=classify, inputs=image, outputs=label)
+        """,
+    ]
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+                "source": textwrap.dedent(cell).strip("\n").splitlines(keepends=True),
+            }
+            for cell in cells
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path = tmp_path / "demo.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    result = lint_paths([path], Settings(select=("ALL",)))
+    assert [(d.code, d.cell, d.start.line, d.message) for d in result.diagnostics] == [
+        (
+            "TFL402",
+            2,
+            4,
+            "`model.predict` every event builds a new `tf.data` pipeline each call; use "
+            "`model(x, training=False)` or `predict_on_batch`",
+        )
+    ]
 
 
 def test_a_model_kept_in_session_state_or_a_cached_function_is_loaded_once(

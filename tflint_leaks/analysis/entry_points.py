@@ -664,6 +664,37 @@ ENTRY_POINTS: tuple[Row, ...] = (
             'scheduler.add_job(entry, "interval", minutes=5)\n'
         ),
     ),
+    # -- demo apps: every event ----------------------------------------------------------------
+    Row(
+        "Gradio",
+        "interface function",
+        "request",
+        Form.ARGUMENT,
+        ("gradio.Interface", "gradio.interface.Interface"),
+        argument=(0, "fn"),
+        example=_example(
+            "import gradio as gr\n" + _PREDICT + "\n"
+            "def entry(image):\n    return MODEL.predict(image)\n\n"
+            'gr.Interface(fn=entry, inputs="image", outputs="label").launch()\n'
+        ),
+    ),
+    Row(
+        "Gradio",
+        "event handler",
+        "event",
+        Form.ARGUMENT,
+        tuple(f"*.{event}" for event in ("click", "change", "submit", "input", "select", "upload")),
+        argument=(0, "fn"),
+        package="gradio",
+        example=_example(
+            "import gradio as gr\n" + _PREDICT + "\n"
+            "def entry(image):\n    return MODEL.predict(image)\n\n"
+            "with gr.Blocks() as demo:\n"
+            "    image = gr.Image()\n    label = gr.Label()\n"
+            '    button = gr.Button("Classify")\n'
+            "    button.click(fn=entry, inputs=image, outputs=label)\n"
+        ),
+    ),
     # -- scripts a framework reruns ------------------------------------------------------------
     Row(
         "Streamlit",

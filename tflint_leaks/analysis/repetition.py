@@ -136,9 +136,12 @@ def _hands(entry: EntryPoint, module: ModuleIndex, qualname: str, line: int | No
 
 def script_entry(program: Program, module: ModuleIndex) -> EntryPoint | None:
     """The framework that runs ``module``'s own code again and again (a Streamlit script),
-    if one does: the module imports the row's package and no project module imports it."""
+    if one does: the module imports the row's package and no project module imports it. A
+    notebook is not such a script: ``streamlit run`` takes ".py" files only ("Streamlit
+    requires raw Python (.py) files, not .ipynb": streamlit/streamlit#671); its cells run when
+    its reader runs them."""
     place = module.script_import
-    if place is None or module.path in _imported(program):
+    if place is None or module.path.endswith(".ipynb") or module.path in _imported(program):
         return None
     row = next(row for row in ENTRY_POINTS if row.form is Form.SCRIPT and _imported_in(row, module))
     return EntryPoint(row, place=place, path=module.path)
