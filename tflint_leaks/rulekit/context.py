@@ -23,7 +23,7 @@ from tflint_leaks.analysis.facts import Span, first_run_state, literal_constants
 from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex, TfFunctionFacts
 from tflint_leaks.analysis.inference import TargetKind, Where
 from tflint_leaks.analysis.lattice import ArrayOrigin, ClassRef, FunctionRef, Kind, Value
-from tflint_leaks.analysis.library import RANGES
+from tflint_leaks.analysis.library import NAMESPACE, RANGES
 from tflint_leaks.analysis.loops import LoopNode, LoopParts
 from tflint_leaks.analysis.names import TF_FUNCTION, resolve_dotted
 from tflint_leaks.analysis.nodes import descendants, dotted, own_nodes
@@ -873,11 +873,12 @@ class FileContext:
     def decided(self, test: cst.BaseExpression) -> bool | None:
         """Whether an ``if`` test (or a conditional expression's) holds on every run: at the
         module's top level, with its globals' values and a command line's defaults (``if
-        args.algo == "ddpg":``); in a function, a test of module state and of the function's
-        literal constants alone (``if not NEW_MODEL:``, ``keras = False`` above ``if
-        keras:``), or a method's test of its instance's attributes alone (``if
-        self.norm_grads:``, with every assignment of it ``False``); None when it depends (on a
-        parameter: callers the project may not see pass it). A notebook's own switches decide
+        args.algo == "ddpg":``); in a function, a test of module state, of the function's
+        literal constants (``if not NEW_MODEL:``, ``keras = False`` above ``if keras:``) and of
+        parameters that hold the script's options (:meth:`_parsed_options`), or a method's
+        test of its instance's attributes alone (``if self.norm_grads:``, with every assignment
+        of it ``False``); None when it depends (on another parameter: callers the project may
+        not see pass it). A notebook's own switches decide
         nothing: a global it sets to ``True`` or ``False`` is a setting its reader flips and
         runs the cells again (``training = False`` above ``if training == True:``, "set it to
         True to train")."""
@@ -894,10 +895,20 @@ class FileContext:
             return self.program.decide_on_state(converted, self.where())
         body = facts.body
         constants = literal_constants(body.assigns, {*facts.params, *body.globals})
-        own = {*facts.params, *(a.target for a in body.assigns), "self", "cls"}
+        own = {*(a.target for a in body.assigns), "self", "cls"}
         if not names or names & (own - set(constants) - set(body.globals)):
             return None
+        if not all(map(self._parsed_options, names & set(facts.params))):
+            return None
         return self.program.decide(converted, self.where())
+
+    def _parsed_options(self, name: str) -> bool:
+        """The parameter ``name`` holds a script's options as ``parse_args()`` gives them in
+        a run with their defaults, at every call (``main(parse_opt())``, then ``if
+        opt.evolve:``): decided as the module's own ``if args.algo == "ddpg":`` is. Any other
+        value a call passes (``World(train_test="test")``) is a switch its author flips."""
+        value = self.type_of(name)
+        return bool(value.atoms) and not value.top and all(a.ref == NAMESPACE for a in value.atoms)
 
     def unreached(self) -> frozenset[int]:
         """The ``id`` of every node of the current scope that a decided test keeps from

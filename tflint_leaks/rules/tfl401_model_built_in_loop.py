@@ -945,8 +945,58 @@ class ModelBuiltInLoop(Rule):
                     trunk_task, test_network = build_pair()
                     self.test_estimators[i] = test_network
         """),
+        # A script's options as `parse_args()` gives them with their defaults, passed to its
+        # `main`, decide the function's tests as the module's own would: no evolution with
+        # `--evolve 0` (yolov5-tf2-keras's `main(opt)`, unseen set Z5 of stop 47).
+        Valid("""
+        import argparse
+
+        import tensorflow as tf
+
+
+        def parse_opt():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--evolve", type=int, default=0, help="0: train once")
+            return parser.parse_args()
+
+
+        def main(opt, generations):
+            if opt.evolve:
+                for _ in range(generations):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    model.compile("adam", "mse")
+            else:
+                model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                model.compile("adam", "mse")
+
+
+        main(parse_opt(), 300)
+        """),
     )
     INVALID = (
+        # Any other value a call passes is a switch its author flips: the search is reported.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            def world(mode, trials):
+                if mode == "search":
+                    for _ in range(trials):
+                        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        model.compile("adam", "mse")
+
+
+            world("test", 300)
+            """,
+            7,
+            21,
+            7,
+            68,
+            "`tf.keras.Sequential` builds a new Keras model every iteration (300 in all) and "
+            "the loop never calls `clear_session()`; Keras' global state grows with each model "
+            "(`del` and `gc.collect()` do not release it)",
+        ),
         # The same pairs unpacked and dropped after each configuration.
         Invalid(
             """
