@@ -174,7 +174,7 @@ class Body:
     item_stores: tuple[tuple[str, Expr, Expr], ...] = ()
     #: The ``if`` statements (and conditional expressions) whose test compares only module
     #: state (names neither a parameter nor the body's own: ``if FLAGS.adv_class == -1:``) or
-    #: the body's literal constants (:func:`literal_constants`): decided alike for every call.
+    #: the body's literal constants (:attr:`constants`): decided alike for every call.
     fixed: tuple[Branch, ...] = ()
     #: The appends that add one item per iteration of a top-level ``for`` loop.
     counted: tuple[Counted, ...] = ()
@@ -216,6 +216,11 @@ class Body:
     #: the state, they run once per distinct key: per call, when the key is data the call is
     #: given (:meth:`~tflint_leaks.analysis.effects.Effects.runs_per_key`).
     keyed: tuple[tuple[Span, tuple[str, ...]], ...] = ()
+    #: The names the body binds once, to a literal, and in no other way (not a parameter, not
+    #: ``global``; no other assignment, augmented assignment, loop target or ``with`` name),
+    #: with their literal: ``keras = False`` above ``load(w) if keras else restore(w)``. Each
+    #: holds its literal wherever the body reads it (before the assignment, a read raises).
+    constants: tuple[tuple[str, Expr], ...] = ()
 
     def apart(self, first: Span, second: Span) -> bool:
         """The code at ``first`` and at ``second`` never both run in one run of the body:
@@ -447,9 +452,7 @@ def collect_body(
         elif isinstance(node, ast.If | ast.IfExp | ast.BoolOp):
             _condition(node, params, conditions, span_of, resolve)
     local = (params | {a.target for a in assigns}) - set(declared)
-    branches, fixed = _split(
-        branches, params, local, literal_constants(assigns, params | {*declared})
-    )
+    branches, fixed, constants = _split(branches, params, local, assigns, params | {*declared})
     return Body(
         tuple(assigns),
         tuple(returns),
@@ -475,6 +478,7 @@ def collect_body(
         _iterated_pipelines(nodes, sources, local=arguments is not None, shared=set(declared)),
         _model_calls(calls, assigns),
         _keyed(guards, params, assigns, span_of),
+        tuple(constants.items()),
     )
 
 
@@ -991,12 +995,9 @@ def _passes(block: Sequence[ast.stmt], path: Expr) -> bool:
     )
 
 
-def literal_constants(assigns: Iterable[Assign], skipped: set[str]) -> dict[str, Expr]:
-    """The names a body binds once, to a literal, and in no other way (not one of
-    ``skipped``, its parameters and ``global`` names; no other assignment, augmented
-    assignment, loop target or ``with`` name): ``keras = False``
-    above ``load(w) if keras else restore(w)``. Each holds its literal wherever the body
-    reads it (before the assignment, a read raises)."""
+def _literal_constants(assigns: Iterable[Assign], skipped: set[str]) -> dict[str, Expr]:
+    """:attr:`Body.constants`; ``skipped`` are the body's parameters and ``global``
+    names."""
     found: dict[str, list[Expr]] = {}
     for assign in assigns:
         found.setdefault(assign.target, []).append(assign.value)
@@ -1011,13 +1012,15 @@ def literal_constants(assigns: Iterable[Assign], skipped: set[str]) -> dict[str,
 
 
 def _split(
-    found: list[Branch], params: set[str], local: set[str], constants: Iterable[str]
-) -> tuple[list[Branch], tuple[Branch, ...]]:
-    """The branches on a parameter (:attr:`Body.branches`) and those on module state or on
-    the body's literal ``constants`` only (:attr:`Body.fixed`)."""
+    found: list[Branch], params: set[str], local: set[str], assigns: list[Assign], skipped: set[str]
+) -> tuple[list[Branch], tuple[Branch, ...], dict[str, Expr]]:
+    """The branches on a parameter (:attr:`Body.branches`), those on module state or on the
+    body's literal constants only (:attr:`Body.fixed`), and those constants (``skipped``: the
+    parameters and ``global`` names)."""
+    constants = _literal_constants(assigns, skipped)
     own = (local - set(constants)) | {"self", "cls"}
     fixed = tuple(b for b in found if _read_names(b.test) and not heads(b.test) & own)
-    return [b for b in found if _switches(b.test, params)], fixed
+    return [b for b in found if _switches(b.test, params)], fixed, constants
 
 
 def _read_names(test: Expr) -> set[str]:

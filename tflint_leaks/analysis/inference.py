@@ -35,7 +35,6 @@ from tflint_leaks.analysis.facts import (
     Body,
     Branch,
     Span,
-    literal_constants,
     state_read,
     within,
 )
@@ -1158,11 +1157,10 @@ class Inference:
             return value
         if state_read(expr) is not None:
             return (yield from self.instance_state(expr, where))
-        assigned = self.assigned(where)
-        constants = literal_constants(where.body.assigns, {*function.params, *where.body.globals})
+        constants = dict(where.body.constants)
         if expr.op is Op.REF and expr.text in constants:
             return (yield from self.evaluate(constants[expr.text], Where(where.module)))
-        local = set(function.params) | set(assigned) | {"self", "cls"}
+        local = set(function.params) | set(self.assigned(where)) | {"self", "cls"}
         if branches.heads(expr) & local:
             return UNKNOWN
         return (yield from self.constant(expr, Where(where.module)))

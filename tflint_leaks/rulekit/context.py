@@ -19,7 +19,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.branches import heads
 from tflint_leaks.analysis.effects import Effect, EffectKind, TfFunctionTarget
-from tflint_leaks.analysis.facts import Span, first_run_state, literal_constants, within
+from tflint_leaks.analysis.facts import Span, first_run_state, within
 from tflint_leaks.analysis.index import ClassFacts, FunctionFacts, ModuleIndex, TfFunctionFacts
 from tflint_leaks.analysis.inference import TargetKind, Where
 from tflint_leaks.analysis.lattice import ArrayOrigin, ClassRef, FunctionRef, Kind, Value
@@ -894,9 +894,8 @@ class FileContext:
         if names == {"self"}:
             return self.program.decide_on_state(converted, self.where())
         body = facts.body
-        constants = literal_constants(body.assigns, {*facts.params, *body.globals})
         own = {*(a.target for a in body.assigns), "self", "cls"}
-        if not names or names & (own - set(constants) - set(body.globals)):
+        if not names or names & (own - {n for n, _ in body.constants} - set(body.globals)):
             return None
         if not all(map(self._parsed_options, names & set(facts.params))):
             return None
