@@ -437,6 +437,8 @@ class Evaluator:
         if callee in _PY_NUMBER_BUILTINS or callee in _NUMPY_SCALARS:
             if callee in {"min", "max", "sum"} and any(a.kind is Form.TENSOR for a in args):
                 return Variation(Form.TENSOR, card)
+            if callee == "min" and card and self._chunk(node):
+                return Variation(Form.NUMBER, 2)
             return Variation(Form.NUMBER, card)
         if callee == "len":
             first = args[0] if args else OPAQUE
@@ -474,6 +476,68 @@ class Evaluator:
         if is_numpy(callee) and args and all(a.kind is Form.NUMBER for a in args):
             return Variation(Form.NUMBER, card)
         return Variation(Form.OPAQUE, card)
+
+    def _chunk(self, node: cst.Call) -> bool:
+        """``min(size, total - done)`` where ``size`` and ``total`` do not change in the loops
+        and ``done`` grows by ``size`` on each iteration (``done += size``, ``done += n`` with
+        ``n = min(...)`` this very call, ``for done in range(0, total, size)``), reset to a
+        value that does not change either: a chunk of the data, every one ``size`` long but
+        the last, so two values in all, not one per iteration."""
+        if len(node.args) != 2 or any(a.keyword is not None or a.star for a in node.args):
+            return False
+        first, second = (a.value for a in node.args)
+        for size, rest in ((first, second), (second, first)):
+            measure = _polynomial(size, {})
+            atoms: dict[str, cst.BaseExpression] = {}
+            remaining = _polynomial(rest, atoms)
+            if measure is None or remaining is None or self.value(size).card:
+                continue
+            for term, coefficient in remaining.items():
+                if coefficient != -1 or len(term) != 1:
+                    continue
+                others = [name for t in remaining if t != term for name in t]
+                if not any(self.value(atoms[name]).card for name in others) and self._advances(
+                    term[0], measure, node
+                ):
+                    return True
+        return False
+
+    def _advances(self, name: str, size: Polynomial, chunk: cst.Call) -> bool:
+        """Every assignment of ``name`` inside the loops adds ``size`` (or the value of
+        ``chunk``, through a name bound to it alone) or resets it to a value that does not
+        change, and at least one adds."""
+        adds = False
+        for assignment in self._scope.assignments.get(name, []):
+            if not assignment.loops & self._loops:
+                continue
+            node, value = assignment.node, assignment.value
+            if assignment.target is not None:
+                iterable = assignment.target.iterable
+                if assignment.target.path or not (
+                    isinstance(iterable, cst.Call)
+                    and callee_of(iterable, self._resolve) == "range"
+                    and len(iterable.args) == 3
+                    and _polynomial(iterable.args[2].value, {}) == size
+                ):
+                    return False
+                adds = True
+            elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+                if not (value is not None and self._is_size(value, size, chunk)):
+                    return False
+                adds = True
+            elif assignment.augmented or value is None or self.value(value).card:
+                return False
+        return adds
+
+    def _is_size(self, value: cst.BaseExpression, size: Polynomial, chunk: cst.Call) -> bool:
+        if _polynomial(value, {}) == size:
+            return True
+        bound = self._scope.assignments.get(value.value, []) if isinstance(value, cst.Name) else []
+        return (
+            bool(bound)
+            and all(a.value is chunk for a in bound if a.loops & self._loops)
+            and any(a.value is chunk for a in bound)
+        )
 
     def _shape_argument_varies(self, node: cst.Call, callee: str) -> bool:
         position, keyword = _TF_SHAPED[callee]

@@ -43,7 +43,9 @@ class PythonScalarArgument(Rule):
     wrapped in `tf.constant`/`tf.convert_to_tensor`/`tf.cast`/`tf.Variable`, tensor counters
     (`Dataset.enumerate()`, `tf.range`), parameters covered by `input_signature`, and a loop
     over a few literal values (at most `max-python-values`, default 5: a bounded number of
-    traces, such as a sweep over learning rates).
+    traces, such as a sweep over learning rates). Nor the size of a chunk, `min(size, total -
+    done)` where `done` grows by `size` each iteration (`done += n` after `n = min(...)`, `for
+    done in range(0, total, size)`): every chunk is `size` long but the last, two traces in all.
 
     ## Example
     ```python
@@ -122,6 +124,23 @@ class PythonScalarArgument(Rule):
     """
 
     VALID = (
+        Valid("""
+        import tensorflow as tf
+
+        @tf.function
+        def perturb(x, n):
+            return tf.repeat(x, n, 0)
+
+        def explain(inputs, nb_samples, batch_size):
+            for x in inputs:
+                done = 0
+                while done < nb_samples:
+                    n = min(batch_size, nb_samples - done)
+                    done += n
+                    perturb(x, n)
+            for start in range(0, nb_samples, batch_size):
+                perturb(x, min(batch_size, nb_samples - start))
+        """),
         Valid("""
         import tensorflow as tf
 
@@ -272,6 +291,25 @@ class PythonScalarArgument(Rule):
         ),
     )
     INVALID = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def perturb(x, n):
+                return tf.repeat(x, n, 0)
+
+            def explain(x, total, size):
+                for start in range(total):
+                    perturb(x, min(size, total - start))
+            """,
+            9,
+            20,
+            9,
+            44,
+            "Python number `min(size, total - start)` (parameter `n`) changes every iteration; "
+            "each value retraces `perturb`",
+        ),
         Invalid(
             """
             import tensorflow as tf
