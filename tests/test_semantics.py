@@ -183,6 +183,20 @@ def test_every_splitter_has_its_default_number_of_splits(
         ("import tensorflow as tf", "tf.data.Dataset.from_tensor_slices(x).take(2)", 2),
         ("import tensorflow as tf", "tf.data.Dataset.from_tensor_slices(x).take(n)", None),
         ("import tensorflow as tf", "tf.data.Dataset.from_tensor_slices(x).skip(2)", None),
+        # tfds.load: one dataset per split of a list, paired with the info for with_info=True
+        ("import tensorflow_datasets as tfds", "tfds.load('mnist', split=['train', 'test'])", 2),
+        ("import tensorflow_datasets as tfds", "tfds.load('mnist', with_info=True)", 2),
+        (
+            "import tensorflow_datasets as tfds\n"
+            "[test], info = tfds.load('coco/2017', split=['validation'], with_info=True)",
+            "test.take(5)",
+            5,
+        ),
+        (
+            "import tensorflow_datasets as tfds\nds = tfds.load('mnist', split='test')",
+            "ds.take(5)",
+            5,
+        ),
         ("", "range(n)", None),
         ("import itertools", "itertools.count()", None),
         # `k` items of a population, whatever its size

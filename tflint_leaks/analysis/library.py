@@ -454,6 +454,8 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
         return NONE
     if is_session_source(name):
         return atom(Kind.SESSION)
+    if name == TFDS_LOAD:
+        return (yield from _tfds_load(call, evaluate))
     if name in keras.DATASET_SOURCES:
         return atom(Kind.DATASET)
     if name in keras.SPLITTERS:
@@ -507,6 +509,7 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
 #: ``collections.namedtuple("Config", ["folds", "lr"])``: a class, whose instances hold the
 #: values their construction gives each field (``Config(folds=5).folds`` is 5).
 NAMEDTUPLE = "collections.namedtuple"
+TFDS_LOAD = "tensorflow_datasets.load"
 #: The canonical name of such a class as a value: the prefix, then its fields, comma-separated.
 _RECORD = "collections.namedtuple:"
 
@@ -610,6 +613,23 @@ def _default(call: Expr, options: list[str | None], evaluate: Evaluate) -> Compu
     else:
         chosen = elements((yield from evaluate(choices)))
     return join([value, chosen if single else container(counts, chosen)])
+
+
+def _tfds_load(call: Expr, evaluate: Evaluate) -> Computation:
+    """``tfds.load(...)``: a dataset, one per split for a list of splits (``split=["train",
+    "test"]``), paired with the dataset's info for ``with_info=True`` (``[test], info =
+    tfds.load(name, split=["validation"], with_info=True)``)."""
+    loaded = atom(Kind.DATASET)
+    split = call.keyword("split")
+    if split is not None:
+        splits = yield from evaluate(split)
+        count = splits.lengths if splits.kind is Kind.CONTAINER else None
+        if count is not None and len(count) == 1:
+            loaded = container(count, items=(loaded,) * next(iter(count)))
+    info = call.keyword("with_info")
+    if info is not None and info.op is Op.LITERAL and info.text == "true":
+        return container(frozenset({2}), items=(loaded, UNKNOWN))
+    return loaded
 
 
 def _splitter(splitter: keras.Splitter, call: Expr, evaluate: Evaluate) -> Computation:
