@@ -90,6 +90,16 @@ def defining_frame(context: FileContext, name: str) -> int | None:
     return None
 
 
+def is_builtin(context: FileContext, func: cst.BaseExpression, name: str) -> bool:
+    """``func`` is the builtin ``name`` (not a name the file imports or binds)."""
+    return (
+        isinstance(func, cst.Name)
+        and func.value == name
+        and name not in context.module_index.imports
+        and defining_frame(context, name) is None
+    )
+
+
 def is_container(context: FileContext, node: cst.BaseExpression | None) -> bool:
     """A list, dict or set display, comprehension or constructor call."""
     if isinstance(node, cst.List | cst.Dict | cst.Set | cst.ListComp | cst.DictComp | cst.SetComp):

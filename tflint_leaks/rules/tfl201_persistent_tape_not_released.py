@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -12,6 +12,7 @@ from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import relate_loop
 from tflint_leaks.rules._models import STORE_METHODS, method_call
 from tflint_leaks.rules._tapes import bare_references, mentions
+from tflint_leaks.rules._traced import is_builtin
 
 
 class PersistentTapeNotReleased(Rule):
@@ -29,11 +30,12 @@ class PersistentTapeNotReleased(Rule):
 
     Not flagged: non-persistent tapes (their resources are released by the first `gradient`
     call), a tape whose last use is the last thing its function or iteration does but for a
-    test's checks (`assert`, `np.testing.assert_allclose(...)`, `self.assertEqual(...)`: it is
-    released right after), a tape that is returned, stored or captured by a nested function
-    (whoever holds it releases it), tapes inside a `tf.function` (they exist only while it
-    traces), a single tape created once at module level, and files that turn eager execution
-    off (graph mode: the tape records symbolic tensors once, while the graph is built).
+    test's checks (`assert`, `np.testing.assert_allclose(...)`, `self.assertEqual(...)`) and
+    `print`s (`if verbose: print(...)`): it is released right after, a tape that is returned,
+    stored or captured by a nested function (whoever holds it releases it), tapes inside a
+    `tf.function` (they exist only while it traces), a single tape created once at module
+    level, and files that turn eager execution off (graph mode: the tape records symbolic
+    tensors once, while the graph is built).
 
     ## Example
     ```python
@@ -87,6 +89,21 @@ class PersistentTapeNotReleased(Rule):
     """
 
     VALID = (
+        # xplique's gradient check: after the probes only a report, then the return.
+        Valid("""
+        import tensorflow as tf
+
+        def gradients_flow(func, x, verbose=False):
+            with tf.GradientTape(persistent=True) as tape:
+                tape.watch(x)
+                outputs = func(x)
+            for output in outputs:
+                if tape.gradient(output, x) is not None:
+                    return True
+            if verbose:
+                print("no gradient reaches the input")
+            return False
+        """),
         # zfit's gradient test: after the tape's last use only the test's checks run.
         Valid("""
         import numpy as np
@@ -223,6 +240,25 @@ class PersistentTapeNotReleased(Rule):
         """),
     )
     INVALID = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def train_step(model, x):
+                with tf.GradientTape(persistent=True) as tape:
+                    loss_a, loss_b = model(x)
+                grads = tape.gradient(loss_a, model.trainable_variables)
+                grads += tape.gradient(loss_b, model.trainable_variables)
+                print("step done")
+                model.optimizer.apply_gradients(zip(grads, model.trainable_variables * 2))
+            """,
+            4,
+            10,
+            4,
+            42,
+            "persistent tape `tape` is created every call and stays alive after its last use "
+            "while more work runs; `del tape` after its last `gradient`",
+        ),
         # zfit's gradient test: a check, then the slow numerical gradient runs while the tape
         # still holds the recorded computation.
         Invalid(
@@ -435,14 +471,25 @@ class PersistentTapeNotReleased(Rule):
         if found is None:
             return None
         body, start = found
-        return _work_after(body, start, tape.name or "")
+        return _work_after(body, start, tape.name or "", self._reports)
+
+    def _reports(self, call: cst.Call) -> bool:
+        """The call only reports: the builtin ``print``, which holds nothing of what the tape
+        recorded while it runs (``if verbose: print("no finite gradients")``)."""
+        return is_builtin(self.context, call.func, "print")
 
 
 def _work_after(
-    body: Sequence[cst.BaseStatement], start: int, name: str, *, opening: bool = True
+    body: Sequence[cst.BaseStatement],
+    start: int,
+    name: str,
+    reports: Callable[[cst.Call], bool],
+    *,
+    opening: bool = True,
 ) -> tuple[cst.CSTNode, cst.CSTNode] | None:
     """In ``body`` from ``start``: the statement holding the last use of ``name`` and the first
-    statement after it that calls something. When nothing follows, the last use may sit in a
+    statement after it that calls something that does more than report (``reports``). When
+    nothing follows, the last use may sit in a
     branch (an ``if``, ``with`` or ``try`` block) with work after it there, as in ``if
     auto_alpha: grad = tape.gradient(...); optimizer.apply_gradients(...)``; a loop's body is not
     entered (its next iteration may use the tape again)."""
@@ -458,13 +505,13 @@ def _work_after(
             isinstance(small, cst.Del | cst.Pass) or _check(small) for small in stmt.body
         ):
             continue
-        if any(isinstance(n, cst.Call) for n in own_nodes(stmt)):
+        if any(isinstance(n, cst.Call) and not reports(n) for n in own_nodes(stmt)):
             return body[last], stmt
     if opening and last == start:
         return None  # the block that opens the tape: its uses are recorded, not released
     for block in _branches(body[last]):
         inner = [s for s in block if isinstance(s, cst.BaseStatement)]
-        found = _work_after(inner, 0, name, opening=False)
+        found = _work_after(inner, 0, name, reports, opening=False)
         if found is not None:
             return found
     return None

@@ -5,7 +5,7 @@ import libcst as cst
 from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import SMALL_ARRAY_ELEMENTS, Kind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
-from tflint_leaks.rules._traced import defining_frame, eager_callback, first_traced
+from tflint_leaks.rules._traced import defining_frame, eager_callback, first_traced, is_builtin
 
 #: Reading only these attributes of an array does not embed it.
 _METADATA = frozenset({"shape", "dtype", "ndim", "size", "nbytes", "itemsize"})
@@ -495,7 +495,7 @@ def _read_as_data(context: FileContext, node: cst.Name) -> bool:
         return parent.value is node and parent.attr.value not in _METADATA
     if isinstance(parent, cst.Arg):
         call = context.ancestors[-3] if len(context.ancestors) > 2 else None
-        length = isinstance(call, cst.Call) and _is_builtin(context, call.func, "len")
+        length = isinstance(call, cst.Call) and is_builtin(context, call.func, "len")
         return parent.keyword is not node and not length
     return not isinstance(
         parent,
@@ -558,16 +558,6 @@ def _container_size(context: FileContext, name: str) -> int | None:
     )
     count = max(lengths)
     return count if numbers and count >= SMALL_ARRAY_ELEMENTS else None
-
-
-def _is_builtin(context: FileContext, func: cst.BaseExpression, name: str) -> bool:
-    """``func`` is the builtin ``name`` (not a name the file imports or binds)."""
-    return (
-        isinstance(func, cst.Name)
-        and func.value == name
-        and name not in context.module_index.imports
-        and defining_frame(context, name) is None
-    )
 
 
 def _single_binding(context: FileContext, name: str, index: int | None) -> cst.Assign | None:
