@@ -207,6 +207,15 @@ class Walker:
         if decided is not True:
             self.walk(node.orelse)
 
+    def _block(self, node: cst.CSTNode) -> None:
+        """A block's statements up to the first that certainly raises (:meth:`FileContext.
+        raises`: it reads a name nothing binds): those after it never run."""
+        assert isinstance(node, cst.IndentedBlock)
+        for statement in node.body:
+            self.walk(statement)
+            if self.context.raises(statement):
+                break
+
     def _class(self, node: cst.CSTNode) -> None:
         assert isinstance(node, cst.ClassDef)
         self._walk_all(header_parts(node))
@@ -228,6 +237,7 @@ _HANDLERS: dict[type[cst.CSTNode], Callable[[Walker, cst.CSTNode], None]] = {
     cst.Lambda: Walker._lambda,
     cst.If: Walker._if,
     cst.IfExp: Walker._if_expression,
+    cst.IndentedBlock: Walker._block,
 }
 
 
@@ -248,7 +258,7 @@ def lint_module(
         return [SYNTAX_ERROR.at(parsed.path, message, error.raw_line, error.raw_column + 1)], []
     except RecursionError:
         return [SYNTAX_ERROR.at(parsed.path, "too deeply nested to parse")], []
-    context = FileContext(parsed.path, parsed.index, project, options)
+    context = FileContext(parsed.path, parsed.index, project, options, parsed.text)
     walker = Walker(
         context,
         [code.load()(context, code.code) for code in rules],

@@ -29,6 +29,7 @@ from tflint_leaks.analysis.names import TF_FUNCTION, resolve_dotted
 from tflint_leaks.analysis.nodes import descendants, dotted, own_nodes
 from tflint_leaks.analysis.program import Program, program_of
 from tflint_leaks.analysis.project import ProjectIndex
+from tflint_leaks.analysis.raising import raises, unbound_names
 from tflint_leaks.analysis.repetition import EntryPoint, runs_inside, script_entry
 from tflint_leaks.analysis.repetition import entry_point as find_entry_point
 from tflint_leaks.analysis.scope import (
@@ -196,8 +197,11 @@ class FileContext:
         module_index: ModuleIndex,
         project: ProjectIndex,
         options: RuleOptions,
+        source: str | None = None,
     ) -> None:
         self.path = path
+        #: The whole file's text (the libcst pass may parse only part of it), when given.
+        self.source = source
         self.module_index = module_index
         self.project = project
         self.options = options
@@ -229,6 +233,9 @@ class FileContext:
         #: nested_definitions`), and what each statement binds, once asked.
         self._nested: frozenset[str] | None = None
         self._bound: dict[cst.CSTNode, frozenset[str]] = {}
+        #: The names the module reads and nothing in it binds (:func:`~tflint_leaks.analysis.
+        #: raising.unbound_names`), once asked.
+        self._unbound: frozenset[str] | None = None
 
     # -- where we are --------------------------------------------------------------------------
 
@@ -926,6 +933,16 @@ class FileContext:
                     dead.update(id(each) for each in descendants(never))
             found = self._unreached[scope] = frozenset(dead)
         return found
+
+    def raises(self, statement: cst.BaseStatement) -> bool:
+        """Running ``statement`` certainly raises ``NameError``: it reads, on every way through
+        it, a name nothing in the file binds (:mod:`~tflint_leaks.analysis.raising`), so what
+        follows it in its block never runs."""
+        if self._unbound is None:
+            notebook = self.module_index.path.endswith(".ipynb")
+            source = self.source
+            self._unbound = frozenset() if source is None else unbound_names(source, notebook)
+        return raises(statement, self._unbound)
 
     def _module_switch(self, name: str) -> bool:
         """``name`` is a global of this module assigned ``True`` or ``False``."""

@@ -267,6 +267,7 @@ class DatasetRebuiltInLoop(Rule):
         Invalid(
             """
             import tensorflow as tf
+            from experiment import x, x_test, y
 
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
 
@@ -281,9 +282,9 @@ class DatasetRebuiltInLoop(Rule):
                 if step % 20 == 0:
                     evaluate()
             """,
-            7,
+            8,
             15,
-            7,
+            8,
             57,
             "`evaluate` builds a new `tf.data` pipeline and is called every 20th iteration (1000 "
             "in all) of a training loop; build the pipeline once before the loop",

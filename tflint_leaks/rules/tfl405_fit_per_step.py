@@ -304,6 +304,7 @@ class FitPerStep(Rule):
         Invalid(
             """
             import tensorflow as tf
+            from experiment import env, play
 
             model = tf.keras.models.load_model("policy.keras")
             for episode in range(500):
@@ -313,9 +314,9 @@ class FitPerStep(Rule):
                     state, target, done = play(model, state)
                     model.fit(state, target, verbose=0)
             """,
+            10,
             9,
-            9,
-            9,
+            10,
             44,
             "`model.fit` every iteration trains one epoch per call and builds a new `tf.data` "
             "pipeline each time; use `model.train_on_batch(x, y)`",
@@ -326,6 +327,7 @@ class FitPerStep(Rule):
             """
             import numpy as np
             import tensorflow as tf
+            from experiment import EPOCHS, generate, images, labels
 
             discriminator = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             discriminator.compile("adam", "binary_crossentropy")
@@ -334,9 +336,9 @@ class FitPerStep(Rule):
                     fake = generate(len(real))
                     discriminator.fit(np.concatenate([real, fake]), labels, verbose=0)
             """,
+            10,
             9,
-            9,
-            9,
+            10,
             75,
             "`discriminator.fit` every iteration trains one epoch per call and builds a new "
             "`tf.data` pipeline each time; use `discriminator.train_on_batch(x, y)`",

@@ -748,6 +748,7 @@ class GraphGrowsInLoop(Rule):
         Invalid(
             """
             import tensorflow as tf
+            from experiment import batches, epochs, train_op, x
 
             with tf.compat.v1.Session() as sess:
                 for epoch in range(epochs):
@@ -756,9 +757,9 @@ class GraphGrowsInLoop(Rule):
                     saver = tf.compat.v1.train.Saver()
                     saver.save(sess, "model.ckpt")
             """,
-            7,
+            8,
             17,
-            7,
+            8,
             43,
             "`tf.compat.v1.train.Saver(...)` every iteration adds nodes to the default graph "
             "of a loop that runs it (`sess.run`): the graph grows for as long as the loop runs; "
@@ -768,6 +769,7 @@ class GraphGrowsInLoop(Rule):
         Invalid(
             """
             import tensorflow as tf
+            from experiment import train_op
 
 
             def save_state(fname, saver=None):
@@ -782,9 +784,9 @@ class GraphGrowsInLoop(Rule):
                 if episode % 1000 == 0:
                     save_state("ckpt")
             """,
-            6,
+            7,
             17,
-            6,
+            7,
             43,
             "`tf.compat.v1.train.Saver(...)` through `save_state` every 1000th iteration (100 "
             "in all) adds nodes to the default graph of a loop that runs it (`sess.run`): the "
@@ -795,6 +797,7 @@ class GraphGrowsInLoop(Rule):
         Invalid(
             """
             import tensorflow as tf
+            from experiment import train_op
 
             sess = tf.compat.v1.Session()
             online = tf.compat.v1.trainable_variables("online")
@@ -804,9 +807,9 @@ class GraphGrowsInLoop(Rule):
                 for var, source in zip(target, online):
                     sess.run(var.assign(0.99 * var + 0.01 * source))
             """,
-            9,
+            10,
             18,
-            9,
+            10,
             56,
             "`var.assign(...)` every iteration (100000 in all) adds nodes to the default graph "
             "of a loop that runs it (`sess.run`): the graph grows for as long as the loop runs; "

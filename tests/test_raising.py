@@ -1,0 +1,141 @@
+"""A statement that reads a name nothing binds never completes: what follows it in its block is
+not linted (GenText's generation loop, set Z8: `max_sequence_len` is defined in no cell)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from tflint_leaks.analysis.raising import raises, unbound_names
+from tflint_leaks.config import Settings
+from tflint_leaks.engine.runner import lint_paths
+
+GENERATE = """\
+import numpy as np
+import tensorflow as tf
+
+model = tf.keras.models.load_model("rnn.h5")
+seed = [1, 2, 3]
+for _ in range(100):
+    tokens = np.array(seed[-max_sequence_len:])
+    predicted = model.predict(tokens[None], verbose=0)
+    seed.append(int(np.argmax(predicted)))
+"""
+
+
+def _lint(tmp_path: Path) -> list[tuple[str, int | None, str, int]]:
+    result = lint_paths([tmp_path], Settings(select=("TFL402",)), jobs=1)
+    return [(Path(d.file).name, d.cell, d.code, d.start.line) for d in result.diagnostics]
+
+
+def test_a_loop_that_reads_an_unbound_name_first_never_reaches_its_predict(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "generate.py").write_text(GENERATE)
+    assert _lint(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        "max_sequence_len = 40\n",  # bound after the loop: a notebook's cells run in any order
+        "def setup():\n    global max_sequence_len\n    max_sequence_len = 40\n",
+        "from settings import *\n",
+        "globals()['max_sequence_len'] = 40\n",
+        "exec(open('settings.py').read())\n",
+    ],
+)
+def test_a_name_the_file_may_bind_is_read_as_bound(tmp_path: Path, binding: str) -> None:
+    (tmp_path / "generate.py").write_text(GENERATE + binding)
+    assert _lint(tmp_path) == [("generate.py", None, "TFL402", 8)]
+
+
+def test_only_the_rest_of_the_block_is_left_out(tmp_path: Path) -> None:
+    source = GENERATE.replace(
+        "    tokens = np.array(seed[-max_sequence_len:])\n",
+        "    if seed[-1] == 0:\n        tokens = np.array(seed[-max_sequence_len:])\n"
+        "        model.predict(tokens[None])\n",
+    )
+    (tmp_path / "generate.py").write_text(source)
+    assert _lint(tmp_path) == [("generate.py", None, "TFL402", 10)]
+
+
+def _notebook(tmp_path: Path, *sources: str) -> None:
+    cells = [
+        {"cell_type": "code", "source": source, "metadata": {}, "outputs": []} for source in sources
+    ]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 4}
+    (tmp_path / "generate.ipynb").write_text(json.dumps(notebook))
+
+
+def test_a_notebook_without_magics_is_read_whole(tmp_path: Path) -> None:
+    head, _, loop = GENERATE.partition("seed = ")
+    _notebook(tmp_path, head, "seed = " + loop)
+    assert _lint(tmp_path) == []
+
+
+def test_a_notebook_magic_may_bind_any_name(tmp_path: Path) -> None:
+    head, _, loop = GENERATE.partition("seed = ")
+    _notebook(tmp_path, "%run settings.py\n", head, "seed = " + loop)
+    assert _lint(tmp_path) == [("generate.ipynb", 3, "TFL402", 4)]
+
+
+def _statement(source: str) -> cst.BaseStatement:
+    return cst.parse_module(textwrap.dedent(source)).body[0]
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        ("x = f(missing)", True),
+        ("missing.attribute()", True),
+        ("x += missing", True),
+        ("if missing > 0:\n    pass", True),
+        ("for x in missing:\n    pass", True),
+        ("with open(missing):\n    pass", True),
+        ("return missing", True),
+        ("x = present.missing", False),  # an attribute is no name
+        ("f(missing=1)", False),  # nor a keyword
+        ("x = present or missing", False),
+        ("x = missing if present else 0", False),
+        ("x = 0 if missing else 1", True),
+        ("x = present < 1 < missing", False),
+        ("x = [missing for _ in present]", False),
+        ("f = lambda: missing", False),
+        ("break; missing", False),
+        ("while present:\n    missing", False),
+        ("try:\n    missing\nexcept NameError:\n    pass", False),
+    ],
+)
+def test_what_a_statement_reads_on_every_way_through_it(statement: str, expected: bool) -> None:
+    assert raises(_statement(statement), frozenset({"missing"})) is expected
+
+
+def test_unbound_names_are_those_no_scope_binds_and_no_builtin_is() -> None:
+    source = textwrap.dedent(
+        """
+        import os.path
+        from a import b as c
+        def f(p, *args, **kwargs):
+            global g
+            q = [i for i in p]
+            with open(p) as h:
+                pass
+            try:
+                pass
+            except OSError as e:
+                pass
+            return xrange(len(q)), undefined, os.sep, c, g, h, e, args, kwargs, __file__
+        class K:
+            pass
+        """
+    )
+    assert unbound_names(source, notebook=False) == {"undefined"}
+    assert unbound_names(source + "sys.modules[__name__].x = 1\n", notebook=False) == set()
+    assert unbound_names(source + "exec(code)\n", notebook=False) == frozenset()
+    assert unbound_names(source + "...\n", notebook=True) == frozenset()
+    assert unbound_names("x = (", notebook=False) == frozenset()
