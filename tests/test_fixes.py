@@ -248,7 +248,7 @@ def test_inserted_statements_keep_the_indentation_and_line_endings(tmp_path: Pat
         "\twith tf.GradientTape(persistent=True) as tape:\r\n"
         "\t\ty = x * x\r\n"
         "\tdy = tape.gradient(y, x)\r\n"
-        "\tprint(dy)\r\n"
+        "\tx.assign_sub(dy)\r\n"
         "for units in widths:\r\n"
         "\tif units:\r\n"
         "\t\tmodel = tf.keras.Sequential([])\r\n"
