@@ -201,9 +201,9 @@ class Body:
     #: and saved to it (``if not os.path.isfile(path): ret = split(); save(ret, path)`` /
     #: ``else: ret = load(path)``): a disk cache, whose restored values are the computed ones.
     restores: tuple[Span, ...] = ()
-    #: The calls of a data-free ``tf.data`` source (:data:`~tflint_leaks.analysis.keras.
-    #: DATA_FREE_SOURCES`) whose pipeline the body only iterates in its ``for`` loops
-    #: (:func:`_iterated_pipelines`), by their expressions.
+    #: The calls of a ``tf.data`` source (:data:`~tflint_leaks.analysis.keras.
+    #: DATASET_SOURCES`) whose pipeline the body only iterates in its ``for`` loops, with
+    #: data-free steps alone (:func:`_iterated_pipelines`), by their expressions.
     iterated_pipelines: tuple[Expr, ...] = ()
     #: The calls whose result the body binds to a name that it then uses as a Keras model
     #: (:func:`~tflint_leaks.analysis.keras.model_use`: ``model = build_fn(**params)`` then
@@ -313,11 +313,11 @@ def _add_call(
     calls: list[Site],
     sources: list[ast.Call],
 ) -> None:
-    """Keep ``call`` among the body's sites (:func:`_kept`), and among its data-free
-    ``tf.data`` sources (every dataset source is kept, so ``resolve`` answers from its memo)."""
+    """Keep ``call`` among the body's sites (:func:`_kept`), and among its ``tf.data``
+    sources (every dataset source is kept, so ``resolve`` answers from its memo)."""
     if _kept(call, resolve, graph_code):
         calls.append(_site(call, resolve, span_of))
-        if resolve(call.func) in keras.DATA_FREE_SOURCES:
+        if resolve(call.func) in keras.DATASET_SOURCES:
             sources.append(call)
 
 
@@ -412,7 +412,7 @@ def collect_body(
     changed: list[tuple[str, Span]] = []
     params = set(_parameters(arguments, defaults, annotations) if arguments else ())
     nodes = nodes if isinstance(nodes, list) else list(nodes)
-    sources: list[ast.Call] = []  # data-free ``tf.data`` sources, for _iterated_pipelines
+    sources: list[ast.Call] = []  # ``tf.data`` sources, for _iterated_pipelines
     for node in nodes:
         if type(node) not in _COLLECTED:
             continue
@@ -739,8 +739,8 @@ _COLLECTION = "graph collection"
 def _iterated_pipelines(
     nodes: list[ast.AST], sources: list[ast.Call], *, local: bool, shared: set[str]
 ) -> tuple[Expr, ...]:
-    """The data-free pipelines the body only iterates: each call of a source of
-    :data:`~tflint_leaks.analysis.keras.DATA_FREE_SOURCES` whose pipeline (the source with
+    """The pipelines the body only iterates: each call of a source of
+    :data:`~tflint_leaks.analysis.keras.DATASET_SOURCES` whose pipeline (the source with
     data-free steps on it, ``.batch(n)``, through the names the body binds it to, ``ds =
     ds.shuffle(k)``) nothing uses but the iterable of a ``for`` loop, eagerly. Passed to a
     call (``model.fit(ds)``, ``step(ds)``, ``iter(ds)``), returned, yielded, stored or mapped

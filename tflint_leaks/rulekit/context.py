@@ -764,8 +764,9 @@ class FileContext:
         return found
 
     def only_iterated(self, node: cst.Call) -> bool:
-        """``node`` makes a data-free ``tf.data`` pipeline that its body only iterates in
-        ``for`` loops (:attr:`~tflint_leaks.analysis.facts.Body.iterated_pipelines`)."""
+        """``node`` makes a ``tf.data`` pipeline that its body only iterates in ``for``
+        loops, with data-free steps alone (:attr:`~tflint_leaks.analysis.facts.Body.
+        iterated_pipelines`)."""
         return from_cst(node) in self.where().body.iterated_pipelines
 
     def runs_in_graph(self) -> bool:
