@@ -1,12 +1,13 @@
-"""Statements that certainly raise: a name read that nothing in the file binds.
+"""Statements of a notebook that certainly raise: a name read that no cell binds.
 
-``NameError`` is the one exception a linter can be sure of without running anything: a name that
-no statement of the file binds, in any scope, that is no builtin and that nothing could add to
-the module's namespace in a way the file does not show (a star import, ``exec``, ``globals()``,
-a notebook magic such as ``%run``) is unbound wherever it is read. A statement that reads one
-on every way through it never completes, and what follows it in its block never runs (a
-notebook's loop whose first statement reads a name no cell defines: the ``predict`` below it
-never runs, however many iterations the loop was written for)."""
+``NameError`` is the one exception a linter can be sure of without running anything, in a
+notebook: it runs from a new kernel, cell by cell, so a name that no cell binds, in any scope,
+that is no builtin and that nothing could add to the namespace in a way the cells do not show (a
+star import, ``exec``, ``globals()``, a magic such as ``%run``) is unbound wherever it is read. A
+statement that reads one on every way through it never completes, and what follows it in its
+block never runs (a generation loop whose first statement reads a name no cell defines: the
+``predict`` below it never runs, however many iterations the loop was written for). A ``.py``
+file is not read so (see :meth:`~tflint_leaks.rulekit.context.FileContext.raises`)."""
 
 from __future__ import annotations
 
@@ -49,12 +50,13 @@ _DYNAMIC_ATTRIBUTES = frozenset({"modules", "__dict__"})
 _DEFERRED = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
-def unbound_names(source: str, notebook: bool) -> frozenset[str]:
-    """The names the module ``source`` reads that nothing in it binds, in any scope, and that
-    are not :data:`ALWAYS_BOUND`; empty when the module may bind names the file does not show:
-    a star import, any use of ``exec``, ``globals()``, ``setattr``, ``sys.modules``... or, in a
-    notebook, a magic (IPython's call, here ``...``, may be ``%run`` or ``%store -r``). The
-    whole file is read with ``ast``: the libcst pass may see only part of it."""
+def unbound_names(source: str) -> frozenset[str]:
+    """The names the notebook's Python ``source`` (its cells joined) reads that nothing in it
+    binds, in any scope, and that are not :data:`ALWAYS_BOUND`; empty when the notebook may
+    bind names it does not show: a star import, any use of ``exec``, ``globals()``,
+    ``setattr``, ``sys.modules``..., a magic (IPython's call, here ``...``, may be ``%run`` or
+    ``%store -r``). The whole file is read with ``ast``: the libcst pass may see only part of
+    it."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -64,7 +66,7 @@ def unbound_names(source: str, notebook: bool) -> frozenset[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif _hides_bindings(node, notebook):
+        elif _hides_bindings(node):
             return frozenset()
         else:
             bound.update(_binds(node))
@@ -73,14 +75,14 @@ def unbound_names(source: str, notebook: bool) -> frozenset[str]:
     return frozenset(read - bound - ALWAYS_BOUND)
 
 
-def _hides_bindings(node: ast.AST, notebook: bool) -> bool:
-    """``node`` may bind names the file does not show: ``sys.modules[...]``, ``x.__dict__``, a
-    star import, a notebook's magic."""
+def _hides_bindings(node: ast.AST) -> bool:
+    """``node`` may bind names the cells do not show: ``sys.modules[...]``, ``x.__dict__``, a
+    star import, a magic."""
     if isinstance(node, ast.Attribute):
         return node.attr in _DYNAMIC_ATTRIBUTES
     if isinstance(node, ast.ImportFrom):
         return any(alias.name == "*" for alias in node.names)
-    return notebook and isinstance(node, ast.Constant) and node.value is Ellipsis
+    return isinstance(node, ast.Constant) and node.value is Ellipsis
 
 
 def _binds(node: ast.AST) -> Iterator[str]:

@@ -936,13 +936,18 @@ class FileContext:
         return found
 
     def raises(self, statement: cst.BaseStatement) -> bool:
-        """Running ``statement`` certainly raises ``NameError``: it reads, on every way through
-        it, a name nothing in the file binds (:mod:`~tflint_leaks.analysis.raising`), so what
-        follows it in its block never runs."""
+        """Running a notebook's ``statement`` certainly raises ``NameError``: it reads, on
+        every way through it, a name no cell binds (:mod:`~tflint_leaks.analysis.raising`), so
+        what follows it in its block never runs. A notebook runs from a new kernel, cell by
+        cell; a ``.py`` file may run in a namespace prepared elsewhere (``%run -i``,
+        ``runpy.run_path(path, init_globals)``, ``exec`` in a console), and snippets read
+        placeholders (``model``, ``optimizer``): its free names are not known to be unbound."""
         if self._unbound is None:
-            notebook = self.module_index.path.endswith(".ipynb")
             source = self.source
-            self._unbound = frozenset() if source is None else unbound_names(source, notebook)
+            notebook = self.module_index.path.endswith(".ipynb")
+            self._unbound = (
+                unbound_names(source) if source is not None and notebook else frozenset()
+            )
         return raises(statement, self._unbound)
 
     def _module_switch(self, name: str) -> bool:

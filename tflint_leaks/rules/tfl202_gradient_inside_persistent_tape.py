@@ -320,7 +320,6 @@ class GradientInsidePersistentTape(Rule):
         Invalid(
             """
             import tensorflow as tf
-            from experiment import discriminator, generator
 
             def train_step(real, noise):
                 with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
@@ -334,9 +333,9 @@ class GradientInsidePersistentTape(Rule):
                 gen_grads = gen_tape.gradient(gen_loss, generator.trainable_variables)
                 disc_grads = disc_tape.gradient(disc_loss, discriminator.trainable_variables)
             """,
-            10,
+            9,
             19,
-            10,
+            9,
             49,
             "`gp_tape.gradient` runs while `gen_tape` is still recording (inside its `with` "
             "block): `gen_tape` records the backward pass too; call it after the block",
@@ -419,8 +418,6 @@ class GradientInsidePersistentTape(Rule):
         Invalid(
             """
             import tensorflow as tf
-            from experiment import discriminator, discriminator_loss, disc_opt
-            from experiment import generator, generator_loss, gen_opt
 
             def train_step(images, noise):
                 with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
@@ -432,9 +429,9 @@ class GradientInsidePersistentTape(Rule):
                 gen_opt.apply_gradients(zip(gen_grads, generator.trainable_variables))
                 disc_opt.apply_gradients(zip(disc_grads, discriminator.trainable_variables))
             """,
-            10,
+            8,
             21,
-            10,
+            8,
             79,
             "`gen_tape.gradient` runs while `disc_tape` is still recording (inside its `with` "
             "block): `disc_tape` records the backward pass too; call it after the block",
@@ -442,7 +439,6 @@ class GradientInsidePersistentTape(Rule):
         Invalid(
             """
             import tensorflow as tf
-            from experiment import loss_fn, model, optimizer
 
             def train(dataset):
                 for x, y in dataset:
@@ -453,9 +449,9 @@ class GradientInsidePersistentTape(Rule):
                         optimizer.apply_gradients(zip(grads, model.trainable_variables))
                     del tape
             """,
-            10,
+            9,
             13,
-            10,
+            9,
             77,
             "`optimizer.apply_gradients` runs while `tape` is still recording (inside its `with` "
             "block): `tape` records the update too; call it after the block",
@@ -463,7 +459,6 @@ class GradientInsidePersistentTape(Rule):
         Invalid(
             """
             import tensorflow as tf
-            from experiment import actor, actor_opt, critic, critic_opt
 
             def actor_critic_step(states, returns):
                 with tf.GradientTape() as critic_tape:
@@ -477,9 +472,9 @@ class GradientInsidePersistentTape(Rule):
                 critic_grads = critic_tape.gradient(critic_loss, critic.trainable_variables)
                 critic_opt.apply_gradients(zip(critic_grads, critic.trainable_variables))
             """,
-            10,
+            9,
             23,
-            10,
+            9,
             81,
             "`actor_tape.gradient` runs while `critic_tape` is still recording (inside its "
             "`with` block): `critic_tape` records the backward pass too; call it after the block",

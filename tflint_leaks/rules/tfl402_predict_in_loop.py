@@ -619,7 +619,6 @@ class PredictInLoop(Rule):
         Invalid(
             """
             import tensorflow as tf
-            from experiment import sentences
 
             model = tf.keras.models.load_model("visualizer")
             i = 0
@@ -631,9 +630,9 @@ class PredictInLoop(Rule):
                     j += 1
                 model.predict([text])
             """,
-            12,
+            11,
             5,
-            12,
+            11,
             26,
             "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
             "`model(x, training=False)` or `predict_on_batch`",
@@ -1040,7 +1039,6 @@ class PredictInLoop(Rule):
         Invalid(
             """
             import tensorflow as tf
-            from experiment import noise, train_step
 
             generator = tf.keras.models.load_model("generator.keras")
             for step in range(20_000):
@@ -1048,9 +1046,9 @@ class PredictInLoop(Rule):
                 if step % 1000 == 0:
                     samples = generator.predict(noise)
             """,
-            8,
+            7,
             19,
-            8,
+            7,
             43,
             "`generator.predict` every 1000th iteration (20 in all) builds a new `tf.data` "
             "pipeline each call; use `generator(x, training=False)` or `predict_on_batch`",

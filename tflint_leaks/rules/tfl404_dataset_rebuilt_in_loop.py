@@ -300,7 +300,6 @@ class DatasetRebuiltInLoop(Rule):
         Invalid(
             """
             import tensorflow as tf
-            from experiment import x, x_test, y
 
             model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
 
@@ -315,9 +314,9 @@ class DatasetRebuiltInLoop(Rule):
                 if step % 20 == 0:
                     evaluate()
             """,
-            8,
+            7,
             15,
-            8,
+            7,
             57,
             "`evaluate` builds a new `tf.data` pipeline and is called every 20th iteration (1000 "
             "in all) of a training loop; build the pipeline once before the loop",

@@ -304,7 +304,6 @@ class FitPerStep(Rule):
         Invalid(
             """
             import tensorflow as tf
-            from experiment import env, play
 
             model = tf.keras.models.load_model("policy.keras")
             for episode in range(500):
@@ -314,9 +313,9 @@ class FitPerStep(Rule):
                     state, target, done = play(model, state)
                     model.fit(state, target, verbose=0)
             """,
-            10,
             9,
-            10,
+            9,
+            9,
             44,
             "`model.fit` every iteration trains one epoch per call and builds a new `tf.data` "
             "pipeline each time; use `model.train_on_batch(x, y)`",
@@ -327,7 +326,6 @@ class FitPerStep(Rule):
             """
             import numpy as np
             import tensorflow as tf
-            from experiment import EPOCHS, generate, images, labels
 
             discriminator = tf.keras.Sequential([tf.keras.layers.Dense(1)])
             discriminator.compile("adam", "binary_crossentropy")
@@ -336,9 +334,9 @@ class FitPerStep(Rule):
                     fake = generate(len(real))
                     discriminator.fit(np.concatenate([real, fake]), labels, verbose=0)
             """,
-            10,
             9,
-            10,
+            9,
+            9,
             75,
             "`discriminator.fit` every iteration trains one epoch per call and builds a new "
             "`tf.data` pipeline each time; use `discriminator.train_on_batch(x, y)`",

@@ -257,7 +257,6 @@ class StepTensorsKept(Rule):
         Invalid(
             """
             import tensorflow as tf
-            from experiment import dataset, loss_fn, model, optimizer
 
             grad_history = []
             for epoch in range(100):
@@ -268,9 +267,9 @@ class StepTensorsKept(Rule):
                     optimizer.apply_gradients(zip(grads, model.trainable_variables))
                     grad_history.append(grads)
             """,
-            11,
+            10,
             9,
-            11,
+            10,
             35,
             "`grad_history.append(grads)` keeps the gradients of every training step alive "
             "in `grad_history`, which outlives the loop: memory grows with every iteration; "
@@ -323,7 +322,6 @@ class StepTensorsKept(Rule):
         Invalid(
             """
             import tensorflow as tf
-            from experiment import compute_loss, done, optimizer, variables
 
             slots = []
             while not done:
@@ -333,9 +331,9 @@ class StepTensorsKept(Rule):
                 slots += [tf.Variable(tf.zeros_like(g)) for g in grads]
                 optimizer.apply_gradients(zip(grads, variables))
             """,
-            9,
+            8,
             5,
-            9,
+            8,
             60,
             "`slots += ...` keeps a new `tf.Variable` of every training step alive in "
             "`slots`, which outlives the loop: memory grows with every iteration; keep "

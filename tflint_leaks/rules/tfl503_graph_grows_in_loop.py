@@ -748,7 +748,6 @@ class GraphGrowsInLoop(Rule):
         Invalid(
             """
             import tensorflow as tf
-            from experiment import batches, epochs, train_op, x
 
             with tf.compat.v1.Session() as sess:
                 for epoch in range(epochs):
@@ -757,9 +756,9 @@ class GraphGrowsInLoop(Rule):
                     saver = tf.compat.v1.train.Saver()
                     saver.save(sess, "model.ckpt")
             """,
-            8,
+            7,
             17,
-            8,
+            7,
             43,
             "`tf.compat.v1.train.Saver(...)` every iteration adds nodes to the default graph "
             "of a loop that runs it (`sess.run`): the graph grows for as long as the loop runs; "
@@ -769,7 +768,6 @@ class GraphGrowsInLoop(Rule):
         Invalid(
             """
             import tensorflow as tf
-            from experiment import train_op
 
 
             def save_state(fname, saver=None):
@@ -784,9 +782,9 @@ class GraphGrowsInLoop(Rule):
                 if episode % 1000 == 0:
                     save_state("ckpt")
             """,
-            7,
+            6,
             17,
-            7,
+            6,
             43,
             "`tf.compat.v1.train.Saver(...)` through `save_state` every 1000th iteration (100 "
             "in all) adds nodes to the default graph of a loop that runs it (`sess.run`): the "
@@ -797,7 +795,6 @@ class GraphGrowsInLoop(Rule):
         Invalid(
             """
             import tensorflow as tf
-            from experiment import train_op
 
             sess = tf.compat.v1.Session()
             online = tf.compat.v1.trainable_variables("online")
@@ -807,9 +804,9 @@ class GraphGrowsInLoop(Rule):
                 for var, source in zip(target, online):
                     sess.run(var.assign(0.99 * var + 0.01 * source))
             """,
-            10,
+            9,
             18,
-            10,
+            9,
             56,
             "`var.assign(...)` every iteration (100000 in all) adds nodes to the default graph "
             "of a loop that runs it (`sess.run`): the graph grows for as long as the loop runs; "
