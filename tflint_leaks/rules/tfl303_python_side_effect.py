@@ -30,7 +30,9 @@ class PythonSideEffect(Rule):
     takes one element while tracing and every call reuses it (three calls return the first
     value three times), while the iterator silently advances once per trace.
 
-    Not flagged: `tf.random.*`, `tf.print`, `variable.assign(...)`, state set under a first-call
+    Not flagged: `tf.random.*`, `tf.print`, `variable.assign(...)` (also bound to the
+    variable's own name, `self.lam = self.lam.assign_add(step)`: the update returns the
+    variable, and runs on every call), state set under a first-call
     guard (`if self.v is None:`), `next` on a `tf.data` iterator (a graph op: the usual
     distributed training step) or on an iterator made inside the function, or on one whose
     kind is not known, code in a `tf.function` that the function defining it calls once
@@ -92,6 +94,19 @@ class PythonSideEffect(Rule):
     """
 
     VALID = (
+        # evidential-deep-learning's Lagrange multiplier: the update returns the variable.
+        Valid("""
+        import tensorflow as tf
+
+        class Trainer:
+            def __init__(self):
+                self.lam = tf.Variable(0.0)
+
+            @tf.function
+            def step(self, reg_loss):
+                self.lam = self.lam.assign_add(0.01 * reg_loss)
+                return self.lam * reg_loss
+        """),
         # AVAE's `forward`: a NumPy sample bound to a name nothing reads: nothing is frozen.
         Valid("""
         import numpy as np
@@ -449,7 +464,8 @@ class PythonSideEffect(Rule):
         if isinstance(value, cst.Call) and self.context.resolve(value.func) == TF_VARIABLE:
             return  # TFL302's concern
         for target in node.targets:
-            self._assigned(node, target.target)
+            if not _reassigns_itself(value, target.target):
+                self._assigned(node, target.target)
 
     def _assigned(self, node: cst.CSTNode, target: cst.BaseExpression) -> None:
         context = self.context
@@ -476,6 +492,23 @@ class PythonSideEffect(Rule):
                 f"`{name}` is a global/nonlocal updated only while the `tf.function` traces, "
                 "not on every call; keep state in a `tf.Variable`",
             )
+
+
+#: The methods of a ``tf.Variable`` that update it in place and return it.
+_ASSIGN_METHODS = frozenset({"assign", "assign_add", "assign_sub"})
+
+
+def _reassigns_itself(value: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """``self.lam = self.lam.assign_add(step)``: the variable's update returns the variable
+    (TensorFlow 2.21: an ``_UnreadVariable`` over the same handle, whose reads see every later
+    update), so the name still holds the state; the update runs on every call."""
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in _ASSIGN_METHODS
+        and dotted(value.func.value) is not None
+        and dotted(value.func.value) == dotted(target)
+    )
 
 
 def _python_iterator(context: FileContext, name: str) -> str | None:
