@@ -892,7 +892,7 @@ class FileContext:
         True to train")."""
         converted = from_cst(test)
         names = heads(converted)
-        if self.module_index.path.endswith(".ipynb") and any(map(self._module_switch, names)):
+        if self.in_notebook and any(map(self._module_switch, names)):
             return None
         if self.frame.kind is FrameKind.MODULE:
             return self.program.decide(converted, self.where())
@@ -935,6 +935,11 @@ class FileContext:
             found = self._unreached[scope] = frozenset(dead)
         return found
 
+    @property
+    def in_notebook(self) -> bool:
+        """The file is a notebook (its cells joined as one module)."""
+        return self.module_index.path.endswith(".ipynb")
+
     def raises(self, statement: cst.BaseStatement) -> bool:
         """Running a notebook's ``statement`` certainly raises ``NameError``: it reads, on
         every way through it, a name no cell binds (:mod:`~tflint_leaks.analysis.raising`), so
@@ -943,11 +948,8 @@ class FileContext:
         ``runpy.run_path(path, init_globals)``, ``exec`` in a console), and snippets read
         placeholders (``model``, ``optimizer``): its free names are not known to be unbound."""
         if self._unbound is None:
-            source = self.source
-            notebook = self.module_index.path.endswith(".ipynb")
-            self._unbound = (
-                unbound_names(source) if source is not None and notebook else frozenset()
-            )
+            source = self.source if self.in_notebook else None
+            self._unbound = frozenset() if source is None else unbound_names(source)
         return raises(statement, self._unbound)
 
     def _module_switch(self, name: str) -> bool:

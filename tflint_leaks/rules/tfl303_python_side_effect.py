@@ -506,8 +506,8 @@ def _reassigns_itself(value: cst.BaseExpression, target: cst.BaseExpression) -> 
         isinstance(value, cst.Call)
         and isinstance(value.func, cst.Attribute)
         and value.func.attr.value in _ASSIGN_METHODS
-        and dotted(value.func.value) is not None
-        and dotted(value.func.value) == dotted(target)
+        and (variable := dotted(value.func.value)) is not None
+        and variable == dotted(target)
     )
 
 
