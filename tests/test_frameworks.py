@@ -272,6 +272,18 @@ PIN_FILES: list[tuple[str, dict[str, str], Summary]] = [
         ("==2.3", ("reqs.txt:1",), 2, Keras.TF_KERAS),
     ),
     (
+        "a conda environment under the project's own name; other YAML says nothing",
+        {
+            "treevae.yml": (
+                "name: treevae\nchannels:\n  - conda-forge\ndependencies:\n"
+                "  - python=3.9\n  - pip:\n    - tensorflow==2.10.0\n    - keras==2.10.0\n"
+            ),
+            "mkdocs.yml": "site_name: docs\nnav:\n  - index.md\n",
+            "ci.yaml": "name: ci\ndependencies: []\njobs:\n  - tensorflow==1.14\n",
+        },
+        ("==2.10", ("treevae.yml:7",), 2, Keras.KERAS_2),
+    ),
+    (
         "files intersect",
         {
             "requirements.txt": "tensorflow==1.14\n",
@@ -361,6 +373,17 @@ def test_the_project_root_is_the_nearest_directory_with_a_pin_file(tmp_path: Pat
     (tmp_path / "sub" / "setup.cfg").write_text("[metadata]\nname = sub\n")
     assert project_root(str(tmp_path / "src" / "pkg")) == str(tmp_path)
     assert project_root(str(tmp_path / "sub")) == str(tmp_path / "sub")
+
+
+def test_a_conda_environment_by_any_name_makes_a_project_root(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train").mkdir()
+    (tmp_path / "train" / "workflow.yml").write_text("on: push\njobs: {}\n")
+    (tmp_path / "gpu-env.yaml").write_text(
+        "channels: [defaults]\ndependencies: [tensorflow-gpu=1.15]\n"
+    )
+    assert project_root(str(tmp_path / "train")) == str(tmp_path)
+    assert str(read_pins(str(tmp_path)).tensorflow) == f">=1.15,<1.16 ({tmp_path}/gpu-env.yaml:2)"
 
 
 def test_the_search_stops_at_the_repository_root(tmp_path: Path) -> None:

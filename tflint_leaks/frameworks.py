@@ -3,13 +3,14 @@ from ``requires-python``.
 
 :func:`project_root` is the directory whose pin files count for a linted file: the nearest
 directory at or above it holding one of :data:`PIN_FILES` (``pyproject.toml``, ``setup.py``,
-``setup.cfg``, ``Pipfile``, ``environment.yml``) or a ``requirements*.txt`` /
-``constraints*.txt``; the search stops at a repository's root (a directory with ``.git`` or
+``setup.cfg``, ``Pipfile``, ``environment.yml``), a ``requirements*.txt`` /
+``constraints*.txt`` or a conda environment file by another name (``treevae.yml``); the
+search stops at a repository's root (a directory with ``.git`` or
 ``.hg``), so a stray file above the repository never counts. :func:`read_pins` reads every pin
 file in that directory -- statically: TOML with ``tomllib``, ``setup.cfg`` with
 ``configparser``, ``setup.py`` with ``ast`` (only literal lists, never executed), requirements
 files line by line (``-r``/``-c`` includes, relative to the including file, cycles and missing
-files noted) and ``environment.yml`` as the small YAML subset conda files use (a YAML library
+files noted) and conda environment files as the small YAML subset conda files use (a YAML library
 would be a new dependency of the static linter for three constructs) -- into a
 :class:`Frameworks`: for TensorFlow (every distribution: ``tensorflow``, ``tensorflow-gpu``,
 ``tf-nightly``...), the standalone ``keras`` and ``tf-keras``, the versions allowed and the
@@ -906,13 +907,42 @@ def _bound(node: ast.expr, names: Mapping[str, ast.expr]) -> ast.expr:
     return names.get(node.id, node) if isinstance(node, ast.Name) else node
 
 
-def _is_pin_file(name: str) -> bool:
-    """One of :data:`PIN_FILES`, or a requirements or constraints file, whatever its case
-    (``Requirements.txt``: pip reads what it is given)."""
+def _is_pin_file(name: str, directory: str) -> bool:
+    """One of :data:`PIN_FILES`, a requirements or constraints file, whatever its case
+    (``Requirements.txt``: pip reads what it is given), or a conda environment file by another
+    name (:func:`_is_conda_environment`)."""
     lower = name.lower()
-    return name in PIN_FILES or (
-        lower.startswith(("requirements", "constraints")) and lower.endswith(".txt")
+    return (
+        name in PIN_FILES
+        or (lower.startswith(("requirements", "constraints")) and lower.endswith(".txt"))
+        or (
+            lower.endswith((".yml", ".yaml"))
+            and _is_conda_environment(os.path.join(directory, name))  # noqa: PTH118
+        )
     )
+
+
+#: What makes a YAML file a conda environment (``conda env create -f treevae.yml`` takes any
+#: name): a top-level ``dependencies`` key and a top-level ``name`` or ``channels`` key.
+_CONDA_KEYS = (
+    re.compile(r"^dependencies\s*:", re.MULTILINE),
+    re.compile(r"^(?:name|channels)\s*:", re.MULTILINE),
+)
+#: A conda environment file is short; a larger YAML file is data, not read.
+_CONDA_MAX_BYTES = 64 * 1024
+
+
+def _is_conda_environment(path: str) -> bool:
+    """Whether the YAML file at ``path`` is a conda environment (:data:`_CONDA_KEYS`)."""
+    try:
+        with open(path, "rb") as file:  # noqa: PTH123 - a string: this runs per directory
+            data = file.read(_CONDA_MAX_BYTES + 1)
+    except OSError:
+        return False
+    if len(data) > _CONDA_MAX_BYTES:
+        return False
+    text = data.decode("utf-8", errors="replace")
+    return all(key.search(text) for key in _CONDA_KEYS)
 
 
 def project_root(directory: str) -> str | None:
@@ -925,7 +955,7 @@ def project_root(directory: str) -> str | None:
             names = os.listdir(current)  # noqa: PTH208 - strings: this runs per directory
         except OSError:
             names = []
-        if any(_is_pin_file(name) for name in names):
+        if any(_is_pin_file(name, current) for name in names):
             return current
         parent = os.path.dirname(current)  # noqa: PTH120
         if parent == current or any(marker in names for marker in _REPOSITORY_MARKERS):
@@ -1123,7 +1153,7 @@ def read_pins(root: str) -> Frameworks:
     reader = _Reader()
     for path in sorted(Path(root).iterdir()):
         name = path.name
-        if not _is_pin_file(name) or not path.is_file():
+        if not path.is_file() or not _is_pin_file(name, root):
             continue
         if name == "pyproject.toml":
             reader.pyproject(path)
@@ -1133,7 +1163,7 @@ def read_pins(root: str) -> Frameworks:
             reader.setup_cfg(path)
         elif name == "setup.py":
             reader.setup_py(path)
-        elif name.startswith("environment."):
+        elif name.lower().endswith((".yml", ".yaml")):
             reader.environment(path)
         else:
             reader.requirements_file(path)
