@@ -52,7 +52,10 @@ class PredictInLoop(Rule):
     `predict_function`, a `K.function` made on the first call, on each), and one `predict` per
     model in a loop that builds a new model each iteration (or a search's objective that builds
     one each trial) or iterates models (`for model in ensemble: model.predict(data)`, when no
-    other loop or framework repeats it). A call that
+    other loop or framework repeats it), and a pass over a dataset that the loop does not
+    change, split into batches (`model.predict(x_test, batch_size=1024)` once per round of
+    training: one pipeline per pass, small beside the pass, and a direct call would push the
+    whole dataset through in one batch; `batch_size=1` says the data is one sample). A call that
     leaves out a required parameter runs nothing (it raises `TypeError`), and a method's block
     that the call's receiver never takes is not followed: `agent = Agent(env, w_per=False)`
     makes an agent whose `if self.with_per:` is false, when `__init__` keeps that parameter as
@@ -124,6 +127,19 @@ class PredictInLoop(Rule):
     """
 
     VALID = (
+        # A pass over the whole training set per round of growing a model, batched (TreeVAE's
+        # growing loop, unseen set Z10 of stop 49): what `predict` is for.
+        Valid("""
+        import tensorflow as tf
+
+        model = tf.keras.models.load_model("tree.keras")
+
+        def grow(x_train, x_test, rounds):
+            for _ in range(rounds):
+                model.fit(x_train, epochs=150)
+                leaves = model.predict(x_train, batch_size=256)
+                scores = model.predict(x=x_test, batch_size=256)
+        """),
         # Six images explained: the first three and the last three (the melanoma pipeline's
         # occlusion maps, unseen set Q of stop 43).
         Valid("""
@@ -513,6 +529,36 @@ class PredictInLoop(Rule):
         """),
     )
     INVALID = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("model.keras")
+            for image in images:
+                model.predict(image[None], batch_size=32)
+            """,
+            5,
+            5,
+            5,
+            46,
+            "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`model(x, training=False)` or `predict_on_batch`",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("model.keras")
+            for _ in range(100):
+                model.predict(sample, batch_size=1)
+            """,
+            5,
+            5,
+            5,
+            40,
+            "`model.predict` every iteration (100 in all) builds a new `tf.data` pipeline each "
+            "call; use `model(x, training=False)` or `predict_on_batch`",
+        ),
         # A name the function binds twice is no constant: the first iteration predicts, and
         # nothing tells how many do.
         Invalid(
@@ -1076,7 +1122,7 @@ class PredictInLoop(Rule):
                 # point that loads its model each time (a Streamlit rerun) still predicts per
                 # request.
                 return
-            if _each_model_once(context, receiver):
+            if _each_model_once(context, receiver) or _dataset_pass(context, node):
                 return
             name = dotted(receiver) or "model"
             report = self.report(node, _message(context, name, method, every_iteration(context)))
@@ -1120,6 +1166,25 @@ def _per_trial(context: FileContext) -> bool:
     hyperopt, Ray Tune, Keras Tuner): each trial's model is its own, evaluated once."""
     entry = context.entry_point
     return entry is not None and entry.unit == "trial"
+
+
+def _dataset_pass(context: FileContext, node: cst.Call) -> bool:
+    """``node`` predicts, in a loop, on the same data every iteration and splits it into
+    batches (``model.predict(x_test, batch_size=1024)``, ``x_test`` not changed by the loops):
+    a pass over a dataset, what ``predict`` is for, whose one pipeline per pass is small beside
+    the pass (a direct call would push the whole dataset through in one batch). A batch size
+    of 1 says the data is one sample."""
+    if not context.loops:
+        return False
+    batch_size = next(
+        (arg.value for arg in node.args if arg.keyword and arg.keyword.value == "batch_size"),
+        None,
+    )
+    if batch_size is None or context.type_of(batch_size).ints == frozenset({1}):
+        return False
+    data = [arg.value for arg in node.args if arg.keyword is None or arg.keyword.value == "x"]
+    evaluator = context.evaluator()
+    return bool(data) and not any(evaluator.value(value).varies for value in data)
 
 
 def _each_model_once(context: FileContext, receiver: cst.BaseExpression) -> bool:
