@@ -895,6 +895,29 @@ def test_a_list_filled_once_per_iteration_has_the_loops_length(
     assert value_of(tmp_path, source, "folds()").lengths == frozenset({5})
 
 
+@pytest.mark.parametrize(
+    ("made", "statement", "expected", "most"),
+    [
+        # A dict gains at most one entry per iteration (a key may come again).
+        ("{}", "found[name()] = x", None, 6),
+        ("dict()", "found[name()] = x", None, 6),
+        ("list()", "found.append(x)", frozenset({6}), 6),
+        # Not counted: a dict that starts with entries, one filled by a slice, twice a turn.
+        ("{'a': 1}", "found[name()] = x", None, None),
+        ("[]", "found[1:] = [x]", None, None),
+        ("{}", "found[x] = 1\n    found[-x] = 2", None, None),
+    ],
+)
+def test_a_container_filled_once_per_iteration_at_module_level(
+    tmp_path: Path, made: str, statement: str, expected: frozenset[int] | None, most: int | None
+) -> None:
+    """A notebook's cells: ``results = dict()``, then ``for _ in range(MODELS_TO_TRAIN):
+    results[name] = runtime`` in the next cell (deepgrp's training notebook, unseen set Z9)."""
+    source = f"MODELS = 6\nfound = {made}\nfor x in range(MODELS):\n    {statement}\n"
+    found = value_of(tmp_path, source, "found")
+    assert (found.lengths, found.bound) == (expected, most)
+
+
 def test_a_list_of_a_graphs_variables_is_structure(tmp_path: Path) -> None:
     """cleverhans's ``ordered_union`` of two collections of the graph's variables: the sum of
     the two, and the list it fills from it (at most one item per variable), hold as many

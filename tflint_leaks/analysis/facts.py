@@ -105,8 +105,8 @@ class Branch:
 
 @dataclass(frozen=True)
 class Counted:
-    """``container.append(item)`` in a ``for`` loop that no other loop holds, outside any loop
-    nested in it:
+    """``container.append(item)`` (or ``container[key] = item``) in a ``for`` loop that no
+    other loop holds, outside any loop nested in it:
     the container gains at most one item per iteration of the loop; exactly one when the
     append is a statement of the loop's own block and the loop never leaves an iteration early
     (no ``break``, ``continue``, ``return`` or ``raise`` in it)."""
@@ -636,9 +636,11 @@ def _counted(
                 if isinstance(statement, ast.If):
                     blocks.extend(((statement.body, False), (statement.orelse, False)))
                     continue
-                container = _appended(statement)
-                if container is not None:
-                    yield Counted(container, from_ast(loop.iter), span_of(loop), exact, block)
+                added = _appended(statement)
+                if added is not None:
+                    container, one = added
+                    iterable = from_ast(loop.iter)
+                    yield Counted(container, iterable, span_of(loop), exact and one, block)
 
 
 def _blocks_of(statement: ast.If | ast.With | ast.Try) -> list[list[ast.stmt]]:
@@ -649,8 +651,18 @@ def _blocks_of(statement: ast.If | ast.With | ast.Try) -> list[list[ast.stmt]]:
     return [statement.body, *(h.body for h in statement.handlers), statement.orelse]
 
 
-def _appended(statement: ast.stmt) -> str | None:
-    """The container ``statement`` appends one item to (``out.append(e)``), if it does."""
+def _appended(statement: ast.stmt) -> tuple[str, bool] | None:
+    """The container ``statement`` adds one item to, if it does, and whether the item is
+    always a new one: ``out.append(e)`` adds one, ``out[key] = v`` one at most (a key already
+    there is replaced)."""
+    if (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Subscript)
+        and not isinstance(statement.targets[0].slice, ast.Slice)
+    ):
+        name = dotted_ast(statement.targets[0].value)
+        return None if name is None else (name, False)
     call = statement.value if isinstance(statement, ast.Expr) else None
     if (
         isinstance(call, ast.Call)
@@ -659,7 +671,8 @@ def _appended(statement: ast.stmt) -> str | None:
         and len(call.args) == 1
         and not call.keywords
     ):
-        return dotted_ast(call.func.value)
+        name = dotted_ast(call.func.value)
+        return None if name is None else (name, True)
     return None
 
 

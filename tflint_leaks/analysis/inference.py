@@ -1834,17 +1834,22 @@ def _appended_once_each(body: Body, name: str, assign: Assign, stores: int) -> C
 
 
 def _displayed_list(body: Body, assign: Assign) -> int | None:
-    """How many items ``assign`` displays, when it assigns a list display outside every loop
-    of the body (``folds = []``, ``optimizers = [RAdam]``); None otherwise."""
+    """How many items ``assign`` displays, when it assigns a list or dict display outside
+    every loop of the body (``folds = []``, ``optimizers = [RAdam]``, ``results = {}``; an
+    empty ``list()`` or ``dict()`` too); None otherwise."""
     value = assign.value
-    if (
-        value.op is Op.DISPLAY
-        and value.text == "list"
-        and value.number >= 0
-        and assign.span is not None
-        and body.loop_around(assign.span) is None
-    ):
+    if assign.span is None or body.loop_around(assign.span) is not None:
+        return None
+    if value.op is Op.DISPLAY and value.text in {"list", "dict"} and value.number >= 0:
         return value.number
+    if (
+        value.op is Op.CALL
+        and len(value.parts) == 1
+        and not value.open
+        and value.func.op is Op.REF
+        and value.func.text in {"list", "dict"}
+    ):
+        return 0
     return None
 
 
@@ -1867,7 +1872,8 @@ def _filled(value: Value, stored: list[Value], counting: Counting | None = None)
             return a._replace(
                 element=join([a.element or BOTTOM, keys, *items]),
                 mapped=join([a.mapped, mapped]),
-                length=None,
+                length=counting.length if counting is not None else None,
+                bound=counting.bound if counting is not None else None,
                 items=None,
                 keyed=_keyed_after(a.keyed, by_key),
             )

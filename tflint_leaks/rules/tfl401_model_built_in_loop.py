@@ -95,10 +95,10 @@ class ModelBuiltInLoop(Rule):
     base.get_layer("fc").output)`: its tensors exist, no layer is built), a function returning a
     model it did not build (a cached global), and loops that build a known small number of
     models (at most `max-loop-iterations`, default 10, in all: `range(3)`, a literal grid, a
-    5-fold split, a list filled once per split, a `folds=5` parameter every call site leaves or
-    sets small, a counter that `break`s the loop after 10 iterations, a body that ends with
-    `break`, `return` or `raise`), and a model made on the first iteration only (`if not
-    player: player = get_player(config)` inside the loop). "In all" counts the loops of the
+    5-fold split, a list or dict filled once per split, a `folds=5` parameter every call site
+    leaves or sets small, a counter that `break`s the loop after 10 iterations, a body that
+    ends with `break`, `return` or `raise`), and a model made on the first iteration only
+    (`if not player: player = get_player(config)` inside the loop). "In all" counts the loops of the
     code the loop calls too: 7 networks each cross-validated over 5 folds by a called
     `run_cv` build 35 models, and the call in the outer loop is flagged.
 
@@ -187,6 +187,25 @@ class ModelBuiltInLoop(Rule):
     """
 
     VALID = (
+        # deepgrp's training notebook: six models trained in one cell, their six checkpoints
+        # (a dict with one entry per run) converted in another.
+        Valid("""
+        import tensorflow as tf
+
+        MODELS_TO_TRAIN = 6
+        results = dict()
+        for _ in range(MODELS_TO_TRAIN):
+            logdir, runtime = train_model()
+            results[logdir] = runtime
+
+        def weights_to_model(logdir):
+            model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+            model.load_weights(logdir)
+            model.save(logdir + ".h5")
+
+        for logdir in results:
+            weights_to_model(logdir)
+        """),
         # chess-alpha-zero's UCI loop: the player (and its model) is made on the first
         # "isready" or "go" command only; the block sets what its test asks for.
         Valid("""
