@@ -994,6 +994,12 @@ class FileContext:
         scalar or a small literal array."""
         return self.program.array_origin(ref(name), self.where())
 
+    def unchanged_by_loops(self, value: cst.BaseExpression) -> bool:
+        """``value`` is the same on every iteration of every enclosing loop: names (dotted)
+        that no loop assigns or calls a method of, integers, and arithmetic on them."""
+        facts = self.scope_facts()
+        return bool(self.loops) and all(_invariant(value, "", loop, facts) for loop in self.loops)
+
     def changed_in_place(self, name: str, since: int = 0) -> bool:
         """Code of this module may change the value the module global ``name`` holds in
         place (:attr:`~tflint_leaks.analysis.facts.Body.changed`): a function of it (one that

@@ -533,6 +533,22 @@ class PredictInLoop(Rule):
             """
             import tensorflow as tf
 
+            model = tf.keras.models.load_model("q.keras")
+            for step in range(1000):
+                batch = memory.sample()
+                targets = model.predict(batch, batch_size=64)
+            """,
+            6,
+            15,
+            6,
+            50,
+            "`model.predict` every iteration (1000 in all) builds a new `tf.data` pipeline each "
+            "call; use `model(x, training=False)` or `predict_on_batch`",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
             model = tf.keras.models.load_model("model.keras")
             for image in images:
                 model.predict(image[None], batch_size=32)
@@ -1174,8 +1190,6 @@ def _dataset_pass(context: FileContext, node: cst.Call) -> bool:
     a pass over a dataset, what ``predict`` is for, whose one pipeline per pass is small beside
     the pass (a direct call would push the whole dataset through in one batch). A batch size
     of 1 says the data is one sample."""
-    if not context.loops:
-        return False
     batch_size = next(
         (arg.value for arg in node.args if arg.keyword and arg.keyword.value == "batch_size"),
         None,
@@ -1183,8 +1197,7 @@ def _dataset_pass(context: FileContext, node: cst.Call) -> bool:
     if batch_size is None or context.type_of(batch_size).ints == frozenset({1}):
         return False
     data = [arg.value for arg in node.args if arg.keyword is None or arg.keyword.value == "x"]
-    evaluator = context.evaluator()
-    return bool(data) and not any(evaluator.value(value).varies for value in data)
+    return bool(data) and all(context.unchanged_by_loops(value) for value in data)
 
 
 def _each_model_once(context: FileContext, receiver: cst.BaseExpression) -> bool:
