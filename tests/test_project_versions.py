@@ -513,6 +513,9 @@ def test_python_2_builtins_anywhere_the_program_imports_pin_keras(tmp_path: Path
         ("from keras.layers import Dense, CuDNNGRU\n", True),
         ("from keras.layers import CuDNNLSTM as LSTM\n", True),
         ("from tensorflow.keras.layers import GRU\nimport keras\n", False),
+        # Keras 1's Merge layer, gone from Keras 2.2 (chen0040's text summarisers).
+        ("from keras.layers import Embedding, concatenate, Merge, add\n", True),
+        ("from keras.layers import merge\n", False),
         # lazyprogrammer's courses: the cuDNN layers where the GPU and the Keras have them,
         # the plain ones else: runs on either Keras, pins neither.
         (

@@ -27,6 +27,10 @@ Read from the libraries' own history:
   that multi-backend Keras 2 kept for Theano's channel order; ``tf.keras`` never had them, so
   neither has Keras 2.4 (``tf.keras`` under another name) nor Keras 3 (neither the installed
   ``tf_keras`` 2.21 nor Keras 3.15 defines them).
+- The ``Merge`` layer (Keras 1's, kept by Keras 2.0 and 2.1 as a deprecated legacy layer) is
+  gone from Keras 2.2 ("Simplify implementation of Sequential and remove legacy Merge
+  support": keras-team/keras#10077; "ImportError: cannot import name 'Merge'" with 2.2.0:
+  keras-team/keras#10409).
 - ``keras.legacy`` is gone from Keras 2.4 ("No module named 'keras.legacy'" with 2.4.3:
   keras-team/keras#14665), and ``keras_contrib`` is keras-contrib, built for multi-backend
   Keras ("Install keras_contrib for keras-team/keras"; its last snapshot is of 2019-12, before
@@ -104,6 +108,7 @@ VERSIONED_MODULES: dict[str, tuple[str, str, str]] = {
     # TensorFlow 2's Keras has no cuDNN layers (its GRU and LSTM choose cuDNN themselves).
     "keras.layers.CuDNNGRU": ("keras", KERAS_BEFORE_2_4, "a layer of multi-backend Keras only"),
     "keras.layers.CuDNNLSTM": ("keras", KERAS_BEFORE_2_4, "a layer of multi-backend Keras only"),
+    "keras.layers.Merge": ("keras", "<2.2", "a layer Keras 2.2 removed"),
     "adabelief_tf": (
         "tensorflow",
         TENSORFLOW_BEFORE_2_11,
