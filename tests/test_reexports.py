@@ -226,3 +226,23 @@ def test_a_packages_name_beats_its_submodule_of_the_same_name(tmp_path: Path) ->
             "`gc.collect()` do not release it)",
         )
     ]
+
+
+def test_a_checkout_whose_name_is_no_identifier_is_no_package(tmp_path: Path) -> None:
+    """A repository with an ``__init__.py`` at its root, checked out as
+    ``TensorFlow-Advanced-Segmentation-Models``: its packages are imported from the checkout,
+    by their own names (``import tensorflow_advanced_segmentation_models as tasm`` in its
+    examples), as the import statement cannot name the checkout."""
+    root = tmp_path / "Segmentation-Models"
+    (root / "tasm").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "tasm" / "__init__.py").write_text("from .nets import Net\n")
+    (root / "tasm" / "nets.py").write_text(
+        "import tensorflow as tf\n\n\nclass Net(tf.keras.Model):\n"
+        "    def call(self, x):\n        return x\n"
+    )
+    (root / "examples").mkdir()
+    (root / "examples" / "evaluate.py").write_text(
+        "import tasm\n\nmodel = tasm.Net()\nfor image in images:\n    model.predict(image)\n"
+    )
+    assert _found(root) == [("TFL402", 5, 5)]

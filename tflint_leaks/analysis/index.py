@@ -868,12 +868,19 @@ def calls_tensorflow(imports: dict[str, str], call: Expr, names: frozenset[str])
 
 def module_name_for(path: Path) -> tuple[str, bool, Path]:
     """The dotted module name of ``path``, whether it is a package ``__init__``, and the
-    directory that would be on ``sys.path`` for that name to import."""
+    directory that would be on ``sys.path`` for that name to import. A directory whose name
+    is no identifier is no package, whatever it holds (a checkout named
+    ``TensorFlow-Advanced-Segmentation-Models`` with an ``__init__.py`` of its own): the
+    import statement cannot name it, so it is where the names start."""
     path = path.resolve()
     is_package = path.name == "__init__.py"
     parts: list[str] = [] if is_package else [path.stem]
     directory = path.parent
-    while (directory / "__init__.py").is_file() and directory.parent != directory:
+    while (
+        (directory / "__init__.py").is_file()
+        and directory.parent != directory
+        and directory.name.isidentifier()
+    ):
         parts.append(directory.name)
         directory = directory.parent
     return ".".join(reversed(parts)), is_package, directory
