@@ -197,6 +197,14 @@ def test_every_splitter_has_its_default_number_of_splits(
             "ds.take(5)",
             5,
         ),
+        # without a split, a dict of datasets by split name (TASM's fourth example)
+        (
+            "import tensorflow_datasets as tfds\n"
+            "dataset, info = tfds.load('caltech_birds2010', with_info=True)\n"
+            "test = dataset['test'].map(load)",
+            "test.take(5)",
+            5,
+        ),
         ("", "range(n)", None),
         ("import itertools", "itertools.count()", None),
         # `k` items of a population, whatever its size

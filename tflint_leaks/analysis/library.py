@@ -617,11 +617,14 @@ def _default(call: Expr, options: list[str | None], evaluate: Evaluate) -> Compu
 
 def _tfds_load(call: Expr, evaluate: Evaluate) -> Computation:
     """``tfds.load(...)``: a dataset, one per split for a list of splits (``split=["train",
-    "test"]``), paired with the dataset's info for ``with_info=True`` (``[test], info =
-    tfds.load(name, split=["validation"], with_info=True)``)."""
+    "test"]``), a dict of them by split name without ``split``, paired with the dataset's info
+    for ``with_info=True`` (``[test], info = tfds.load(name, split=["validation"],
+    with_info=True)``)."""
     loaded = atom(Kind.DATASET)
     split = call.keyword("split")
-    if split is not None:
+    if split is None and len(call.positional) < 2 and not call.open:
+        loaded = container(element=UNKNOWN, mapped=loaded)
+    elif split is not None:
         splits = yield from evaluate(split)
         count = splits.lengths if splits.kind is Kind.CONTAINER else None
         if count is not None and len(count) == 1:
