@@ -636,6 +636,47 @@ def break_bound(loop: cst.For | cst.While, scope: ScopeFacts, int_value: IntValu
     return min(bounds, default=None)
 
 
+def counted_breaks(
+    loop: cst.For | cst.While,
+    path: Sequence[cst.CSTNode],
+    scope: ScopeFacts,
+    int_value: IntValue,
+) -> int | None:
+    """In how many iterations of ``loop`` the node at the end of ``path`` (the nodes from the
+    loop down to it) runs at most, when a block on the way to it counts its own runs and the
+    loop ends at a limit of that count: the block (the body of an ``if`` inside the loop, say)
+    holds ``n += 1`` among its own statements and nothing that leaves it early, ``n`` is set
+    once before the loop to a known integer and changed nowhere else, and the loop's own body
+    holds ``if n == limit: break`` (or ``>=``, ``>``) with no ``continue`` anywhere in the
+    loop to skip it: the block runs until ``n`` reaches the limit, then the loop ends
+    (TASM's examples show five random test images: ``if counter in ids:`` ... ``shown += 1``,
+    then ``if shown == n: break``)."""
+    if not isinstance(loop.body, cst.IndentedBlock):
+        return None
+    if any(isinstance(node, cst.Continue) for node in own_nodes(loop.body)):
+        return None
+    checks = [c for c in map(_break_check, loop.body.body) if c is not None]
+    if not checks:
+        return None
+    bounds = []
+    for block in path:
+        if not isinstance(block, cst.IndentedBlock) or block is loop.body:
+            continue
+        if any(isinstance(n, cst.Break | cst.Return | cst.Raise) for n in own_nodes(block)):
+            continue
+        counted = {name for name in map(_increment, block.body) if name}
+        for name, operator, limit_node in checks:
+            if name not in counted:
+                continue
+            start_node = _counter_start(name, loop, scope)
+            start = int_value(start_node) if start_node is not None else None
+            limit = int_value(limit_node)
+            if start is None or limit is None or start >= limit + (operator == ">"):
+                continue
+            bounds.append(limit - start + (1 if operator == ">" else 0))
+    return min(bounds, default=None)
+
+
 #: The comparisons of a ``while`` test that keep a counter below a limit, by how they read:
 #: ``n < limit`` (the counter left), or ``limit > n`` (right); and whether the limit is reached.
 _BELOW: dict[type[cst.BaseCompOp], tuple[bool, bool]] = {

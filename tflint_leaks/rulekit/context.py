@@ -48,6 +48,7 @@ from tflint_leaks.analysis.values import (
     Evaluator,
     break_bound,
     callee_of,
+    counted_breaks,
     counted_runs,
     steadily_counts,
 )
@@ -527,6 +528,9 @@ class FileContext:
             count = self.trip_count(loop)
             if count is None and isinstance(loop, cst.While):
                 count = counted_runs(loop, self._below(loop), self.scope_facts(), self._integers)
+            if count is None and isinstance(loop, cst.For | cst.While):
+                below = self._below(loop)
+                count = counted_breaks(loop, below, self.scope_facts(), self.int_value)
             if count is None:
                 return None
             total *= count

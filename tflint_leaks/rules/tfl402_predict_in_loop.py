@@ -45,9 +45,10 @@ class PredictInLoop(Rule):
     a tracker, a parameter that is a model at one call site and something else at another), a
     project model class that overrides `predict`, `predict` over a whole dataset outside a
     loop, loops of a known small trip count (at most `max-loop-iterations`, default 10:
-    `for horizon in range(10)`), graph mode (a TensorFlow 1 project, or a file that turns eager
-    execution off, or a `predict` in a module that does, whichever loop calls it: `predict`
-    reuses one function), projects that pin multi-backend Keras
+    `for horizon in range(10)`; a block that counts its runs, `shown += 1`, in a loop that
+    ends with `if shown == 5: break`, runs five times), graph mode (a TensorFlow 1 project,
+    or a file that turns eager execution off, or a `predict` in a module that does, whichever
+    loop calls it: `predict` reuses one function), projects that pin multi-backend Keras
     (`keras<2.4`: `predict` slices its input into batches and runs the model's one
     `predict_function`, a `K.function` made on the first call, on each), and one `predict` per
     model in a loop that builds a new model each iteration (or a search's objective that builds
@@ -127,6 +128,24 @@ class PredictInLoop(Rule):
     """
 
     VALID = (
+        # Five random test images shown: the block that predicts counts its runs and the loop
+        # ends at five (TASM's examples, unseen set Z12 of stop 49).
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        model = tf.keras.models.load_model("segmenter.keras")
+        ids = np.random.choice(np.arange(101), size=5, replace=False)
+        counter = 0
+        shown = 0
+        for image, mask in test_set:
+            if counter in ids:
+                output = model.predict(image)
+                shown += 1
+            counter += 1
+            if shown == 5:
+                break
+        """),
         # A pass over the whole training set per round of growing a model, batched (TreeVAE's
         # growing loop, unseen set Z10 of stop 49): what `predict` is for.
         Valid("""
@@ -529,6 +548,26 @@ class PredictInLoop(Rule):
         """),
     )
     INVALID = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("segmenter.keras")
+            shown = 0
+            for image, mask in test_set:
+                if mask.any():
+                    output = model.predict(image)
+                    shown += 1
+                if shown == 5:
+                    continue
+            """,
+            7,
+            18,
+            7,
+            38,
+            "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`model(x, training=False)` or `predict_on_batch`",
+        ),
         Invalid(
             """
             import tensorflow as tf
