@@ -30,17 +30,18 @@ class PythonSideEffect(Rule):
     takes one element while tracing and every call reuses it (three calls return the first
     value three times), while the iterator silently advances once per trace.
 
-    Not flagged: `tf.random.*`, `tf.print`, `variable.assign(...)` (also bound to the
-    variable's own name, `self.lam = self.lam.assign_add(step)`: the update returns the
-    variable, and runs on every call), state set under a first-call
-    guard (`if self.v is None:`), `next` on a `tf.data` iterator (a graph op: the usual
-    distributed training step) or on an iterator made inside the function, or on one whose
-    kind is not known, code in a `tf.function` that the function defining it calls once
-    (`return _train()`) outside loops over a dataset or a tensor (its one trace runs the code
-    as often as one call would: a Python `range` loop is unrolled), a global or nonlocal
-    counter that an `assert` around the function reads (a test counting traces), a random
-    value or timestamp bound to a name the function never reads (nothing frozen reaches the
-    graph), and code outside `tf.function`s. `print` is the opt-in rule TFL304.
+    Not flagged: `tf.random.*`, `tf.print`, `variable.assign(...)` (also bound to the variable's
+    own name, `self.lam = self.lam.assign_add(step)`: the update returns the variable, and runs
+    on every call), an attribute set to a model's own variables or layers (`self.variables =
+    self.model.trainable_variables`: the same on every call), state set under a first-call guard
+    (`if self.v is None:`), `next` on a `tf.data` iterator (a graph op: the usual distributed
+    training step) or on an iterator made inside the function, or on one whose kind is not
+    known, code in a `tf.function` that the function defining it calls once (`return _train()`)
+    outside loops over a dataset or a tensor (its one trace runs the code as often as one call
+    would: a Python `range` loop is unrolled), a global or nonlocal counter that an `assert`
+    around the function reads (a test counting traces), a random value or timestamp bound to a
+    name the function never reads (nothing frozen reaches the graph), and code outside
+    `tf.function`s. `print` is the opt-in rule TFL304.
 
     ## Example
     ```python
@@ -463,6 +464,8 @@ class PythonSideEffect(Rule):
         value = node.value
         if isinstance(value, cst.Call) and self.context.resolve(value.func) == TF_VARIABLE:
             return  # TFL302's concern
+        if self.context.in_tf_function and self.context.type_of(value).structural:
+            return  # a model's own variables or layers: the same on every call
         for target in node.targets:
             if not _reassigns_itself(value, target.target):
                 self._assigned(node, target.target)
