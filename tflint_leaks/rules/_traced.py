@@ -142,7 +142,9 @@ def outliving_container(context: FileContext, receiver: cst.BaseExpression) -> s
     if name is None:
         return None
     if name.startswith("self.") and name.count(".") == 1:
-        if context.type_of(receiver).kind is Kind.CONTAINER:
+        if context.type_of(receiver).kind is Kind.CONTAINER and not _rebound_first(
+            context, traced, name
+        ):
             return "an attribute of `self`"
         return None
     if "." in name:
@@ -161,6 +163,32 @@ def outliving_container(context: FileContext, receiver: cst.BaseExpression) -> s
     if not assignments or not all(is_container(context, a.value) for a in assignments):
         return None
     return "a global" if frame.kind is FrameKind.MODULE else "a closure variable"
+
+
+def _rebound_first(context: FileContext, traced: int, name: str) -> bool:
+    """The traced function binds ``name`` anew before the current node, in a statement of a
+    block that holds the node (``self.variables = model.trainable_variables``, then
+    ``self.variables.extend(...)``): what the node changes is what this trace made."""
+    function = context.frames[traced].node
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    ancestors = context.ancestors
+    inside = next((i for i, node in enumerate(ancestors) if node is function.body), None)
+    if inside is None:
+        return False
+    for block, child in zip(ancestors[inside:], ancestors[inside + 1 :], strict=False):
+        if not isinstance(block, cst.IndentedBlock):
+            continue
+        for statement in block.body:
+            if statement is child:
+                break
+            if isinstance(statement, cst.SimpleStatementLine) and any(
+                isinstance(small, cst.Assign)
+                and any(dotted(target.target) == name for target in small.targets)
+                for small in statement.body
+            ):
+                return True
+    return False
 
 
 def eager_callback(context: FileContext, traced: int) -> bool:

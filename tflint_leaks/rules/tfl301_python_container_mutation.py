@@ -25,8 +25,10 @@ class PythonContainerMutation(Rule):
     every retrace.
 
     Not flagged: a container local to the function body (created in the body and consumed
-    there), lazy initialisation under a first-call guard (`if not cache[0]: cache[0] = ...`,
-    `if key not in self.cache:`), and mutations outside `tf.function`s.
+    there), an attribute the function binds anew before it changes it (`self.variables =
+    model.trainable_variables`, then `self.variables.extend(...)`: the list this trace made),
+    lazy initialisation under a first-call guard (`if not cache[0]: cache[0] = ...`, `if key
+    not in self.cache:`), and mutations outside `tf.function`s.
 
     ## Example
     ```python
@@ -86,6 +88,24 @@ class PythonContainerMutation(Rule):
     """
 
     VALID = (
+        # TensorDiffEq's discovery model: the list it extends is the one this trace just made
+        # (`trainable_variables` gives a new list), not one that outlives the call unchanged.
+        Valid("""
+        import tensorflow as tf
+
+        class DiscoveryModel(tf.Module):
+            def __init__(self, extra):
+                self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                self.extra = extra
+                self.variables = []
+
+            @tf.function
+            def train_op(self):
+                self.variables = self.model.trainable_variables
+                if self.extra:
+                    self.variables.extend(self.extra)
+                return self.grad()
+        """),
         Valid("""
         import tensorflow as tf
 
