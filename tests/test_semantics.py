@@ -565,6 +565,24 @@ def test_a_dict_with_string_keys_keeps_each_keys_value(tmp_path: Path) -> None:
     assert either.bound is None  # a list, a number or a bool: the keys differ
 
 
+def test_a_long_dict_keeps_the_values_of_its_first_keys(tmp_path: Path) -> None:
+    """A configuration of twenty entries (Histogram_loss's time-series ``configs``): the
+    entries the index keeps are known by key; a key past them is any of its values; a call
+    given the dict as ``**configs`` may be passed any of its later keys."""
+    entries = ", ".join(f'"k{i}": {i}' for i in range(20))
+    source = f"""
+    CONFIGS = {{"datasets": ["ETTh1", "ETTh2", "ETTm1", "ETTm2"], {entries}}}
+
+    def run(k19=0, datasets=()):
+        return k19
+
+    run(**CONFIGS)
+    """
+    assert value_of(tmp_path, source, "CONFIGS['datasets']").lengths == frozenset({4})
+    assert value_of(tmp_path, source, "CONFIGS['k19']").ints is None
+    assert value_of(tmp_path, source, "k19", "run").ints is None
+
+
 def test_elements_of_containers_are_known(tmp_path: Path) -> None:
     source = """
     class Agent:

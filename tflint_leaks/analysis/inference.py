@@ -475,11 +475,14 @@ class Inference:
             keys, mapped = values[0::2], values[1::2]
             texts = [string_text(key) for key in expr.parts[0::2]]
             keyed = None
-            if expr.number != len(texts):  # ``**other`` in it, or more entries than are kept
-                keys, mapped = [*keys, UNKNOWN], [*mapped, UNKNOWN]
-            elif None not in texts:
+            if None not in texts and (expr.number >= 0 or not texts):
+                # the entries kept, by their string keys (a long dict keeps its first ones; a
+                # key not among them is looked up as any of its values)
                 by_key = {str(text): value for text, value in zip(texts, mapped, strict=True)}
                 keyed = tuple(sorted(by_key.items()))  # the last of a key given twice
+            if expr.number != len(texts):  # ``**other`` in it, or more entries than are kept
+                keys, mapped = [*keys, UNKNOWN], [*mapped, UNKNOWN]
+                keyed = keyed if expr.number >= 0 else None
             return container(length=length, element=join(keys), mapped=join(mapped), keyed=keyed)
         complete = expr.number == len(values)
         items = tuple(values) if complete and expr.text != "set" else None
@@ -1554,6 +1557,11 @@ class Inference:
             return None  # ``args[name] = ...`` somewhere: passed or not, here, is not known
         if spread.op is not Op.REF and any(a.length is None for a in mapping.atoms):
             return None  # a dict stored into elsewhere: which keys it holds here is not known
+        if any(
+            a.element is not None and any(k.kind is Kind.UNKNOWN for k in a.element.atoms)
+            for a in mapping.atoms
+        ):
+            return None  # a long dict whose later keys are not kept
         keyed = [each.keyed for each in mapping.atoms]
         if any(known is None for known in keyed):
             return None
