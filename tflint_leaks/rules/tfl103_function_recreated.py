@@ -4,7 +4,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.names import TF_FUNCTION
 from tflint_leaks.diagnostics import RelatedRole
-from tflint_leaks.rulekit.facts import EffectKind
+from tflint_leaks.rulekit.facts import EffectKind, Kind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import every_iteration, relate_loop, report_through
 from tflint_leaks.rules._models import passes_new_variables
@@ -60,8 +60,9 @@ class FunctionRecreated(Rule):
 
     Not flagged: a `tf.function` nested inside another `tf.function` (it runs only while the
     outer one traces), a factory that is called once, one `tf.function` per item stored in a
-    container (`functions[device] = tf.function(impl)`, `fns.append(tf.function(f))`: each is
-    made once and kept), loops of a known small trip count (at most `max-python-values`,
+    container (`functions[device] = tf.function(impl)`, `fns.append(tf.function(f))`, the
+    elements of a comprehension, `[get_tf_model(m) for m in models]`: each is made once and
+    kept), loops of a known small trip count (at most `max-python-values`,
     default 5: one function per model of a two-model loop), and code that also builds a new
     model every time it runs, or is passed one the loop makes or takes anew each iteration (a
     Keras model or layer, a `tf.Module` such as a GPflow model: the new function is needed
@@ -127,6 +128,16 @@ class FunctionRecreated(Rule):
     """
 
     VALID = (
+        # TensorDiffEq's Neumann boundary: one function per derivative model, kept in a list.
+        Valid("""
+        import tensorflow as tf
+
+        def get_tf_model(model):
+            return tf.function(model)
+
+        def derivatives(models):
+            return [get_tf_model(model) for model in models]
+        """),
         # One function per model, each traced for its own variables (stylegan-tf2's export of
         # a generator per resolution, unseen set P of stop 43).
         Valid("""
@@ -572,14 +583,25 @@ class FunctionRecreated(Rule):
             relate_loop(report, context)
         elif creates:
             relate_loop(self.report(node, self._entry_message()), context)
-        elif self._repeated():
+        elif self._repeated() and not (self._kept() and self._returns_function(node)):
             self._factory_call(node)
 
     def _kept(self) -> bool:
         """The call's result is stored, one per item, where it outlives the iteration:
-        ``functions[device] = tf.function(impl)``, ``fns.append(tf.function(f))``."""
+        ``functions[device] = tf.function(impl)``, ``fns.append(tf.function(f))``, the element
+        of a list, set or dict comprehension (``[get_tf_model(m) for m in models]``)."""
         ancestors = self.context.ancestors
         parent = ancestors[-2] if len(ancestors) > 1 else None
+        node = ancestors[-1]
+        # the walker visits a comprehension's element inside its ``for`` clause
+        comprehension = next(
+            (a for a in reversed(ancestors[:-1]) if not isinstance(a, cst.CompFor | cst.CompIf)),
+            None,
+        )
+        if isinstance(comprehension, cst.ListComp | cst.SetComp) and comprehension.elt is node:
+            return True
+        if isinstance(comprehension, cst.DictComp) and comprehension.value is node:
+            return True
         if isinstance(parent, cst.Assign):
             return any(isinstance(target.target, cst.Subscript) for target in parent.targets)
         keeper = ancestors[-3] if len(ancestors) > 2 else None
@@ -589,6 +611,11 @@ class FunctionRecreated(Rule):
             and isinstance(keeper.func, cst.Attribute)
             and keeper.func.attr.value in _KEEPING_METHODS
         )
+
+    def _returns_function(self, node: cst.Call) -> bool:
+        """The call returns the ``tf.function`` it makes (``get_tf_model(model)``), not what
+        calling it gives."""
+        return self.context.type_of(node).where_known(Kind.TF_FUNCTION)
 
     def _is_decorator_factory_call(self, node: cst.Call) -> bool:
         """``tf.function(input_signature=...)(fn)``."""
