@@ -593,15 +593,22 @@ class FunctionRecreated(Rule):
         ancestors = self.context.ancestors
         parent = ancestors[-2] if len(ancestors) > 1 else None
         node = ancestors[-1]
-        # the walker visits a comprehension's element inside its ``for`` clause
-        comprehension = next(
-            (a for a in reversed(ancestors[:-1]) if not isinstance(a, cst.CompFor | cst.CompIf)),
+        # the walker visits a comprehension's element inside its ``for`` clause; a
+        # comprehension whose value is dropped (a statement of its own) keeps nothing
+        at = next(
+            (
+                i
+                for i in range(len(ancestors) - 2, -1, -1)
+                if not isinstance(ancestors[i], cst.CompFor | cst.CompIf)
+            ),
             None,
         )
-        if isinstance(comprehension, cst.ListComp | cst.SetComp) and comprehension.elt is node:
-            return True
-        if isinstance(comprehension, cst.DictComp) and comprehension.value is node:
-            return True
+        if at is not None and at > 0 and not isinstance(ancestors[at - 1], cst.Expr):
+            comprehension = ancestors[at]
+            if isinstance(comprehension, cst.ListComp | cst.SetComp) and comprehension.elt is node:
+                return True
+            if isinstance(comprehension, cst.DictComp) and comprehension.value is node:
+                return True
         if isinstance(parent, cst.Assign):
             return any(isinstance(target.target, cst.Subscript) for target in parent.targets)
         keeper = ancestors[-3] if len(ancestors) > 2 else None
