@@ -374,9 +374,9 @@ def test_code_in_a_module_that_turns_eager_off_runs_in_graph_mode_whoever_calls_
             "TFL402",
             11,
             13,
-            "`self._model.predict` through `play_episode` every iteration (10000 in all) "
-            "builds a new `tf.data` pipeline each call; use `self._model(x, training=False)` "
-            "or `predict_on_batch`",
+            "`self._model.predict` through `play_episode` every iteration (10000 per call of "
+            "`train`) builds a new `tf.data` pipeline each call; use `self._model(x, "
+            "training=False)` or `predict_on_batch`",
         )
     ]
 
@@ -1086,9 +1086,9 @@ def test_a_module_written_for_tensorflow_1_builds_ops_for_a_loop_in_another(
             13,
             13,
             "`tf.saved_model.simple_save(...)` through `save_state` every 4000th iteration (100 "
-            "in all) adds nodes to the default graph of a loop that runs it (`sess.run`): the "
-            "graph grows for as long as the loop runs; build it once before the loop "
-            "(`graph.finalize()` catches this)",
+            "per call of `ddpg`) adds nodes to the default graph of a loop that runs it "
+            "(`sess.run`): the graph grows for as long as the loop runs; build it once before "
+            "the loop (`graph.finalize()` catches this)",
         )
     ]
     (root / "logx.py").write_text(

@@ -858,16 +858,25 @@ def run(batches):
         # what follows an early ``continue`` runs where its test does not hold
         (
             "        if step % 1000 != 0:\n            continue",
-            "every 1000th iteration (20 in all)",
+            "every 1000th iteration (20 per call of `run`)",
         ),
-        ("        if step % 1000:\n            continue", "every 1000th iteration (20 in all)"),
-        ("        if not step % 1000 == 0: continue", "every 1000th iteration (20 in all)"),
+        (
+            "        if step % 1000:\n            continue",
+            "every 1000th iteration (20 per call of `run`)",
+        ),
+        (
+            "        if not step % 1000 == 0: continue",
+            "every 1000th iteration (20 per call of `run`)",
+        ),
         # the other way round: the rest runs on 999 iterations in 1000
-        ("        if step % 1000 == 0:\n            continue", "every iteration (20000 in all)"),
+        (
+            "        if step % 1000 == 0:\n            continue",
+            "every iteration (20000 per call of `run`)",
+        ),
         # an exit that may not be taken (it prints too) guards nothing
         (
             "        if step % 1000 != 0:\n            print(step)\n            continue",
-            "every iteration (20000 in all)",
+            "every iteration (20000 per call of `run`)",
         ),
     ],
     ids=["not-equal", "remainder", "not", "complement", "two-statements"],

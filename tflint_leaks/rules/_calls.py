@@ -134,13 +134,20 @@ def relate_chain(report: Report, effect: Effect) -> Report:
 def every_iteration(context: FileContext, *, counted: bool = True) -> str:
     """How often the repetition runs the current node, for messages: "every iteration", an
     entry point's unit ("every request"), one in a guard's period ("every 100th iteration"),
-    with the count when it is known and ``counted`` ("every trial (100 in all)")."""
+    with the count when it is known and ``counted`` ("every trial (100 in all)"; in a
+    function, of its own loops: "every iteration (32 per call of `score_all`)")."""
     entry = context.entry_point
     unit = entry.unit if entry is not None and not context.loops else "iteration"
     period = context.period()
     text = f"every {unit}" if period == 1 else f"every {_ordinal(period)} {unit}"
     count = context.iterations() if counted else None
-    return text if count is None else f"{text} ({count} in all)"
+    if count is None:
+        return text
+    frame = context.frame.node
+    if entry is None and isinstance(frame, cst.FunctionDef):
+        # A function's own loops run that many times on each call, however many calls there are.
+        return f"{text} ({count} per call of `{frame.name.value}`)"
+    return f"{text} ({count} in all)"
 
 
 def repeater(context: FileContext) -> str:

@@ -1012,9 +1012,9 @@ class ModelBuiltInLoop(Rule):
             21,
             7,
             68,
-            "`tf.keras.Sequential` builds a new Keras model every iteration (300 in all) and "
-            "the loop never calls `clear_session()`; Keras' global state grows with each model "
-            "(`del` and `gc.collect()` do not release it)",
+            "`tf.keras.Sequential` builds a new Keras model every iteration (300 per call of "
+            "`world`) and the loop never calls `clear_session()`; Keras' global state grows with "
+            "each model (`del` and `gc.collect()` do not release it)",
         ),
         # The same pairs unpacked and dropped after each configuration.
         Invalid(
@@ -1320,9 +1320,9 @@ class ModelBuiltInLoop(Rule):
             17,
             7,
             64,
-            "`tf.keras.Sequential` builds a new Keras model every iteration (50 in all) and the "
-            "loop never calls `clear_session()`; Keras' global state grows with each model "
-            "(`del` and `gc.collect()` do not release it)",
+            "`tf.keras.Sequential` builds a new Keras model every iteration (50 per call of "
+            "`test_ensemble`) and the loop never calls `clear_session()`; Keras' global state "
+            "grows with each model (`del` and `gc.collect()` do not release it)",
         ),
         Invalid(
             """
@@ -1729,9 +1729,9 @@ class ModelBuiltInLoop(Rule):
             17,
             7,
             68,
-            "`tf.keras.Sequential` builds a new Keras model every iteration (49 in all) and the "
-            "loop never calls `clear_session()`; Keras' global state grows with each model "
-            "(`del` and `gc.collect()` do not release it)",
+            "`tf.keras.Sequential` builds a new Keras model every iteration (49 per call of "
+            "`search`) and the loop never calls `clear_session()`; Keras' global state grows with "
+            "each model (`del` and `gc.collect()` do not release it)",
         ),
         Invalid(
             """

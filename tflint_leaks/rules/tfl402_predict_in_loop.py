@@ -1154,6 +1154,27 @@ class PredictInLoop(Rule):
             "`generator.predict` every 1000th iteration (20 in all) builds a new `tf.data` "
             "pipeline each call; use `generator(x, training=False)` or `predict_on_batch`",
         ),
+        # A function's own loop: its count is per call (the function runs 100 times here).
+        Invalid(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("model.keras")
+
+            def score_all(items):
+                for item in items[:32]:
+                    model.predict(item)
+
+            for epoch in range(100):
+                score_all(batches)
+            """,
+            7,
+            9,
+            7,
+            28,
+            "`model.predict` every iteration (32 per call of `score_all`) builds a new "
+            "`tf.data` pipeline each call; use `model(x, training=False)` or `predict_on_batch`",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
