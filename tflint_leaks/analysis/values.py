@@ -653,10 +653,9 @@ def counted_breaks(
     then ``if shown == n: break``)."""
     if not isinstance(loop.body, cst.IndentedBlock):
         return None
-    if any(isinstance(node, cst.Continue) for node in own_nodes(loop.body)):
-        return None
+    # The loop's own statements first: most loops have no such check, and the walk is long.
     checks = [c for c in map(_break_check, loop.body.body) if c is not None]
-    if not checks:
+    if not checks or any(isinstance(node, cst.Continue) for node in own_nodes(loop.body)):
         return None
     bounds = []
     for block in path:
