@@ -78,6 +78,9 @@ FLAG_VALUES = frozenset(
 #: What ``ArgumentParser.parse_args()`` returns: a CONTAINER atom with this ``ref`` and one
 #: ``keyed`` value per destination (:func:`command_line`).
 NAMESPACE = "argparse.Namespace"
+#: An instance of a namedtuple class: a CONTAINER atom with this ``ref`` and one ``keyed``
+#: value per field (:func:`_made_record`).
+RECORD = "collections.namedtuple"
 
 # -- NumPy ---------------------------------------------------------------------------------------
 
@@ -551,7 +554,7 @@ def _made_record(fields: list[str], call: Expr, evaluate: Evaluate) -> Computati
             keyed[field] = yield from evaluate(given)
         elif field not in keyed:
             keyed[field] = UNKNOWN
-    return _namespace(keyed)
+    return _namespace(keyed, RECORD)
 
 
 def command_line(arguments: Iterable[tuple[Expr, Evaluate]]) -> Computation:
@@ -577,9 +580,10 @@ def command_line(arguments: Iterable[tuple[Expr, Evaluate]]) -> Computation:
     return _namespace(keyed)
 
 
-def _namespace(keyed: dict[str, Value]) -> Value:
-    """An object with one attribute per key (an ``argparse.Namespace``, a namedtuple)."""
-    return atom(Kind.CONTAINER, ref=NAMESPACE, keyed=tuple(sorted(keyed.items())))
+def _namespace(keyed: dict[str, Value], ref: str = NAMESPACE) -> Value:
+    """An object with one attribute per key (an ``argparse.Namespace``, a namedtuple's
+    :data:`RECORD`)."""
+    return atom(Kind.CONTAINER, ref=ref, keyed=tuple(sorted(keyed.items())))
 
 
 def _default(call: Expr, options: list[str | None], evaluate: Evaluate) -> Computation:
@@ -843,7 +847,7 @@ def _container_method(found: Atom, name: str) -> Value:
 def attribute(found: Atom, name: str) -> Value:
     """``value.name`` for a value that is not project code."""
     kind = found.kind
-    if kind is Kind.CONTAINER and found.ref == NAMESPACE and found.keyed is not None:
+    if kind is Kind.CONTAINER and found.ref in {NAMESPACE, RECORD} and found.keyed is not None:
         return dict(found.keyed).get(name, UNKNOWN)
     if kind is Kind.LIBRARY:
         return atom(Kind.LIBRARY, ref=f"{found.ref}.{name}")

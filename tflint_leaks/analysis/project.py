@@ -88,6 +88,8 @@ class ProjectIndex:
         self._bound: dict[str, frozenset[str]] = {}
         #: Whether any module's code pins a version (None: not asked yet).
         self._code_pins: bool | None = None
+        #: Whether any module imports ``argparse`` (None: not asked yet).
+        self._argparse: bool | None = None
         self._worlds: dict[tuple[str, Frameworks], Frameworks] = {}
         self._subclasses: dict[tuple[str, str], tuple[ClassDef, ...]] | None = None
         self._distributed: dict[str, bool] = {}
@@ -105,6 +107,7 @@ class ProjectIndex:
         self._tensorflow.clear()
         self._tensorflow_program = None
         self._code_pins = None
+        self._argparse = None
         self._worlds.clear()
         self._subclasses = None
 
@@ -131,6 +134,18 @@ class ProjectIndex:
                 self.dependencies(self._by_path[path])
         self._frozen = True
         return self
+
+    def imports_argparse(self) -> bool:
+        """Whether any module imports ``argparse``: without that, no value of the program is
+        what ``ArgumentParser.parse_args()`` returns (a project module that re-exports it
+        imports it itself)."""
+        if self._argparse is None:
+            self._argparse = any(
+                target == "argparse" or target.startswith("argparse.")
+                for module in self._by_path.values()
+                for target in module.imports.values()
+            )
+        return self._argparse
 
     # -- modules -------------------------------------------------------------------------------
 

@@ -918,6 +918,8 @@ class FileContext:
         a run with their defaults, at every call (``main(parse_opt())``, then ``if
         opt.evolve:``): decided as the module's own ``if args.algo == "ddpg":`` is. Any other
         value a call passes (``World(train_test="test")``) is a switch its author flips."""
+        if not self.project.imports_argparse():
+            return False  # no module parses options: no caller can pass them
         value = self.type_of(name)
         return bool(value.atoms) and not value.top and all(a.ref == NAMESPACE for a in value.atoms)
 

@@ -1016,6 +1016,33 @@ class ModelBuiltInLoop(Rule):
             "`world`) and the loop never calls `clear_session()`; Keras' global state grows with "
             "each model (`del` and `gc.collect()` do not release it)",
         ),
+        # So is a namedtuple of options: a switch too, not a command line's defaults.
+        Invalid(
+            """
+            import collections
+
+            import tensorflow as tf
+
+            Options = collections.namedtuple("Options", ["evolve"])
+
+
+            def main(opt, generations):
+                if opt.evolve:
+                    for _ in range(generations):
+                        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                        model.compile("adam", "mse")
+
+
+            main(Options(evolve=0), 300)
+            """,
+            11,
+            21,
+            11,
+            68,
+            "`tf.keras.Sequential` builds a new Keras model every iteration (300 per call of "
+            "`main`) and the loop never calls `clear_session()`; Keras' global state grows with "
+            "each model (`del` and `gc.collect()` do not release it)",
+        ),
         # The same pairs unpacked and dropped after each configuration.
         Invalid(
             """
