@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -105,12 +105,19 @@ def effects_through_calls(context: FileContext, node: cst.Call, kind: EffectKind
 
 
 def report_through(
-    rule: Rule, node: cst.Call, effect: Effect, message: str, role: RelatedRole, where: str
+    rule: Rule,
+    node: cst.Call,
+    effect: Effect,
+    message: str,
+    role: RelatedRole,
+    where: str,
+    others: Sequence[Effect] = (),
 ) -> Report:
     """Report an effect that ``node``, in a loop, runs through project code. The finding is
     where the user can act: at the effect when it is in this file (the call in the loop is
     then a ``caller``), else at the call; ``related`` lists every call of the chain (``call``),
-    the effect's own place (``role``, ``where`` says what it is) and the loop."""
+    the effect's own place (``role``, ``where`` says what it is), those of ``others`` (more
+    effects of other files that the call runs, reported in this one finding) and the loop."""
     context = rule.context
     here = effect.path == context.path
     report = rule.report(effect.span if here else node, message)
@@ -121,6 +128,9 @@ def report_through(
     relate_chain(report, effect)
     if not here:
         report.relate(role, where, effect.span, effect.path)
+        for other in others:
+            relate_chain(report, other)
+            report.relate(role, where, other.span, other.path)
     return relate_loop(report, context)
 
 

@@ -6,7 +6,7 @@ from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.nodes import descendants, dotted
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.context import FileContext
-from tflint_leaks.rulekit.facts import EffectKind, Kind
+from tflint_leaks.rulekit.facts import Effect, EffectKind, Kind, Span
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
     effects_through_calls,
@@ -33,7 +33,9 @@ class PredictInLoop(Rule):
     give as instances of different project classes (a random agent for warm-up, then the
     learning agent: each class's `act` may run); the finding is then on the `predict`
     when it is in the same file, else on the call in the loop, and `related` lists every call
-    between them.
+    between them. The `predict`s of other files that one call runs make one finding at the
+    call, whose message counts them ("(and 2 more `predict` calls)") and whose `related`
+    points at each.
 
     ## Why is this bad?
     `predict` is made for large inputs: every call wraps its input in a new `tf.data` pipeline,
@@ -1223,12 +1225,23 @@ class PredictInLoop(Rule):
             return
         if isinstance(node.func, cst.Attribute) and _each_model_once(context, node.func.value):
             return  # each item's own method, once: `for net in nets: net.predict(x)`
-        for effect in predicts:  # each `predict` the call runs (one finding per place)
+        # Each `predict` of this file has a finding at its own place. Those of other files
+        # are reported at the call, all in one finding (its message counts them).
+        places: dict[tuple[str, Span], Effect] = {}
+        for effect in predicts:
+            if effect.path != context.path:
+                places.setdefault((effect.path, effect.span), effect)  # one per place
+        elsewhere = list(places.values())
+        for effect in [e for e in predicts if e.path == context.path] + elsewhere[:1]:
             callee = effect.chain[0].callee.rpartition(".")[2]
             how_often = f"through `{callee}` {every_iteration(context)}"
+            others = elsewhere[1:] if effect.path != context.path else []
+            if others:
+                calls = "call" if len(others) == 1 else "calls"
+                how_often = f"(and {len(others)} more `predict` {calls}) {how_often}"
             message = _message(context, effect.text, effect.method, how_often)
             where = f"`{effect.method}` is called here"
-            report_through(self, node, effect, message, RelatedRole.MODEL, where)
+            report_through(self, node, effect, message, RelatedRole.MODEL, where, others)
 
 
 def _per_epoch(context: FileContext) -> bool:
