@@ -18,19 +18,25 @@ def first_traced(context: FileContext) -> int | None:
 
 
 def traced_once(context: FileContext) -> bool:
-    """The current node's ``tf.function`` is defined in a function that calls it once (not in
-    a loop) and hands it nowhere else (``return _train()``), and every loop around the node in
-    it is one that tracing unrolls (over a Python value, not a dataset or a tensor, which
-    AutoGraph turns into a graph loop): its Python code runs once per trace as it would once
-    per call, as often as written."""
+    """Every call of the current node's ``tf.function`` is its first, and every loop around
+    the node in it is one that tracing unrolls (over a Python value, not a dataset or a
+    tensor, which AutoGraph turns into a graph loop): its Python code runs once per trace as
+    it would once per call, as often as written. The first holds for a ``tf.function``
+    defined in a function that calls it once (not in a loop) and hands it nowhere else
+    (``return _train()``), and for a class's ``__init__`` made a ``tf.function``: a method
+    keeps one trace cache per instance, and ``__init__`` runs once per instance."""
     index = first_traced(context)
     frames = context.frames
-    if not index or frames[index - 1].kind is not FrameKind.FUNCTION:
+    if not index:
         return False
     defined = frames[index].node
     if not isinstance(defined, cst.FunctionDef):
         return False
-    if not _called_once(frames[index - 1].node, defined.name.value):
+    outer = frames[index - 1]
+    if outer.kind is FrameKind.CLASS:
+        if defined.name.value != "__init__":
+            return False
+    elif outer.kind is not FrameKind.FUNCTION or not _called_once(outer.node, defined.name.value):
         return False
     return all(_unrolled(context, loop) for frame in frames[index:] for loop in frame.loops)
 

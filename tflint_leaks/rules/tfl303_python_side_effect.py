@@ -37,11 +37,12 @@ class PythonSideEffect(Rule):
     (`if self.v is None:`), `next` on a `tf.data` iterator (a graph op: the usual distributed
     training step) or on an iterator made inside the function, or on one whose kind is not
     known, code in a `tf.function` that the function defining it calls once (`return _train()`)
-    outside loops over a dataset or a tensor (its one trace runs the code as often as one call
-    would: a Python `range` loop is unrolled), a global or nonlocal counter that an `assert`
-    around the function reads (a test counting traces), a random value or timestamp bound to a
-    name the function never reads (nothing frozen reaches the graph), and code outside
-    `tf.function`s. `print` is the opt-in rule TFL304.
+    or in a class's `__init__` made a `tf.function` (a method traces once per instance, and
+    `__init__` runs once per instance), outside loops over a dataset or a tensor (its one trace
+    runs the code as often as one call would: a Python `range` loop is unrolled), a global or
+    nonlocal counter that an `assert` around the function reads (a test counting traces), a
+    random value or timestamp bound to a name the function never reads (nothing frozen reaches
+    the graph), and code outside `tf.function`s. `print` is the opt-in rule TFL304.
 
     ## Example
     ```python
@@ -95,6 +96,23 @@ class PythonSideEffect(Rule):
     """
 
     VALID = (
+        # BayesFlow's `MCMCSurrogateLikelihood`: a `tf.function` `__init__` traces once per
+        # instance (a method's traces are per instance), and each instance runs it once: every
+        # call is a trace, and its assignments run on every call.
+        Valid("""
+        import tensorflow as tf
+
+        class Surrogate:
+            @tf.function
+            def __init__(self, network, configurator=None):
+                self.network = network
+                self.configurator = configurator
+                if self.configurator is None:
+                    self.configurator = self._default
+
+            def _default(self, inputs):
+                return inputs
+        """),
         # evidential-deep-learning's Lagrange multiplier: the update returns the variable.
         Valid("""
         import tensorflow as tf
