@@ -1313,6 +1313,73 @@ def test_a_namedtuple_holds_what_its_construction_gives(
     assert found.ints == (frozenset(ints) if ints is not None else None)
 
 
+#: A FastAPI service that keeps its model on the app object, as routes set it.
+APP_STATE = """
+import fastapi
+import tensorflow as tf
+
+app = fastapi.FastAPI()
+
+
+@app.on_event("startup")
+def startup():
+    app.model = None
+    app.state.model = None
+
+
+@app.get("/load")
+def load():
+    app.model = tf.keras.models.load_model("model.keras")
+    app.state.model = tf.keras.models.load_model("model.keras")
+
+
+@app.post("/predict")
+def predict(x):
+    return x
+
+
+def other(app):
+    return app
+"""
+
+
+@pytest.mark.parametrize(
+    ("expression", "function", "kinds"),
+    [
+        # what the module's code stores on its global, joined over every store and with
+        # what the object has before any (here not known: a FastAPI app's own attribute)
+        ("app.model", "predict", {Kind.MODEL, Kind.NONE, Kind.UNKNOWN}),
+        ("app.state.model", "predict", {Kind.MODEL, Kind.NONE, Kind.UNKNOWN}),
+        ("app.model", "", {Kind.MODEL, Kind.NONE, Kind.UNKNOWN}),
+        # a parameter named like the global is another object
+        ("app.model", "other", {Kind.UNKNOWN}),
+        # an attribute the module never stores is the library's
+        ("app.title", "predict", {Kind.UNKNOWN}),
+    ],
+)
+def test_an_attribute_stored_on_a_global_is_what_the_module_stores(
+    tmp_path: Path, expression: str, function: str, kinds: set[Kind]
+) -> None:
+    found = value_of(tmp_path, APP_STATE, expression, function)
+    assert {each.kind for each in found.atoms} == kinds
+
+
+def test_an_option_stored_again_is_its_default_or_what_is_stored(tmp_path: Path) -> None:
+    """A read may run before the store: ``args.epochs`` is the command line's default or 1."""
+    source = """
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=100)
+    args = parser.parse_args()
+
+
+    def quick():
+        args.epochs = 1
+    """
+    assert value_of(tmp_path, source, "args.epochs").ints == frozenset({1, 100})
+
+
 @pytest.mark.parametrize(
     ("expression", "most"),
     [

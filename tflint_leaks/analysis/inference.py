@@ -200,6 +200,8 @@ class Inference:
         self._argument_calls: dict[str, list[tuple[Expr, library.Evaluate]]] = {}
         self._handed: tuple[dict[str, set[str]], frozenset[str]] | None = None
         self._outside: dict[str, list[tuple[Assign, Where]]] | None = None
+        #: Per module: its ``g.name = ...`` stores on its globals (:meth:`global_stores`).
+        self._global_stores: dict[str, dict[str, list[tuple[Assign, Where]]]] = {}
         #: The parameters each function's returns may be computed from (by path, qualname).
         self._returned: dict[tuple[str, str], tuple[str, ...]] = {}
 
@@ -207,6 +209,7 @@ class Inference:
         return {
             "local": (self._local, BOTTOM),
             "global": (self._global, BOTTOM),
+            "global attribute": (self._global_attribute, BOTTOM),
             "attribute": (self._attribute, BOTTOM),
             "param": (self._param, BOTTOM),
             "star": (self._star, BOTTOM),
@@ -325,7 +328,26 @@ class Inference:
                     return held
             value = yield from self._name(head, where)
             owner: Value | None = None
-            for name in rest.split(".") if rest else ():
+            names = rest.split(".") if rest else []
+            stores = self.global_stores(where.module) if names else {}
+            for last in range(len(names), 0, -1):
+                # ``app.model`` on a global of library code that the module stores to
+                # (``app.model = load_model(...)`` in a route): what it stores there.
+                target = ".".join([head, *names[:last]])
+                if target in stores and self._reads_global(head, where) and not value.top:
+                    if not any(isinstance(a.ref, ClassRef) for a in value.atoms):
+                        # a read may run before any store: what the object has, joined too
+                        unstored = value
+                        for name in names[:last]:
+                            owner, unstored = (
+                                unstored,
+                                (yield from self.attribute_of(unstored, name)),
+                            )
+                        stored = yield ("global attribute", where.module.path, target)
+                        value = join([unstored, stored])
+                        names = names[last:]
+                    break
+            for name in names:
                 if name == "value" and owner is not None and any(map(self._enum, owner.atoms)):
                     continue  # ``Parameters.n_trials.value``: the literal the member is made of
                 owner, value = value, (yield from self.attribute_of(value, name))
@@ -932,6 +954,52 @@ class Inference:
                 where = self.where_of(module, qualname)
                 found.extend((a, where) for a in self.assigned(where).get(name, ()))
         return found
+
+    def global_stores(self, module: ModuleIndex) -> dict[str, list[tuple[Assign, Where]]]:
+        """A module's stores to attributes of its globals (``app.model = ...``,
+        ``app.state.model = ...``) by target, from every body of the module where the head
+        name is the global; built once per module."""
+        found = self._global_stores.get(module.path)
+        if found is None:
+            found = {}
+            for where in self.module_bodies(module):
+                for assign in where.body.assigns:
+                    head, dot, _ = assign.target.partition(".")
+                    if dot and head != "self" and self._reads_global(head, where):
+                        found.setdefault(assign.target, []).append((assign, where))
+            self._global_stores[module.path] = found
+        return found
+
+    def _reads_global(self, name: str, where: Where) -> bool:
+        """``name`` in ``where`` is the module's global of that name: assigned at the
+        module's top level, and not bound by the function (or a function around it)."""
+        if name in where.shadowed or any(bound == name for bound, _ in where.bound):
+            return False
+        if not any(a.target == name for a in where.module.body.assigns):
+            return False
+        function = where.function
+        if function is None or name in function.body.globals:
+            return True
+        qualname = function.qualname
+        while True:
+            function = where.module.functions[qualname]
+            if name in function.params or name == function.star:
+                return False
+            if any(a.target == name for a in function.body.assigns):
+                return False
+            qualname, found, _ = qualname.rpartition(LOCALS)
+            if not found:
+                return True
+
+    def _global_attribute(self, query: Query) -> Computation:
+        """What the module's code stores to ``g.name`` of a global ``g`` (joined: any of
+        them may have run before a read)."""
+        _, path, target = query
+        placed = self.global_stores(self.module(path)).get(target, [])
+        values: list[Value] = []
+        for assign, where in placed:
+            values.append((yield from self.evaluate(assign.value, where)))
+        return join(values)
 
     def outside_stores(self) -> dict[str, list[tuple[Assign, Where]]]:
         """Every ``x.name = ...`` of the project whose receiver is not ``self`` itself, by

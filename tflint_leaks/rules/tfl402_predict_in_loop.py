@@ -23,19 +23,19 @@ class PredictInLoop(Rule):
     Flags `model.predict(...)` run on every iteration of a loop, when `model` is known to be a
     Keras model: built or loaded in this scope, a module global (a notebook's model), returned
     by a project factory (in this file or another), assigned to `self.model` (or
-    `self.actor.model`, through any number of attributes) by the class, or passed in by every
-    project call site. What the project does not show is left aside: a parameter that the
-    project's calls give a model and a library's users may give anything, a name bound to a
-    loaded model in one place and to a third-party factory's result in another (but not to a
-    scikit-learn, XGBoost, LightGBM, CatBoost or PyTorch estimator). The `predict` may sit in
-    a method or function the loop calls (`act()` in a `while not done` loop), up to four calls
-    deep, also on an object that call sites
-    give as instances of different project classes (a random agent for warm-up, then the
-    learning agent: each class's `act` may run); the finding is then on the `predict`
-    when it is in the same file, else on the call in the loop, and `related` lists every call
-    between them. The `predict`s of other files that one call runs make one finding at the
-    call, whose message counts them ("(and 2 more `predict` calls)") and whose `related`
-    points at each.
+    `self.actor.model`, through any number of attributes) by the class, stored by the module on
+    one of its globals (`app.model = load_model(...)` in a FastAPI route: any of the module's
+    stores there), or passed in by every project call site. What the project does not show is
+    left aside: a parameter that the project's calls give a model and a library's users may give
+    anything, a name bound to a loaded model in one place and to a third-party factory's result
+    in another (but not to a scikit-learn, XGBoost, LightGBM, CatBoost or PyTorch estimator).
+    The `predict` may sit in a method or function the loop calls (`act()` in a `while not done`
+    loop), up to four calls deep, also on an object that call sites give as instances of
+    different project classes (a random agent for warm-up, then the learning agent: each class's
+    `act` may run); the finding is then on the `predict` when it is in the same file, else on
+    the call in the loop, and `related` lists every call between them. The `predict`s of other
+    files that one call runs make one finding at the call, whose message counts them ("(and 2
+    more `predict` calls)") and whose `related` points at each.
 
     ## Why is this bad?
     `predict` is made for large inputs: every call wraps its input in a new `tf.data` pipeline,
@@ -1155,6 +1155,29 @@ class PredictInLoop(Rule):
             43,
             "`generator.predict` every 1000th iteration (20 in all) builds a new `tf.data` "
             "pipeline each call; use `generator(x, training=False)` or `predict_on_batch`",
+        ),
+        # A FastAPI service that keeps its model on the app object: each request predicts.
+        Invalid(
+            """
+            import fastapi
+            import tensorflow as tf
+
+            app = fastapi.FastAPI()
+
+            @app.on_event("startup")
+            def load():
+                app.model = tf.keras.models.load_model("model.keras")
+
+            @app.post("/predict")
+            def predict(x):
+                return app.model.predict(x)
+            """,
+            12,
+            12,
+            12,
+            32,
+            "`app.model.predict` every request builds a new `tf.data` pipeline each call; use "
+            "`app.model(x, training=False)` or `predict_on_batch`",
         ),
         # A function's own loop: its count is per call (the function runs 100 times here).
         Invalid(
