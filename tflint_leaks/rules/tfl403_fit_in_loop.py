@@ -3,7 +3,8 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_leaks.diagnostics import RelatedRole
-from tflint_leaks.rulekit.facts import EffectKind
+from tflint_leaks.rulekit.context import FileContext
+from tflint_leaks.rulekit.facts import Effect, EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
     effects_through_calls,
@@ -35,7 +36,9 @@ class FitInLoop(Rule):
     ## What it does
     Flags `model.fit(...)` on a model built anew in every iteration of the same loop (a
     hyperparameter search, cross-validation, repeated trials), directly or through project code
-    called in the loop that builds and fits a model (up to four calls deep, in any file). Loops
+    called in the loop that builds and fits a model (up to four calls deep, in any file), or
+    that fits the model the loop builds and hands it (`train(net, x, y)`, whose `model.fit`
+    fits its parameter: the finding is on the call). Loops
     with a known small trip count (at most `max-loop-iterations`, default 10, in all: a 5-fold
     split, `range(2)`) are not flagged; "in all" counts the loops of the code the loop calls
     too (a 5-fold `run_cv` called for 7 networks fits 35 models).
@@ -134,6 +137,31 @@ class FitInLoop(Rule):
     """
 
     VALID = (
+        # The helper fits its other parameter: the student, built once; each teacher only
+        # predicts.
+        Valid("""
+        import tensorflow as tf
+
+        def distill(teacher, student, x):
+            student.fit(x, teacher.predict(x), epochs=1)
+
+        student = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        for units in range(8, 200):
+            tf.keras.backend.clear_session()
+            teacher = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+            distill(teacher, student, x)
+        """),
+        # One model, built before the loop, fitted by the helper every round.
+        Valid("""
+        import tensorflow as tf
+
+        def train(model, x, y):
+            model.fit(x, y, epochs=1)
+
+        net = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        for round in range(200):
+            train(net, x, y)
+        """),
         Valid("""
         import tensorflow as tf
 
@@ -236,6 +264,29 @@ class FitInLoop(Rule):
         ),
     )
     INVALID = (
+        # TrainMyModel's training route, as a loop: each model is built here and handed to a
+        # helper that fits the parameter it gets it as.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def train(model, x, y):
+                model.fit(x, y, epochs=3)
+
+            for units in range(8, 200):
+                tf.keras.backend.clear_session()
+                net = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+                net.compile("adam", "mse")
+                train(net, x, y)
+            """,
+            10,
+            5,
+            10,
+            21,
+            "a model built every iteration is `fit` by `train` here; since TensorFlow 2.11 each "
+            "`fit` registers gradient functions globally that keep its graphs alive even after "
+            "`clear_session()` (tensorflow/tensorflow#61791); run each trial in a fresh process",
+        ),
         # GridSearchTF: the model factory is the caller's; what it makes is fitted with
         # `validation_split`, which only a Keras model's `fit` takes.
         Invalid(
@@ -484,7 +535,10 @@ class FitInLoop(Rule):
             if context.runs_eagerly(effect)
         ]
         effects = context.effects(node)
-        if not fits or not any(effect.kind is EffectKind.BUILD_MODEL for effect in effects):
+        if not fits:
+            return
+        if not any(effect.kind is EffectKind.BUILD_MODEL for effect in effects):
+            self._fits_what_it_is_given(node, fits)
             return
         fitted = fits[0]
         times = per_call(context, fitted)
@@ -498,3 +552,44 @@ class FitInLoop(Rule):
         relate_chain(report, fitted)
         report.relate(RelatedRole.MODEL, "the model is fitted here", fitted.span, fitted.path)
         relate_loop(report, context)
+
+    def _fits_what_it_is_given(self, node: cst.Call, fits: list[Effect]) -> None:
+        """``node`` hands a model built anew in this repetition to a function that fits the
+        parameter it gets it as (a route that builds ``app.model``, then
+        ``train_model(app.model, ...)``, whose ``model.fit``)."""
+        context = self.context
+        for fitted in fits:
+            argument = _argument_fitted(context, node, fitted)
+            if argument is None or not built_in_loop(context, argument):
+                continue
+            if not repeated_unbounded(context):
+                return
+            callee = fitted.chain[0].callee
+            built = every_iteration(context, counted=False)
+            report = self.report(
+                node, f"a model built {built} is `fit` by `{callee}` here; {_ADVICE}"
+            )
+            report.relate(RelatedRole.MODEL, "the model is fitted here", fitted.span, fitted.path)
+            relate_loop(report, context, building_loop(context, argument))
+            return
+
+
+def _argument_fitted(
+    context: FileContext, node: cst.Call, fitted: Effect
+) -> cst.BaseExpression | None:
+    """The argument of ``node`` that the function it calls fits: that function's own ``fit``
+    of one of its parameters (``def train_model(model, ...): model.fit(...)``)."""
+    if len(fitted.chain) != 1:
+        return None
+    module = context.project.module_at(fitted.path)
+    function = module.functions.get(fitted.chain[0].callee) if module is not None else None
+    if function is None or fitted.text not in function.params:
+        return None
+    position = function.params.index(fitted.text) - (1 if function.is_method else 0)
+    for argument in node.args:
+        if argument.keyword is not None and argument.keyword.value == fitted.text:
+            return argument.value
+    positional = [a for a in node.args if a.keyword is None]
+    if any(a.star for a in positional) or not 0 <= position < len(positional):
+        return None
+    return positional[position].value
