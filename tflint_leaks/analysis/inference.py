@@ -330,7 +330,7 @@ class Inference:
             owner: Value | None = None
             names = rest.split(".") if rest else []
             stores = self.global_stores(where.module) if names else {}
-            for last in range(len(names), 0, -1):
+            for last in range(len(names), 0, -1) if stores else ():
                 # ``app.model`` on a global of library code that the module stores to
                 # (``app.model = load_model(...)`` in a route): what it stores there.
                 target = ".".join([head, *names[:last]])
