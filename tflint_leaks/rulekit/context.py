@@ -216,6 +216,8 @@ class FileContext:
         self._unreached: dict[cst.CSTNode, frozenset[int]] = {}
         #: Each loop's trip count, asked once (a loop's count does not depend on who asks).
         self._trips: dict[LoopNode, int | None] = {}
+        #: Loops whose count is the most items of an iterable of several (or unknown) lengths.
+        self._most: set[LoopNode] = set()
         self._tapes: dict[ScopeNode, list[Tape]] = {}
         self._loop_calls: dict[LoopNode, list[cst.Call]] = {}
         #: The whole-program answers already given, by question, node and scope (rules ask
@@ -482,17 +484,32 @@ class FileContext:
         if loop in self._trips:
             return self._trips[loop]
         counts: list[int | None] = []
+        items: int | None = None
         if isinstance(loop, cst.For | cst.CompFor):
             iterated = self.value(from_cst(loop.iter))
             # Once per variable or layer of a model: as many as the model has, whatever the
             # data; counted as one run of what encloses it.
-            counts.append(1 if iterated.structural else iterated.bound)
+            items = 1 if iterated.structural else iterated.bound
+            counts.append(items)
+            if not iterated.structural and iterated.lengths != frozenset({items}):
+                items = None  # the most items of several lengths, or of an unknown one
         if not isinstance(loop, cst.CompFor):
             counts.append(break_bound(loop, self.scope_facts(), self.int_value))
         if isinstance(loop, cst.While):
             counts.append(counted_runs(loop, None, self.scope_facts(), self._integers))
         count = self._trips[loop] = min((c for c in counts if c is not None), default=None)
+        if items is None and isinstance(loop, cst.For | cst.CompFor) and count == counts[0]:
+            self._most.add(loop)  # the count is the iterable's largest length
         return count
+
+    def exact(self, loops: Iterable[LoopNode] | None = None) -> bool:
+        """The count :meth:`iterations` gives is how many times the node runs, not only at
+        most how many: no loop's count is the largest of the lengths its iterable may have
+        (``models`` a list of 4 on the first pass and of 1 on the others: "up to")."""
+        chosen = self.loops if loops is None else list(loops)
+        for loop in chosen:
+            self.trip_count(loop)
+        return not any(loop in self._most for loop in chosen)
 
     def never_runs(self, loop: LoopNode) -> bool:
         """A ``for`` statement over ``range(...)`` that is empty for every value its bounds

@@ -153,11 +153,12 @@ def every_iteration(context: FileContext, *, counted: bool = True) -> str:
     count = context.iterations() if counted else None
     if count is None:
         return text
+    most = "" if context.exact() else "up to "
     frame = context.frame.node
     if entry is None and isinstance(frame, cst.FunctionDef):
         # A function's own loops run that many times on each call, however many calls there are.
-        return f"{text} ({count} per call of `{frame.name.value}`)"
-    return f"{text} ({count} in all)"
+        return f"{text} ({most}{count} per call of `{frame.name.value}`)"
+    return f"{text} ({most}{count} in all)"
 
 
 def repeater(context: FileContext) -> str:

@@ -1331,7 +1331,7 @@ class ModelBuiltInLoop(Rule):
             "loop never calls `clear_session()`; Keras' global state grows with each model "
             "(`del` and `gc.collect()` do not release it)",
         ),
-        # The same test with a 50-member case: 50 models in one run.
+        # The same test with a 50-member case: up to 50 models per run (1 or 50).
         Invalid(
             """
             import pytest
@@ -1347,9 +1347,9 @@ class ModelBuiltInLoop(Rule):
             17,
             7,
             64,
-            "`tf.keras.Sequential` builds a new Keras model every iteration (50 per call of "
-            "`test_ensemble`) and the loop never calls `clear_session()`; Keras' global state "
-            "grows with each model (`del` and `gc.collect()` do not release it)",
+            "`tf.keras.Sequential` builds a new Keras model every iteration (up to 50 per call "
+            "of `test_ensemble`) and the loop never calls `clear_session()`; Keras' global "
+            "state grows with each model (`del` and `gc.collect()` do not release it)",
         ),
         Invalid(
             """

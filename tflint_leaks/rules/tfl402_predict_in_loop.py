@@ -1179,7 +1179,8 @@ class PredictInLoop(Rule):
             "`app.model.predict` every request builds a new `tf.data` pipeline each call; use "
             "`app.model(x, training=False)` or `predict_on_batch`",
         ),
-        # A function's own loop: its count is per call (the function runs 100 times here).
+        # A function's own loop: its count is per call (the function runs 100 times here),
+        # and at most 32 (a slice of a list of unknown length).
         Invalid(
             """
             import tensorflow as tf
@@ -1197,7 +1198,7 @@ class PredictInLoop(Rule):
             9,
             7,
             28,
-            "`model.predict` every iteration (32 per call of `score_all`) builds a new "
+            "`model.predict` every iteration (up to 32 per call of `score_all`) builds a new "
             "`tf.data` pipeline each call; use `model(x, training=False)` or `predict_on_batch`",
         ),
     )
