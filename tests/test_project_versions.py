@@ -983,6 +983,28 @@ def test_every_dockerfile_name_is_read(tmp_path: Path, name: str, read: bool) ->
     assert [(d.family, str(d.versions), d.where) for d in stated] == expected
 
 
+@pytest.mark.parametrize(
+    ("directory", "read"),
+    [
+        # matech96/cifar10: `Docker/Dockerfile`, FROM tensorflow/tensorflow:1.14.0-gpu-py3
+        ("Docker", True),
+        ("docker", True),
+        # any other directory, or one below `docker/`, is not the project's image
+        ("deploy", False),
+        ("docker/gpu", False),
+    ],
+)
+def test_the_dockerfile_of_a_docker_directory_is_read(
+    tmp_path: Path, directory: str, read: bool
+) -> None:
+    (tmp_path / directory).mkdir(parents=True)
+    dockerfile = tmp_path / directory / "Dockerfile"
+    dockerfile.write_text("FROM tensorflow/tensorflow:1.14.0-gpu-py3\n", encoding="utf-8")
+    stated = read_documented(str(tmp_path), str(tmp_path))
+    expected = [("tensorflow", "==1.14", f"{dockerfile}:1")] if read else []
+    assert [(d.family, str(d.versions), d.where) for d in stated] == expected
+
+
 def test_a_dockerfile_that_installs_multi_backend_keras_quiets_predict(tmp_path: Path) -> None:
     """deep-learning-illustrated: notebooks with no pin file, a Dockerfile that installs
     TensorFlow 1.8 and Keras 2.2.0; `predict` in a GAN's training loop runs Keras 2.2's one

@@ -1200,11 +1200,17 @@ def read_documented(
 
 def _readme_statements(directory: str, names: list[str]) -> tuple[Documented, ...]:
     """What the first README of ``directory`` that states a version says, with what its
-    Dockerfiles install (``()``: none)."""
+    Dockerfiles install, and those of its ``docker/`` directory (``Docker/Dockerfile``: the
+    image the project is built in, kept aside) (``()``: none)."""
     reader = _Reader()
-    for name in names:
-        path = Path(directory) / name
-        if _DOCKERFILE.fullmatch(name.lower()) and path.is_file():
+    paths = [Path(directory) / name for name in names]
+    for docker in [p for p in paths if p.name.lower() == "docker" and p.is_dir()]:
+        try:
+            paths.extend(sorted(docker.iterdir()))
+        except OSError:
+            continue
+    for path in paths:
+        if _DOCKERFILE.fullmatch(path.name.lower()) and path.is_file():
             reader.dockerfile(path)
     for name in names:
         path = Path(directory) / name
