@@ -121,6 +121,11 @@ class Callee:
     #: For ``obj.method(...)``: the receiver's class, when the receiver is a known instance.
     klass: ClassFacts | None = None
 
+    @property
+    def params(self) -> tuple[str, ...]:
+        """The function's parameters (``self`` excluded), when the index knows it."""
+        return self.function.params if self.function is not None else ()
+
 
 @dataclass
 class RelatedTarget:

@@ -62,7 +62,7 @@ def repeated_call_arguments(
     if callee is None:
         return
     evaluator = context.evaluator()
-    for argument in arguments(node, callee):
+    for argument in arguments(node, callee.params):
         if not callee.facts.covers(argument.position):
             yield callee, argument, evaluator.value(argument.value)
 
@@ -72,9 +72,9 @@ def varies_unboundedly(context: FileContext, value: Variation) -> bool:
     return value.card > context.options.max_python_values
 
 
-def arguments(node: cst.Call, callee: Callee) -> Iterator[Argument]:
-    """The call's arguments matched to the ``tf.function``'s parameters where possible."""
-    params = callee.function.params if callee.function is not None else ()
+def arguments(node: cst.Call, params: Sequence[str]) -> Iterator[Argument]:
+    """The call's arguments matched to the called function's parameters (``self``
+    excluded) where possible."""
     for index, arg in enumerate(node.args):
         if arg.star:
             return

@@ -608,7 +608,7 @@ class PythonScalarArgument(Rule):
         if callee.facts != frame.facts.tf_function:
             return
         parameters = context.scope_facts().parameters
-        for argument in arguments(node, callee):
+        for argument in arguments(node, callee.params):
             if callee.facts.covers(argument.position) or not _changed_number(
                 argument.value, parameters
             ):
@@ -687,7 +687,7 @@ def _fix_dtype(
     if use.unknown:
         return None
     dtypes = set(use.dtypes)
-    given = {a.position: a.value for a in arguments(node, callee) if a.position is not None}
+    given = {a.position: a.value for a in arguments(node, callee.params) if a.position is not None}
     resolve = resolver(context.module_index.imports)
     for other in use.params:
         value = given.get(function.params.index(other))

@@ -7,6 +7,7 @@ from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import Effect, EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
+    arguments,
     effects_through_calls,
     every_iteration,
     relate_chain,
@@ -307,6 +308,31 @@ class FitInLoop(Rule):
             "registers gradient functions globally that keep its graphs alive even after "
             "`clear_session()` (tensorflow/tensorflow#61791); run each trial in a fresh process",
         ),
+        # The same through a method: its parameters are counted after `self`.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Trainer:
+                def train(self, model, x, y):
+                    model.fit(x, y, epochs=3)
+
+            trainer = Trainer()
+            for units in range(8, 200):
+                tf.keras.backend.clear_session()
+                net = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+                net.compile("adam", "mse")
+                trainer.train(net, x, y)
+            """,
+            12,
+            5,
+            12,
+            29,
+            "a model built every iteration is `fit` by `Trainer.train` here; since TensorFlow 2.11 "
+            "each `fit` registers gradient functions globally that keep its graphs alive even "
+            "after `clear_session()` (tensorflow/tensorflow#61791); run each trial in a fresh "
+            "process",
+        ),
         # A 5-fold cross-validation of each of 7 networks: 35 models fitted in one process.
         Invalid(
             """
@@ -585,11 +611,6 @@ def _argument_fitted(
     function = module.functions.get(fitted.chain[0].callee) if module is not None else None
     if function is None or fitted.text not in function.params:
         return None
-    position = function.params.index(fitted.text) - (1 if function.is_method else 0)
-    for argument in node.args:
-        if argument.keyword is not None and argument.keyword.value == fitted.text:
-            return argument.value
-    positional = [a for a in node.args if a.keyword is None]
-    if any(a.star for a in positional) or not 0 <= position < len(positional):
-        return None
-    return positional[position].value
+    position = function.params.index(fitted.text)
+    given = arguments(node, function.params)
+    return next((a.value for a in given if a.position == position), None)
