@@ -329,28 +329,15 @@ class Inference:
             value = yield from self._name(head, where)
             owner: Value | None = None
             names = rest.split(".") if rest else []
-            stores = self.global_stores(where.module) if names else {}
-            for last in range(len(names), 0, -1) if stores else ():
-                # ``app.model`` on a global of library code that the module stores to
-                # (``app.model = load_model(...)`` in a route): what it stores there.
-                target = ".".join([head, *names[:last]])
-                if target in stores and self._reads_global(head, where) and not value.top:
-                    if not any(isinstance(a.ref, ClassRef) for a in value.atoms):
-                        # a read may run before any store: what the object has, joined too
-                        unstored = value
-                        for name in names[:last]:
-                            owner, unstored = (
-                                unstored,
-                                (yield from self.attribute_of(unstored, name)),
-                            )
-                        stored = yield ("global attribute", where.module.path, target)
-                        value = join([unstored, stored])
-                        names = names[last:]
-                    break
-            for name in names:
-                if name == "value" and owner is not None and any(map(self._enum, owner.atoms)):
-                    continue  # ``Parameters.n_trials.value``: the literal the member is made of
-                owner, value = value, (yield from self.attribute_of(value, name))
+            last, target = self._stored_target(head, names, value, where)
+            for index, name in enumerate(names, 1):
+                enum = name == "value" and owner is not None and any(map(self._enum, owner.atoms))
+                if not enum:  # ``Parameters.n_trials.value``: the literal the member is made of
+                    owner, value = value, (yield from self.attribute_of(value, name))
+                if index == last:
+                    # What the module stores there, joined: a read may run before any store.
+                    stored = yield ("global attribute", where.module.path, target)
+                    value = join([value, stored])
             return value
         if op is Op.CALL:
             return (yield from self._call(expr, where))
@@ -990,6 +977,22 @@ class Inference:
             qualname, found, _ = qualname.rpartition(LOCALS)
             if not found:
                 return True
+
+    def _stored_target(
+        self, head: str, names: list[str], value: Value, where: Where
+    ) -> tuple[int, str]:
+        """For ``head.names...`` read in ``where``, where ``head`` is a global of library code
+        (not a project instance) the module stores attributes on (``app.model = load_model(
+        ...)`` in a route): how many of ``names`` lead to the longest such stored attribute,
+        and its target (``app.model``); ``(0, "")`` when none does."""
+        stores = self.global_stores(where.module) if names else {}
+        if not stores or value.top or any(isinstance(a.ref, ClassRef) for a in value.atoms):
+            return 0, ""
+        for last in range(len(names), 0, -1):
+            target = ".".join([head, *names[:last]])
+            if target in stores:
+                return (last, target) if self._reads_global(head, where) else (0, "")
+        return 0, ""
 
     def _global_attribute(self, query: Query) -> Computation:
         """What the module's code stores to ``g.name`` of a global ``g`` (joined: any of
