@@ -231,6 +231,47 @@ def test_the_trials_an_enum_members_value_gives(
     assert [(code, line) for code, line, _ in findings] == expected
 
 
+RAY_TUNE = """
+import argparse
+
+import tensorflow as tf
+from ray import tune
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--num_trials", type=int, default={default})
+args = parser.parse_args()
+
+def train(config):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(config["units"])])
+    model.compile("adam", "mse")
+    return model.evaluate(x, y)
+
+tune.run(train, {arguments})
+"""
+
+
+@pytest.mark.parametrize(
+    ("default", "arguments", "expected"),
+    [
+        # prism-samplernn's ray_tune.py (set Z18): `--num_trials` defaults to one trial
+        (1, "num_samples=args.num_trials", []),
+        (1, "config={}", []),  # `num_samples` defaults to 1
+        (50, "num_samples=args.num_trials", ["every trial (50 in all) and the Ray Tune"]),
+        # each point of a grid runs `num_samples` times: the count is the grid's size times 1
+        (1, 'config={"units": tune.grid_search([8, 16, 32])}', ["every trial and the Ray Tune"]),
+        (1, "num_samples=-1", ["every trial and the Ray Tune"]),  # samples without end
+    ],
+)
+def test_ray_tune_runs_its_trainable_num_samples_times(
+    tmp_path: Path, default: int, arguments: str, expected: list[str]
+) -> None:
+    source = RAY_TUNE.format(default=default, arguments=arguments)
+    findings = _lint(tmp_path, source, select="TFL401")
+    assert [(code, line) for code, line, _ in findings] == [("TFL401", 11)] * len(expected)
+    for (_, _, message), words in zip(findings, expected, strict=True):
+        assert message.startswith(f"`tf.keras.Sequential` builds a new Keras model {words}")
+
+
 def test_keras_tuner_clears_the_session_before_each_build(tmp_path: Path) -> None:
     source = """
     import keras_tuner

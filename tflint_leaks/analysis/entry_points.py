@@ -87,6 +87,9 @@ class Row:
     #: ARGUMENT: the parameters whose product is the number of calls (position, name, default:
     #: None when an absent argument means "not known").
     count: tuple[tuple[int, str, int | None], ...] = ()
+    #: ARGUMENT: the count is not known when a module of the project calls one of these (a
+    #: Ray Tune ``grid_search`` repeats every sample for each point of its grid).
+    count_unknown_with: tuple[str, ...] = ()
     #: ARGUMENT on an object the index cannot type (``study.optimize``): the registering
     #: module must import this package.
     package: str = ""
@@ -392,17 +395,35 @@ ENTRY_POINTS: tuple[Row, ...] = (
             "study.optimize(entry, n_trials=100)\n"
         ),
     ),
+    # ``num_samples`` trials (default 1), each grid point of a ``grid_search`` that many times
+    # (https://docs.ray.io/en/latest/tune/api/doc/ray.tune.TuneConfig.html), -1 without end.
     Row(
         "Ray Tune",
         "trainable",
         "trial",
         Form.ARGUMENT,
-        ("ray.tune.run", "ray.tune.Tuner", "ray.tune.tuner.Tuner"),
-        argument=(0, "trainable"),
+        ("ray.tune.run", "ray.tune.tune.run"),
+        argument=(0, "run_or_experiment"),
+        count=((-1, "num_samples", 1),),
+        count_unknown_with=("ray.tune.grid_search",),
         example=_example(
             "from ray import tune\n" + _PREDICT + "\n"
             "def entry(config):\n    return {'score': float(MODEL.predict(x)[0])}\n\n"
             "tune.run(entry, num_samples=20)\n"
+        ),
+    ),
+    # The count is ``tune_config``'s (a ``TuneConfig`` made elsewhere): not known here.
+    Row(
+        "Ray Tune",
+        "trainable",
+        "trial",
+        Form.ARGUMENT,
+        ("ray.tune.Tuner", "ray.tune.tuner.Tuner"),
+        argument=(0, "trainable"),
+        example=_example(
+            "from ray import tune\n" + _PREDICT + "\n"
+            "def entry(config):\n    return {'score': float(MODEL.predict(x)[0])}\n\n"
+            "tune.Tuner(entry, tune_config=tune.TuneConfig(num_samples=20)).fit()\n"
         ),
     ),
     Row(

@@ -291,13 +291,18 @@ def _registers(row: Row, call: Expr, where: Where, project: ProjectIndex) -> boo
     if row.package and not _made_by(row.package, call, where, project):
         return False
     if row.with_call:
-        return any(
-            site.call.func.op is Op.REF
-            and _matches(resolve_dotted(site.call.func.text, module.imports) or "", row.with_call)
-            for body in _bodies(module)
-            for site in body.calls
-        )
+        return _calls_one_of(module, row.with_call)
     return True
+
+
+def _calls_one_of(module: ModuleIndex, patterns: tuple[str, ...]) -> bool:
+    """``module`` calls, anywhere, a library function named by one of ``patterns``."""
+    return any(
+        site.call.func.op is Op.REF
+        and _matches(resolve_dotted(site.call.func.text, module.imports) or "", patterns)
+        for body in _bodies(module)
+        for site in body.calls
+    )
 
 
 def _made_by(package: str, call: Expr, where: Where, project: ProjectIndex) -> bool:
@@ -400,6 +405,10 @@ def _passed_at(
 
 
 def _count(program: Program, call: Expr, row: Row, where: Where) -> int | None:
+    if row.count_unknown_with and any(
+        _calls_one_of(module, row.count_unknown_with) for module in program.project.modules()
+    ):
+        return None
     total = 1
     for position, keyword, default in row.count:
         argument = call.keyword(keyword) if position < 0 else call.argument(position, keyword)
@@ -409,8 +418,8 @@ def _count(program: Program, call: Expr, row: Row, where: Where) -> int | None:
             total *= default
             continue
         ints = program.value(argument, where).ints
-        if not ints:
-            return None
+        if not ints or min(ints) < 0:
+            return None  # Ray Tune's ``num_samples=-1``: trials without end
         total *= max(ints)
     return total if row.count else None
 

@@ -105,7 +105,8 @@ class ModelBuiltInLoop(Rule):
     The same holds where the repetition is a framework's (the entry points of
     `tflint_leaks/analysis/entry_points.py`): a Flask, FastAPI, Django, aiohttp, Starlette,
     Tornado or gRPC handler runs per request, a Celery task per task, an Optuna, Ray Tune or
-    Hyperopt objective per trial (`n_trials=100` gives the count), a Keras callback's
+    Hyperopt objective per trial (`n_trials=100` gives the count, as Ray Tune's `num_samples`
+    does, default 1, unless the project's `grid_search` repeats it per point), a Keras callback's
     `on_train_batch_end` per batch and `on_epoch_end` per epoch, a `tf.py_function` per
     element, a Gym `step` per step, a scheduled job per run. A model loaded in a route is
     reported "every request"; a model loaded once at module level and used by the route is
