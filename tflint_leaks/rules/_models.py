@@ -160,6 +160,31 @@ def passes_new_variables(context: FileContext, node: cst.Call) -> bool:
     return False
 
 
+def replaces_models(context: FileContext) -> bool:
+    """The block of the current node's repetition that runs it (the body of its loop, or of an
+    ``if`` in it) also binds a name, each time it runs, to something that owns variables of
+    its own (:meth:`FileContext.owns_variables`: ``gen = Generator(depth)`` per depth of a
+    progressive GAN, ``generator = _gen`` when a stage grows): a ``tf.function`` made there is
+    made for the new variables, which a function made once would trace again (handed the new
+    model) or never see (keeping the one it captured)."""
+    loops = context.loops
+    if not loops:
+        return False
+    ancestors = context.ancestors
+    inner = max(ancestors.index(loop) for loop in loops)
+    block = next(
+        (a for a in reversed(ancestors[inner + 1 :]) if isinstance(a, cst.IndentedBlock)), None
+    )
+    if block is None:
+        return False
+    return any(
+        isinstance(small, cst.Assign) and context.owns_variables(small.value)
+        for statement in block.body
+        if isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body
+    )
+
+
 def method_call(node: cst.Call, methods: frozenset[str]) -> cst.BaseExpression | None:
     """The receiver of ``receiver.method(...)`` when ``method`` is one of ``methods``."""
     func = node.func

@@ -7,7 +7,7 @@ from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.facts import EffectKind, Kind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import every_iteration, relate_loop, report_through
-from tflint_leaks.rules._models import passes_new_variables
+from tflint_leaks.rules._models import passes_new_variables, replaces_models
 
 #: Methods that keep their argument in a container (``fns.append(tf.function(f))``).
 _KEEPING_METHODS = frozenset({"append", "add", "insert", "setdefault", "extend"})
@@ -64,9 +64,11 @@ class FunctionRecreated(Rule):
     elements of a comprehension, `[get_tf_model(m) for m in models]`: each is made once and
     kept), loops of a known small trip count (at most `max-python-values`,
     default 5: one function per model of a two-model loop), and code that also builds a new
-    model every time it runs, or is passed one the loop makes or takes anew each iteration (a
-    Keras model or layer, a `tf.Module` such as a GPflow model: the new function is needed
-    then, as the new variables must be traced).
+    model every time it runs, or is passed one the loop makes or takes anew each iteration, or
+    that runs in a block which binds a name to a new one each time (a Keras model or layer, a
+    `tf.Module` such as a GPflow model; a progressive GAN's models for the next resolution and
+    the step made for them): the new function is needed then, as the new variables must be
+    traced, and a function made once would keep the model it captured.
 
     ## Example
     ```python
@@ -337,8 +339,69 @@ class FunctionRecreated(Rule):
         for model in [Model(2), Model(3), Model(4), Model(5), Model(6), Model(7)]:
             minimize(model.loss, [model.w])
         """),
+        # pro_gan_tf2 (set Z17): each depth of a progressive GAN builds new models and makes
+        # the training step for them; a step kept across depths would trace for the new
+        # models anyway.
+        Valid("""
+        import tensorflow as tf
+
+        class Generator(tf.keras.Model):
+            def __init__(self, depth):
+                super().__init__()
+                self.blocks = [tf.keras.layers.Dense(8) for _ in range(depth)]
+
+        def make_step():
+            @tf.function
+            def step(gen, noise):
+                return gen(noise)
+            return step
+
+        for depth in range(1, 10):
+            gen = Generator(depth)
+            step = make_step()
+            for batch in data:
+                step(gen, batch)
+        """),
+        # progressive_growing_of_gans_tensorflow_2: a new stage replaces the generator and
+        # makes the step again, in the same block.
+        Valid("""
+        import tensorflow as tf
+
+        def train_step(model, batch):
+            return model(batch)
+
+        generator = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+        step_fn = tf.function(train_step)
+        for epoch in range(1000):
+            step_fn(generator, batch)
+            if (epoch + 1) % 100 == 0:
+                generator = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+                step_fn = tf.function(train_step)
+        """),
     )
     INVALID = (
+        # The model is replaced on some iterations, the function made on every one.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def train_step(model, batch):
+                return model(batch)
+
+            generator = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+            for epoch in range(1000):
+                if (epoch + 1) % 100 == 0:
+                    generator = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+                step_fn = tf.function(train_step)
+                step_fn(generator, batch)
+            """,
+            10,
+            15,
+            10,
+            38,
+            "`tf.function(...)` inside a loop makes a new function every iteration; "
+            "each one traces again",
+        ),
         # rnnt-speech-recognition: the training loop evaluates through a closure it defines.
         Invalid(
             """
@@ -554,6 +617,8 @@ class FunctionRecreated(Rule):
         if decorator is None:
             return
         if self._repeated() and context.loops:
+            if replaces_models(context):
+                return  # a function for the models this iteration makes
             report = self.report(
                 decorator,
                 f"`@tf.function` inside a loop makes a new `{node.name.value}` every iteration; "
@@ -572,7 +637,7 @@ class FunctionRecreated(Rule):
             return
         if creates and not self._repeated():
             return
-        if creates and passes_new_variables(context, node):
+        if creates and (passes_new_variables(context, node) or replaces_models(context)):
             return  # ``tf.function(models[res])``: each model needs its own trace
         if creates and context.loops:
             report = self.report(
@@ -642,7 +707,7 @@ class FunctionRecreated(Rule):
         effects = self.context.effects(node)
         if any(effect.kind is EffectKind.BUILD_MODEL for effect in effects):
             return
-        if passes_new_variables(self.context, node):
+        if passes_new_variables(self.context, node) or replaces_models(self.context):
             return  # a new model (or `tf.Module`) each iteration: a new trace is needed
         for effect in effects:
             if effect.kind is not EffectKind.CREATE_TF_FUNCTION or not effect.chain:
