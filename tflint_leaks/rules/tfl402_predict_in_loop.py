@@ -70,7 +70,9 @@ class PredictInLoop(Rule):
     the model being trained), in an Optuna objective "every trial (100 in all)" when the study
     says `n_trials=100`; not in `on_train_end`, which runs once, nor directly in
     `on_epoch_end` (one pipeline per epoch, beside an epoch of training over the whole
-    dataset: as TFL405 leaves one `fit` per epoch; a loop there, per image, still counts). A
+    dataset: as TFL405 leaves one `fit` per epoch; a loop there, per image, still counts),
+    nor once per iteration of a loop of the program's own whose iterations each make such a
+    pass too (another loop of the body over a `tf.data` dataset). A
     script or route that loads its model each time (a Streamlit rerun) is flagged for the load
     (TFL401) and for a `predict` of its own code too: each request still builds its pipeline.
     A helper it calls that loads the model and predicts is one finding at the call, TFL401:
@@ -548,8 +550,46 @@ class PredictInLoop(Rule):
                 else:
                     model(image[None], training=False)
         """),
+        # GenerativeModels-tf2.0's VAE (set Z17): each epoch trains over the whole dataset,
+        # then plots ten reconstructions through a helper: one pipeline per epoch.
+        Valid("""
+        import tensorflow as tf
+
+        class VAE:
+            def __init__(self):
+                self.vae = tf.keras.models.load_model("vae.keras")
+
+            def train(self, x, epochs):
+                train_ds = tf.data.Dataset.from_tensor_slices(x).batch(32)
+                for epoch in range(epochs):
+                    for batch in train_ds:
+                        self.train_step(batch)
+                    self.plot(batch)
+
+            def plot(self, images):
+                return self.vae.predict(images[:10])
+        """),
     )
     INVALID = (
+        # A list of batches is no pass over a dataset the loop makes beside the `predict`:
+        # each iteration predicts per batch.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.models.load_model("model.keras")
+            for epoch in range(100):
+                for batch in batches:
+                    train_step(batch)
+                    samples = model.predict(batch)
+            """,
+            7,
+            19,
+            7,
+            39,
+            "`model.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`model(x, training=False)` or `predict_on_batch`",
+        ),
         Invalid(
             """
             import tensorflow as tf
@@ -1209,7 +1249,7 @@ class PredictInLoop(Rule):
             return
         if context.bounded(context.options.max_loop_iterations):
             return
-        if not context.loops and _per_epoch(context):
+        if (not context.loops and _per_epoch(context)) or _beside_a_pass(context):
             return
         receiver = method_call(node, keras.PREDICT_METHODS)
         found = context.type_of(receiver) if receiver is not None else None
@@ -1272,6 +1312,24 @@ def _per_epoch(context: FileContext) -> bool:
     """The node is in a Keras callback's method that runs once per epoch of training."""
     entry = context.entry_point
     return entry is not None and entry.unit == "epoch"
+
+
+def _beside_a_pass(context: FileContext) -> bool:
+    """The loop that repeats the current node also makes, each iteration, a pass over a
+    dataset that the node is not part of: another loop of its body iterates a `tf.data`
+    dataset (an epoch of training). A `predict` per epoch beside an epoch of training is one
+    pipeline per pass, as in a callback's `on_epoch_end`. (A `fit` of one batch per iteration
+    is no such pass: the loop is the pass, one batch per step.)"""
+    loops = context.loops
+    if not loops:
+        return False
+    around = {id(node) for node in context.ancestors}
+    for inner in context.iteration_nodes(loops[-1]):
+        if id(inner) in around:
+            continue
+        if isinstance(inner, cst.For) and context.type_of(inner.iter).where_known(Kind.DATASET):
+            return True
+    return False
 
 
 def _per_trial(context: FileContext) -> bool:
