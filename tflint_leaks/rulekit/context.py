@@ -183,14 +183,19 @@ _PLAIN_DATA = frozenset({Kind.NONE, Kind.BOOL, Kind.NUMBER, Kind.STR, Kind.TENSO
 
 def _plain(value: Value) -> bool:
     """``value`` is plain data: of :data:`_PLAIN_DATA` kinds, or a container of such items
-    (a list of scores)."""
+    (a list of scores; a dict whose keys and values are such: not ``{"model": model}``)."""
     atoms = value.informative
     return (
         not value.top
         and bool(atoms)
         and all(
             a.kind in _PLAIN_DATA
-            or (a.kind is Kind.CONTAINER and a.element is not None and _plain(a.element))
+            or (
+                a.kind is Kind.CONTAINER
+                and a.element is not None
+                and _plain(a.element)
+                and (a.mapped is None or _plain(a.mapped))
+            )
             for a in atoms
         )
     )

@@ -83,6 +83,29 @@ def kept_in_loop(context: FileContext, name: str) -> bool:
     return False
 
 
+def kept_element(context: FileContext) -> bool:
+    """The current node is the element of a list or set comprehension, or the value of a dict
+    comprehension, whose result is kept (not a statement of its own): one per item, each
+    outliving the iteration that makes it (``[get_tf_model(m) for m in models]``)."""
+    ancestors = context.ancestors
+    node = ancestors[-1]
+    # the walker visits a comprehension's element inside its ``for`` clause
+    at = next(
+        (
+            i
+            for i in range(len(ancestors) - 2, -1, -1)
+            if not isinstance(ancestors[i], cst.CompFor | cst.CompIf)
+        ),
+        None,
+    )
+    if at is None or at == 0 or isinstance(ancestors[at - 1], cst.Expr):
+        return False
+    comprehension = ancestors[at]
+    if isinstance(comprehension, cst.ListComp | cst.SetComp):
+        return comprehension.elt is node
+    return isinstance(comprehension, cst.DictComp) and comprehension.value is node
+
+
 def assigned_names(node: cst.Assign) -> list[str]:
     """The dotted names an assignment binds, unpacked ones included (``a, (b, c) = ...``)."""
     return [found for target in node.targets for found, _ in loop_target_names(target.target)]

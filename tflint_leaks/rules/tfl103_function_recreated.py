@@ -7,7 +7,7 @@ from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.rulekit.facts import EffectKind, Kind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import every_iteration, relate_loop, report_through
-from tflint_leaks.rules._models import passes_new_variables, replaces_models
+from tflint_leaks.rules._models import kept_element, passes_new_variables, replaces_models
 
 #: Methods that keep their argument in a container (``fns.append(tf.function(f))``).
 _KEEPING_METHODS = frozenset({"append", "add", "insert", "setdefault", "extend"})
@@ -657,23 +657,8 @@ class FunctionRecreated(Rule):
         of a list, set or dict comprehension (``[get_tf_model(m) for m in models]``)."""
         ancestors = self.context.ancestors
         parent = ancestors[-2] if len(ancestors) > 1 else None
-        node = ancestors[-1]
-        # the walker visits a comprehension's element inside its ``for`` clause; a
-        # comprehension whose value is dropped (a statement of its own) keeps nothing
-        at = next(
-            (
-                i
-                for i in range(len(ancestors) - 2, -1, -1)
-                if not isinstance(ancestors[i], cst.CompFor | cst.CompIf)
-            ),
-            None,
-        )
-        if at is not None and at > 0 and not isinstance(ancestors[at - 1], cst.Expr):
-            comprehension = ancestors[at]
-            if isinstance(comprehension, cst.ListComp | cst.SetComp) and comprehension.elt is node:
-                return True
-            if isinstance(comprehension, cst.DictComp) and comprehension.value is node:
-                return True
+        if kept_element(self.context):
+            return True
         if isinstance(parent, cst.Assign):
             return any(isinstance(target.target, cst.Subscript) for target in parent.targets)
         keeper = ancestors[-3] if len(ancestors) > 2 else None

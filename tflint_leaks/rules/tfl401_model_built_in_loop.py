@@ -19,6 +19,7 @@ from tflint_leaks.rules._models import (
     STORE_METHODS,
     assigned_names,
     in_repetition,
+    kept_element,
     kept_in_loop,
     loop_cleans_up,
     method_call,
@@ -89,7 +90,7 @@ class ModelBuiltInLoop(Rule):
     as `reset()`, or inside the factory itself), models kept on purpose (`models.append(...)`,
     `models[name] = ...`, `info.model = ...` on the item the loop iterates, the element of a
     comprehension: an ensemble; keeping what a call returns counts only when that may hold
-    the model, not a score), sub-models composed inside a Keras layer or model class (directly
+    the model, as a trial's dict of results with its model does, not a score), sub-models composed inside a Keras layer or model class (directly
     or through project bases), project layers made of sub-models (composing one model), a view
     of an existing model (`Model(base.input,
     base.get_layer("fc").output)`: its tensors exist, no layer is built), a function returning a
@@ -992,8 +993,45 @@ class ModelBuiltInLoop(Rule):
 
         main(parse_opt(), 300)
         """),
+        # keras-hypetune (set Z18): each trial's result keeps its model, to pick the best.
+        Valid("""
+        import tensorflow as tf
+
+        class Search:
+            def _fit(self, params):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(params["units"])])
+                model.compile("adam", "mse")
+                return {"params": params, "loss": model.evaluate(x, y), "model": model}
+
+            def search(self, grid):
+                results = [self._fit(params) for params in grid]
+                return min(results, key=lambda r: r["loss"])["model"]
+        """),
     )
     INVALID = (
+        # The same results without their models: only scores are kept.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Search:
+                def _fit(self, params):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(params["units"])])
+                    model.compile("adam", "mse")
+                    return {"loss": model.evaluate(x, y)}
+
+                def search(self, grid):
+                    results = [self._fit(params) for params in grid]
+                    return min(results, key=lambda r: r["loss"])
+            """,
+            10,
+            20,
+            10,
+            37,
+            "`Search._fit` builds a Keras model every iteration and the loop never calls "
+            "`clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+        ),
         # Any other value a call passes is a switch its author flips: the search is reported.
         Invalid(
             """
@@ -1921,6 +1959,8 @@ class ModelBuiltInLoop(Rule):
         context = self.context
         if context.plain_data(node):
             return False  # a score: the models it built are dropped
+        if kept_element(context):
+            return True  # ``[self._fit(params) for params in grid]``, each result with its model
         parent = context.parent
         if isinstance(parent, cst.Arg):
             holder = context.ancestors[-3]  # the call the argument is given to
