@@ -90,8 +90,9 @@ class ModelBuiltInLoop(Rule):
     as `reset()`, or inside the factory itself), models kept on purpose (`models.append(...)`,
     `models[name] = ...`, `info.model = ...` on the item the loop iterates, the element of a
     comprehension: an ensemble; keeping what a call returns counts only when that may hold
-    the model, as a trial's dict of results with its model does, not a score), sub-models composed inside a Keras layer or model class (directly
-    or through project bases), project layers made of sub-models (composing one model), a view
+    the model, as a trial's dict of results with its model does, not a score), sub-models
+    composed inside a Keras layer or model class (directly or through project bases), project
+    layers made of sub-models (composing one model), a view
     of an existing model (`Model(base.input,
     base.get_layer("fc").output)`: its tensors exist, no layer is built), a function returning a
     model it did not build (a cached global), and loops that build a known small number of
