@@ -724,17 +724,19 @@ def _traced_callees(
     users: dict[str, set[str]] = {}
     if any(name.rpartition(".")[2] in source for name in EAGER_CALLBACKS):
         _note_callbacks(tree, builder, methods, users)
+    below = _subclasses(tree)
     for statement in tree.body:
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
-            _note_users(statement, statement.name, "", functions, methods, users)
+            _note_users(statement, statement.name, (), functions, methods, users)
         elif isinstance(statement, ast.ClassDef):
+            classes = (statement.name, *below.get(statement.name, ()))
             for inner in statement.body:
                 user = _EAGER
                 if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
                     user = f"{statement.name}.{inner.name}"
-                _note_users(inner, user, f"{statement.name}.", functions, methods, users)
+                _note_users(inner, user, classes, functions, methods, users)
         else:
-            _note_users(statement, _EAGER, "", functions, methods, users)
+            _note_users(statement, _EAGER, (), functions, methods, users)
     # The largest set of functions used only by ``tf.function``s and by each other (helpers
     # that call each other in a cycle included), then those a ``tf.function`` reaches.
     found = set(users) - traced
@@ -797,24 +799,55 @@ def _note_callbacks(
 def _note_users(
     node: ast.AST,
     user: str,
-    prefix: str,
+    classes: tuple[str, ...],
     functions: dict[str, FunctionFacts],
     methods: dict[str, list[str]],
     users: dict[str, set[str]],
 ) -> None:
     """Record ``user`` as a user of each module function ``node`` names, and of each method
-    of its class (``prefix``) it names as ``self.name``; a method named through anything else
-    (``agent.name``) may be any class's, used by code that may run eagerly."""
+    it names as ``self.name`` when its class (the first of ``classes``) defines one: that
+    method and its overrides in the module's subclasses (the rest of ``classes``: ``self``
+    may be one of theirs, as a base's ``tf.function`` calls the ``_sample`` a subclass
+    implements); a method named through anything else (``agent.name``) may be any class's,
+    used by code that may run eagerly."""
     for inner in walk(node):
         if isinstance(inner, ast.Name) and inner.id in functions:
             users.setdefault(inner.id, set()).add(user)
         elif isinstance(inner, ast.Attribute) and inner.attr in methods:
-            own = f"{prefix}{inner.attr}"
-            if isinstance(inner.value, ast.Name) and inner.value.id == "self" and own in functions:
-                users.setdefault(own, set()).add(user)
+            own = [f"{klass}.{inner.attr}" for klass in classes]
+            if (
+                isinstance(inner.value, ast.Name)
+                and inner.value.id == "self"
+                and own
+                and own[0] in functions
+            ):
+                for qualname in own:
+                    if qualname in functions:
+                        users.setdefault(qualname, set()).add(user)
             else:
                 for qualname in methods[inner.attr]:
                     users.setdefault(qualname, set()).add(_EAGER)
+
+
+def _subclasses(tree: ast.Module) -> dict[str, tuple[str, ...]]:
+    """For each top-level class, the module's top-level classes that derive from it, directly
+    or through one another (bases named by a plain name), sorted."""
+    bases = {
+        statement.name: {b.id for b in statement.bases if isinstance(b, ast.Name)}
+        for statement in tree.body
+        if isinstance(statement, ast.ClassDef)
+    }
+    below: dict[str, set[str]] = {name: set() for name in bases}
+    changed = True
+    while changed:
+        changed = False
+        for name, direct in bases.items():
+            for base in direct & below.keys():
+                found = {name} | below[name]
+                if not found <= below[base]:
+                    below[base] |= found
+                    changed = True
+    return {name: tuple(sorted(found - {name})) for name, found in below.items() if found}
 
 
 def _imported_modules(tree: ast.Module) -> Iterator[str]:

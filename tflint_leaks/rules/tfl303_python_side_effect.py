@@ -20,7 +20,10 @@ class PythonSideEffect(Rule):
     (`self.count += 1`, `self.last_loss = loss`), assignment to a `global` or `nonlocal` name,
     impure Python calls (`random.*`, `np.random.*`, `time.*`, `datetime.now()`), and `next(it)`
     on a Python iterator or generator made outside the function (`iter(batches)` over a list,
-    a generator expression, a generator function's result, `itertools.cycle(...)`, `zip(...)`).
+    a generator expression, a generator function's result, `itertools.cycle(...)`, `zip(...)`);
+    also in the functions and methods of the module that run only while a `tf.function`
+    traces (a helper only `tf.function`s call, the method a subclass implements for its base
+    class's `tf.function`).
 
     ## Why is this bad?
     Python code in a `tf.function` runs only while it traces. The counter is incremented once
@@ -252,8 +255,53 @@ class PythonSideEffect(Rule):
             f(tf.constant(2.0))
             assert traces == after_first == 1
         """),
+        # The subclass's method runs eagerly too, called on an object outside the class.
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        class Policy(tf.Module):
+            @tf.function
+            def sample(self, x):
+                return self._noise(x)
+
+            def _noise(self, x):
+                raise NotImplementedError
+
+        class Gaussian(Policy):
+            def _noise(self, x):
+                return x + np.random.randn(3)
+
+        print(Gaussian()._noise(np.zeros(3)))
+        """),
     )
     INVALID = (
+        # GAIL_TF2 (set Z17): the base class's `tf.function` calls the method a subclass
+        # implements, which runs only while it traces: the noise is drawn once.
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            class Policy(tf.Module):
+                @tf.function
+                def sample(self, x):
+                    return self._noise(x)
+
+                def _noise(self, x):
+                    raise NotImplementedError
+
+            class Gaussian(Policy):
+                def _noise(self, x):
+                    return x + np.random.randn(3)
+            """,
+            14,
+            9,
+            14,
+            38,
+            "`np.random.randn()` runs once while the `tf.function` traces; its result is frozen "
+            "into the graph (use `tf.random` or pass the value in as a tensor)",
+        ),
         # Called once, but the counter is in a loop over a dataset, which AutoGraph turns into
         # a graph loop: it runs once while tracing, not once per batch.
         Invalid(
