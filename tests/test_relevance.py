@@ -434,3 +434,48 @@ def test_a_module_handed_tensorflow_values_by_its_importer_is_linted(
     assert _findings([tmp_path], prefilter=prefilter) == [
         (str(tmp_path / "coach.py"), "TFL402", 10, 13)
     ]
+
+
+HANDED_AGENT = """\
+import numpy as np
+import tensorflow as tf
+
+
+class Agent:
+    def __init__(self):
+        self.model = tf.keras.models.load_model("q.keras")
+
+    def act(self, state):
+        return self.model.predict(np.array([state]))[0]
+"""
+
+SIMULATION = """\
+class Simulation:
+    def __init__(self, agent):
+        self.agent = agent
+
+    def test(self, env, max_steps):
+        state = env.reset()
+        for step in range(max_steps):
+            state = env.step(self.agent.act(state))
+"""
+
+RUN = """\
+from agent import Agent
+from simulation import Simulation
+
+Simulation(Agent()).test(env, max_steps=1000)
+"""
+
+
+def test_a_loop_calling_a_method_of_an_object_handed_in_is_kept(tmp_path: Path) -> None:
+    """Failed before (huskarl, set Z20): `simulation.py` imports no agent; the prefilter knew
+    `act` only from the modules it imports and left the loop out, while the analysis, told
+    by `run.py` which agent the simulation holds, finds the `predict` it runs per step."""
+    for name, source in (("agent.py", HANDED_AGENT), ("simulation.py", SIMULATION)):
+        (tmp_path / name).write_text(source)
+    (tmp_path / "run.py").write_text(RUN)
+    paths = sorted(tmp_path.glob("*.py"))
+    expected = [(str(tmp_path / "simulation.py"), "TFL402", 8, 30)]
+    assert _findings(paths, prefilter=False) == expected
+    assert _findings(paths, prefilter=True) == expected

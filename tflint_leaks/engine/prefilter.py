@@ -80,8 +80,17 @@ class Prefilter:
             found = self._answers[key] = any(
                 defined in visible and self._leads(module, defined, runs_graph)
                 for defined in (name, local_target)
-            )
+            ) or self._method_anywhere(name, runs_graph)
         return found
+
+    def _method_anywhere(self, name: str, runs_graph: bool) -> bool:
+        """A method called ``name`` of any project class leads somewhere: the object a loop
+        calls it on may be one the module never imports the class of (huskarl's
+        ``self.agent.act(state)``, the agent built by an example script and handed in)."""
+        return any(
+            "." in qualname and self._interesting_in(module, name, runs_graph)
+            for module, qualname in self._tables()[0].get(name, ())
+        )
 
     def _reachable_from(self, module: ModuleIndex) -> list[ModuleIndex]:
         """The module, the project modules it imports, and the modules that define the
