@@ -4,7 +4,7 @@ import libcst as cst
 
 from tflint_leaks.analysis.nodes import dotted
 from tflint_leaks.diagnostics import RelatedRole
-from tflint_leaks.rulekit.context import InsertStatement, Report
+from tflint_leaks.rulekit.context import FileContext, InsertStatement, Report
 from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
@@ -1010,6 +1010,30 @@ class ModelBuiltInLoop(Rule):
         """),
     )
     INVALID = (
+        # ECON_428_Final_Project's genetic search: each generation's comprehension keeps its
+        # `(loss, model)` pairs until the next generation makes new ones.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def evaluate(genome):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(genome)])
+                model.compile("adam", "mse")
+                return model.evaluate(x, y), model
+
+            def evolve(population, generations):
+                for generation in range(generations):
+                    scored = [evaluate(genome) for genome in population]
+                    population = breed(scored)
+            """,
+            10,
+            19,
+            10,
+            35,
+            "`evaluate` builds a Keras model every iteration and the loop never calls "
+            "`clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+        ),
         # The same results without their models: only scores are kept.
         Invalid(
             """
@@ -1960,7 +1984,7 @@ class ModelBuiltInLoop(Rule):
         context = self.context
         if context.plain_data(node):
             return False  # a score: the models it built are dropped
-        if kept_element(context):
+        if kept_element(context) and _only_the_comprehension_repeats(context):
             return True  # ``[self._fit(params) for params in grid]``, each result with its model
         parent = context.parent
         if isinstance(parent, cst.Arg):
@@ -2014,6 +2038,16 @@ class ModelBuiltInLoop(Rule):
         report.with_fix(
             f"Call `{call}` at the start of every iteration", [(first, InsertStatement(call))]
         )
+
+
+def _only_the_comprehension_repeats(context: FileContext) -> bool:
+    """The comprehension around the current node is all that repeats it: its results, kept
+    beside each other, live on; a loop (or a framework) that runs the comprehension again drops
+    them each time (a genetic search's population of `(loss, model)` pairs, one generation
+    after another)."""
+    return context.entry_point is None and all(
+        isinstance(loop, cst.CompFor) for loop in context.loops
+    )
 
 
 def _callee(node: cst.Call) -> str:
