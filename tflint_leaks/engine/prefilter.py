@@ -6,7 +6,9 @@ when one of the identifiers it mentions names something a loop rule cares about:
 that does something each time it runs (builds, fits or predicts with a model, creates a
 ``tf.function``...), defined in the module, in a module it imports, or in a module that
 defines a base of their classes (a method inherited from a base class two imports away
-counts). With ``runs_graph``: the functions and methods that run a TF1 graph each time.
+counts); and a method so named of any project class (the object a loop calls it on may be
+handed in by a module this one never imports). With ``runs_graph``: the functions and methods
+that run a TF1 graph each time.
 """
 
 from __future__ import annotations
