@@ -1249,7 +1249,7 @@ class PredictInLoop(Rule):
             return
         if context.bounded(context.options.max_loop_iterations):
             return
-        if (not context.loops and _per_epoch(context)) or _beside_a_pass(context):
+        if not context.loops and _per_epoch(context):
             return
         receiver = method_call(node, keras.PREDICT_METHODS)
         found = context.type_of(receiver) if receiver is not None else None
@@ -1266,6 +1266,8 @@ class PredictInLoop(Rule):
                 return
             if _each_model_once(context, receiver) or _dataset_pass(context, node):
                 return
+            if _beside_a_pass(context):
+                return
             name = dotted(receiver) or "model"
             report = self.report(node, _message(context, name, method, every_iteration(context)))
             relate_loop(report, context)
@@ -1274,7 +1276,7 @@ class PredictInLoop(Rule):
             held = [
                 e for e in context.effects(node) if e.kind is EffectKind.PREDICT and not e.chain
             ]
-            if held and context.runs_eagerly(held[0]):
+            if held and context.runs_eagerly(held[0]) and not _beside_a_pass(context):
                 # ``predict_fn(x)``, handed ``model.predict``: the call is the ``predict``.
                 name = dotted(node.func) or held[0].text
                 report = self.report(node, _message(context, name, "", every_iteration(context)))
@@ -1286,6 +1288,8 @@ class PredictInLoop(Rule):
             if context.runs_eagerly(effect)
         ]
         if not predicts or builds_models(context, context.repeated_calls()):
+            return
+        if _beside_a_pass(context):
             return
         if isinstance(node.func, cst.Attribute) and _each_model_once(context, node.func.value):
             return  # each item's own method, once: `for net in nets: net.predict(x)`
