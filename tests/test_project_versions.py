@@ -363,7 +363,9 @@ def test_code_in_a_module_that_turns_eager_off_runs_in_graph_mode_whoever_calls_
     imports no agent) calls the subclass's ``predict``, in a module that calls
     ``disable_eager_execution()`` when imported, before any agent exists: that ``predict``
     runs Keras' one graph function, not a new ``tf.data`` pipeline. The same module without
-    the call is eager, and the loop's ``predict`` is reported."""
+    the call is eager, and both loops' ``predict`` are reported: the episode's steps (which
+    the relevance prefilter left out until 76dace8, as `agent_base.py` imports no agent) and
+    the episodes."""
     files = {"agent_base.py": AGENT_BASE, "reinforce_agent.py": REINFORCE_AGENT}
     _project(tmp_path, {**files, "run.py": "from reinforce_agent import ReinforceAgent\n"})
     assert _findings(tmp_path) == []
@@ -372,12 +374,20 @@ def test_code_in_a_module_that_turns_eager_off_runs_in_graph_mode_whoever_calls_
     assert _findings(tmp_path) == [
         (
             "TFL402",
+            7,
+            13,
+            "`self._model.predict` through `get_action` every iteration (1000 per call of "
+            "`play_episode`) builds a new `tf.data` pipeline each call; use `self._model(x, "
+            "training=False)` or `predict_on_batch`",
+        ),
+        (
+            "TFL402",
             11,
             13,
             "`self._model.predict` through `play_episode` every iteration (10000 per call of "
             "`train`) builds a new `tf.data` pipeline each call; use `self._model(x, "
             "training=False)` or `predict_on_batch`",
-        )
+        ),
     ]
 
 
