@@ -183,7 +183,8 @@ _PLAIN_DATA = frozenset({Kind.NONE, Kind.BOOL, Kind.NUMBER, Kind.STR, Kind.TENSO
 
 def _plain(value: Value) -> bool:
     """``value`` is plain data: of :data:`_PLAIN_DATA` kinds, or a container of such items
-    (a list of scores; a dict whose keys and values are such: not ``{"model": model}``)."""
+    (a list of scores; a dict of such keys whose values hold no model or instance: not
+    ``{"model": model}``, but metrics read from a ``History``, whatever they are)."""
     atoms = value.informative
     return (
         not value.top
@@ -194,11 +195,15 @@ def _plain(value: Value) -> bool:
                 a.kind is Kind.CONTAINER
                 and a.element is not None
                 and _plain(a.element)
-                and (a.mapped is None or _plain(a.mapped))
+                and (a.mapped is None or not _HOLDERS & {m.kind for m in a.mapped.informative})
             )
             for a in atoms
         )
     )
+
+
+#: What a dict's value may be for the dict to hold a model.
+_HOLDERS = frozenset({Kind.MODEL, Kind.INSTANCE})
 
 
 class FileContext:

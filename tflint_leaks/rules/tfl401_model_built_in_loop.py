@@ -1034,6 +1034,30 @@ class ModelBuiltInLoop(Rule):
             "`clear_session()`; Keras' global state grows with each model (`del` and "
             "`gc.collect()` do not release it)",
         ),
+        # Histogram_loss: each run's metrics, read from what `evaluate` returns, are kept; its
+        # model is not.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def run_model(units):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(units)])
+                model.compile("adam", "mse")
+                outputs = model.evaluate(x, y, return_dict=True)
+                return {"loss": outputs["loss"], "mse": outputs["mse"]}
+
+            results = {}
+            for units in range(1, 100):
+                results[units] = run_model(units)
+            """,
+            11,
+            22,
+            11,
+            38,
+            "`run_model` builds a Keras model every iteration (99 in all) and the loop never "
+            "calls `clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+        ),
         # The same results without their models: only scores are kept.
         Invalid(
             """
