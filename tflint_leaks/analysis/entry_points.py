@@ -142,6 +142,11 @@ _SEARCHES = (
 _TUNERS = ("RandomSearch", "Hyperband", "BayesianOptimization", "GridSearch")
 
 _PREDICT = 'MODEL = tf.keras.models.load_model("model.keras")\n'
+#: A Ray Tune trainable that predicts, before the call that hands it over.
+_RAY_TRAINABLE = (
+    "from ray import tune\n" + _PREDICT + "\n"
+    "def entry(config):\n    return {'score': float(MODEL.predict(x)[0])}\n\n"
+)
 
 
 def _example(body: str) -> str:
@@ -406,11 +411,7 @@ ENTRY_POINTS: tuple[Row, ...] = (
         argument=(0, "run_or_experiment"),
         count=((-1, "num_samples", 1),),
         count_unknown_with=("ray.tune.grid_search",),
-        example=_example(
-            "from ray import tune\n" + _PREDICT + "\n"
-            "def entry(config):\n    return {'score': float(MODEL.predict(x)[0])}\n\n"
-            "tune.run(entry, num_samples=20)\n"
-        ),
+        example=_example(_RAY_TRAINABLE + "tune.run(entry, num_samples=20)\n"),
     ),
     # The count is ``tune_config``'s (a ``TuneConfig`` made elsewhere): not known here.
     Row(
@@ -421,9 +422,8 @@ ENTRY_POINTS: tuple[Row, ...] = (
         ("ray.tune.Tuner", "ray.tune.tuner.Tuner"),
         argument=(0, "trainable"),
         example=_example(
-            "from ray import tune\n" + _PREDICT + "\n"
-            "def entry(config):\n    return {'score': float(MODEL.predict(x)[0])}\n\n"
-            "tune.Tuner(entry, tune_config=tune.TuneConfig(num_samples=20)).fit()\n"
+            _RAY_TRAINABLE
+            + "tune.Tuner(entry, tune_config=tune.TuneConfig(num_samples=20)).fit()\n"
         ),
     ),
     Row(

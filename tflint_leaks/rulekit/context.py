@@ -181,6 +181,10 @@ class Report:
 _PLAIN_DATA = frozenset({Kind.NONE, Kind.BOOL, Kind.NUMBER, Kind.STR, Kind.TENSOR, Kind.ARRAY})
 
 
+#: What a dict's value may be for the dict to hold a model.
+_HOLDERS = frozenset({Kind.MODEL, Kind.INSTANCE})
+
+
 def _plain(value: Value) -> bool:
     """``value`` is plain data: of :data:`_PLAIN_DATA` kinds, or a container of such items
     (a list of scores; a dict of such keys whose values hold no model or instance: not
@@ -200,10 +204,6 @@ def _plain(value: Value) -> bool:
             for a in atoms
         )
     )
-
-
-#: What a dict's value may be for the dict to hold a model.
-_HOLDERS = frozenset({Kind.MODEL, Kind.INSTANCE})
 
 
 class FileContext:

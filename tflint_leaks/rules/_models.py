@@ -194,7 +194,7 @@ def replaces_models(context: FileContext) -> bool:
     if not loops:
         return False
     ancestors = context.ancestors
-    inner = max(ancestors.index(loop) for loop in loops)
+    inner = ancestors.index(loops[-1])  # the innermost: loops are outermost first
     block = next(
         (a for a in reversed(ancestors[inner + 1 :]) if isinstance(a, cst.IndentedBlock)), None
     )

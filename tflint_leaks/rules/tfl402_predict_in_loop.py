@@ -1276,7 +1276,9 @@ class PredictInLoop(Rule):
             held = [
                 e for e in context.effects(node) if e.kind is EffectKind.PREDICT and not e.chain
             ]
-            if held and context.runs_eagerly(held[0]) and not _beside_a_pass(context):
+            if held and context.runs_eagerly(held[0]):
+                if _beside_a_pass(context):
+                    return
                 # ``predict_fn(x)``, handed ``model.predict``: the call is the ``predict``.
                 name = dotted(node.func) or held[0].text
                 report = self.report(node, _message(context, name, "", every_iteration(context)))
