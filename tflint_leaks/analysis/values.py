@@ -196,6 +196,7 @@ class Evaluator:
         resolve: ResolveFn,
         items: Callable[[cst.BaseExpression], int | None],
         returns_number: Callable[[cst.Call], bool],
+        runs: int | None = None,
     ) -> None:
         self._scope = scope
         self._loops = loops
@@ -204,6 +205,9 @@ class Evaluator:
         self._items = items
         #: Whether a call runs project code that returns a Python number.
         self._returns_number = returns_number
+        #: How many times the loops run the call site at most, when known: no value there
+        #: takes more distinct values than that (``n *= 2`` in a loop over three masks).
+        self._runs = runs
         self._visiting: set[str] = set()
         self._memo: dict[cst.BaseExpression, Variation] = {}
 
@@ -212,7 +216,10 @@ class Evaluator:
     def value(self, node: cst.BaseExpression) -> Variation:
         cached = self._memo.get(node)
         if cached is None:
-            cached = self._memo[node] = self._evaluate(node)
+            cached = self._evaluate(node)
+            if self._runs is not None and cached.card > self._runs:
+                cached = replace(cached, card=self._runs)
+            self._memo[node] = cached
         return cached
 
     # -- expressions ---------------------------------------------------------------------------

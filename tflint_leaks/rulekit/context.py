@@ -483,7 +483,23 @@ class FileContext:
             self.resolve,
             self.items,
             self.returns_number,
+            self._runs_at_most(),
         )
+
+    def _runs_at_most(self) -> int | None:
+        """How many times the loops of the current scope run the current node at most: the
+        product of their trip counts, when each is known. A loop over a model's variables or
+        the machine's devices, which :meth:`trip_count` counts as one, bounds nothing here."""
+        total = 1
+        for loop in self.loops:
+            count = self.trip_count(loop)
+            if count is None:
+                return None
+            over = loop.iter if isinstance(loop, cst.For | cst.CompFor) else None
+            if over is not None and self.value(from_cst(over)).structural:
+                return None
+            total *= count
+        return total
 
     def trip_count(self, loop: LoopNode) -> int | None:
         """How many times a loop of the current scope runs at most, when that is known: the

@@ -43,9 +43,12 @@ class PythonScalarArgument(Rule):
     wrapped in `tf.constant`/`tf.convert_to_tensor`/`tf.cast`/`tf.Variable`, tensor counters
     (`Dataset.enumerate()`, `tf.range`), parameters covered by `input_signature`, and a loop
     over a few literal values (at most `max-python-values`, default 5: a bounded number of
-    traces, such as a sweep over learning rates). Nor the size of a chunk, `min(size, total -
-    done)` where `done` grows by `size` each iteration (`done += n` after `n = min(...)`, `for
-    done in range(0, total, size)`): every chunk is `size` long but the last, two traces in all.
+    traces, such as a sweep over learning rates). A number changed on each iteration of loops
+    that run at most that many times in all takes no more values than that (`grid_size *= 2`
+    in a loop over the three anchor masks every call passes). Nor the size of a chunk,
+    `min(size, total - done)` where `done` grows by `size` each iteration (`done += n` after
+    `n = min(...)`, `for done in range(0, total, size)`): every chunk is `size` long but the
+    last, two traces in all.
 
     ## Example
     ```python
@@ -197,6 +200,25 @@ class PythonScalarArgument(Rule):
             train(tf.ones([3]), learning_rate)
         """),
         Valid("""
+        import tensorflow as tf
+
+        MASKS = [[6, 7, 8], [3, 4, 5], [0, 1, 2]]
+
+        @tf.function
+        def targets_for_output(y, grid_size, mask):
+            return y * grid_size
+
+        def transform_targets(y, masks, size):
+            grid_size = size // 32
+            outputs = []
+            for mask in masks:
+                outputs.append(targets_for_output(y, grid_size, mask))
+                grid_size *= 2
+            return outputs
+
+        transform_targets(tf.ones([4]), MASKS, 416)
+        """),
+        Valid("""
         import numpy as np
 
         def function(f):
@@ -291,6 +313,31 @@ class PythonScalarArgument(Rule):
         ),
     )
     INVALID = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            SCALES = [1, 2, 3, 4, 5, 6, 7, 8]
+
+            @tf.function
+            def targets_for_output(y, grid_size, scale):
+                return y * grid_size
+
+            def transform_targets(y, scales, size):
+                grid_size = size // 32
+                for scale in scales:
+                    targets_for_output(y, grid_size, scale)
+                    grid_size *= 2
+
+            transform_targets(tf.ones([4]), SCALES, 416)
+            """,
+            12,
+            31,
+            12,
+            40,
+            "Python number `grid_size` changes every iteration; each value retraces "
+            "`targets_for_output`",
+        ),
         Invalid(
             """
             import tensorflow as tf
