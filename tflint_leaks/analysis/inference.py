@@ -630,7 +630,13 @@ class Inference:
         values: list[Value] = []
         for target in targets:
             values.append((yield from self.target_value(target, call, where)))
-        return join(values)
+        made = join(values)
+        if call in where.body.model_calls and _unknown_object(made):
+            # ``model = FPN(...)`` then ``model.compile(optimizer=..., loss=...)``: what a
+            # factory the project cannot read makes is a Keras model by how it is used (not
+            # known to be new: the factory may hand out one it keeps).
+            return atom(Kind.MODEL)
+        return made
 
     def makes_model(self, call: Expr, targets: tuple[Target, ...], where: Where) -> bool:
         """``call`` calls a callable held in a variable, an attribute of ``self`` or a
@@ -1835,6 +1841,13 @@ _SORTS: dict[str, tuple[Kind, ...]] = {
         if kind not in {Kind.CONTAINER, Kind.INSTANCE, Kind.UNKNOWN, Kind.SUPER}
     ),
 }
+
+
+def _unknown_object(value: Value) -> bool:
+    """Nothing is known of ``value`` but that it may be some object (a library class's, or
+    what code the project cannot read returns)."""
+    atoms = value.informative
+    return not value.top and bool(atoms) and all(a.kind is Kind.UNKNOWN for a in atoms)
 
 
 def _reads_state(body: Body) -> bool:

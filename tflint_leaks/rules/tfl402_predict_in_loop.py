@@ -29,6 +29,9 @@ class PredictInLoop(Rule):
     left aside: a parameter that the project's calls give a model and a library's users may give
     anything, a name bound to a loaded model in one place and to a third-party factory's result
     in another (but not to a scikit-learn, XGBoost, LightGBM, CatBoost or PyTorch estimator).
+    What a factory the project cannot read makes is a model when the code uses it as one:
+    `compile(optimizer=..., loss=...)`, `fit(..., epochs=...)`, `train_on_batch` (a
+    `segmentation_models.FPN(...)` then compiled); a `fit(x, y)` alone says nothing.
     The `predict` may sit in a method or function the loop calls (`act()` in a `while not done`
     loop), up to four calls deep, also on an object that call sites give as instances of
     different project classes (a random agent for warm-up, then the learning agent: each class's
@@ -132,6 +135,25 @@ class PredictInLoop(Rule):
     """
 
     VALID = (
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+        from boosting import make_classifier
+
+
+        def build(x, y):
+            model = make_classifier(depth=6)
+            model.fit(x, y)
+            return model
+
+
+        def predict_rows(model, rows):
+            for row in rows:
+                model.predict(row[None])
+
+
+        predict_rows(build(np.zeros((9, 3)), np.zeros(9)), np.zeros((500, 3)))
+        """),
         # Five random test images shown: the block that predicts counts its runs and the loop
         # ends at five (TASM's examples, unseen set Z12 of stop 49).
         Valid("""
@@ -571,6 +593,33 @@ class PredictInLoop(Rule):
         """),
     )
     INVALID = (
+        Invalid(
+            """
+            import numpy as np
+            import segmentation_models as sm
+            import tensorflow as tf
+
+
+            def build(backbone):
+                model = sm.FPN(backbone, classes=6, activation="softmax")
+                model.compile(optimizer="adam", loss="categorical_crossentropy")
+                return model
+
+
+            def predict_chips(model, chips):
+                for chip in chips:
+                    model.predict(np.expand_dims(chip, axis=0))
+
+
+            predict_chips(build("resnet34"), np.zeros((500, 192, 192, 3)))
+            """,
+            14,
+            9,
+            14,
+            52,
+            "`model.predict` every iteration (500 per call of `predict_chips`) builds a new "
+            "`tf.data` pipeline each call; use `model(x, training=False)` or `predict_on_batch`",
+        ),
         # A list of batches is no pass over a dataset the loop makes beside the `predict`:
         # each iteration predicts per batch.
         Invalid(
