@@ -294,17 +294,28 @@ PIN_FILES: list[tuple[str, dict[str, str], Summary]] = [
         ("==1.14", ("requirements.txt:1", "setup.py:2"), 1, Keras.TF_KERAS),
     ),
     (
-        "files that contradict each other decide nothing",
+        "files that contradict each other allow any version they name",
         {
             "requirements.txt": "tensorflow==1.14\n",
             "pyproject.toml": '[project]\nname = "x"\ndependencies = ["tensorflow>=2"]\n',
         },
         (
-            "any version",
+            ">=1.14",
             ("pyproject.toml: project.dependencies", "requirements.txt:1"),
             None,
             Keras.UNKNOWN,
         ),
+    ),
+    (
+        "a conda export whose pip section names another patch release",
+        {
+            "lstm-env.yml": (
+                "name: lstm\nchannels:\n  - defaults\ndependencies:\n"
+                "  - tensorflow-base=2.10.0=mkl_py310h6a7f48e_0\n  - pip:\n"
+                "      - tensorflow==2.10.1\n"
+            ),
+        },
+        (">=2.10,<=2.10.1", ("lstm-env.yml:5", "lstm-env.yml:7"), 2, Keras.TF_KERAS),
     ),
 ]
 
@@ -323,7 +334,7 @@ def test_a_contradiction_is_noted(tmp_path: Path) -> None:
     )
     assert read_pins(str(tmp_path)).notes == (
         f"the TensorFlow pins contradict each other (>=2 at {tmp_path}/constraints.txt:1; "
-        f"==1.14 at {tmp_path}/requirements.txt:1): version unknown",
+        f"==1.14 at {tmp_path}/requirements.txt:1): one of them, >=1.14",
     )
 
 

@@ -27,8 +27,9 @@ Every requirement found is a constraint on the one environment the project runs 
 versions allowed are the intersection of what each file (and each extra, each dependency group)
 allows; lines with an environment marker are alternatives (a marker cannot be evaluated here:
 the Python that runs the linter is not the one that runs the project), and count as the
-smallest range holding them all. Pins that contradict each other decide nothing (a note says
-so). A ``target-tensorflow`` / ``target-keras`` setting replaces what the files say.
+smallest range holding them all. Pins that contradict each other allow the smallest range
+holding them all too: the project runs one of the versions its files name (a note says so).
+A ``target-tensorflow`` / ``target-keras`` setting replaces what the files say.
 
 :class:`Versions` is what a rule declares about where its reason holds (the registry's
 ``versions``); :meth:`Versions.applies` decides it for one file.
@@ -690,9 +691,15 @@ class _Reader:
                 allowed = allowed.intersect(marked)
         sources = tuple(dict.fromkeys(found.where for found in mine))
         if allowed.empty:
+            # The project runs one of the versions its files name (a conda export's
+            # ``tensorflow-base=2.10.0`` beside its pip section's ``tensorflow==2.10.1``).
+            allowed = mine[0].versions
+            for found in mine[1:]:
+                allowed = allowed.hull(found.versions)
             said = "; ".join(f"{found.versions} at {found.where}" for found in mine)
-            self.notes.append(f"the {label} pins contradict each other ({said}): version unknown")
-            allowed = EVERY_VERSION
+            self.notes.append(
+                f"the {label} pins contradict each other ({said}): one of them, {allowed}"
+            )
         return Pin(allowed, sources)
 
 
