@@ -749,6 +749,42 @@ def test_colab_tensorflow_version_magic_says_the_notebooks_world(
     ]
 
 
+@pytest.mark.parametrize(
+    ("printed", "expected"),
+    [
+        # What multi-backend Keras writes when imported: the notebook ran Keras before 2.4,
+        # whose predict runs one cached function and whose fit registers nothing globally.
+        ("Using TensorFlow backend.\n", []),
+        ("Using Theano backend.\n", []),
+        (
+            "/usr/lib/python3.6/importlib/_bootstrap.py:219: RuntimeWarning\n"
+            "Using TensorFlow backend.\n",
+            [],
+        ),
+        # Other outputs say nothing (a training log, the banner quoted inside a line).
+        ("Epoch 1/10\n", [KERAS_PREDICT[1:], KERAS_FIT[1:]]),
+        ("print('Using TensorFlow backend.')\n", [KERAS_PREDICT[1:], KERAS_FIT[1:]]),
+    ],
+)
+def test_a_notebooks_saved_output_says_which_keras_it_ran(
+    tmp_path: Path, printed: str, expected: list[tuple[int, int, str]]
+) -> None:
+    """A notebook whose saved outputs hold multi-backend Keras's import banner ran Keras
+    before 2.4 (dipanjanS/hands-on-transfer-learning-with-python, set Z21), pins or not."""
+    stream = {"output_type": "stream", "name": "stderr", "text": [printed]}
+    cells = [
+        {"cell_type": "code", "source": "import keras\n", "metadata": {}, "outputs": [stream]},
+        {"cell_type": "code", "source": KERAS_3, "metadata": {}, "outputs": []},
+    ]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 4}
+    _project(tmp_path, {"search.ipynb": json.dumps(notebook)})
+    result = lint_paths([tmp_path / "search.ipynb"], Configuration(Overrides(select=("ALL",))))
+    assert not result.errors
+    assert [(d.cell, d.start.line, d.start.column, d.message) for d in result.diagnostics] == [
+        (2, line, column, message) for line, column, message in expected
+    ]
+
+
 #: A README's requirement lines in the forms research repositories write them, each with the
 #: range the line states for TensorFlow ("" for none stated): a bare version is its series
 #: (``1.6.0``: ``1.6.0.*``; ``2.x``: ``2.*``).

@@ -43,6 +43,10 @@ Read from the libraries' own history:
 - TensorFlow 2.1 is the last release for Python 2 (its release notes), Keras 2.3 the last
   multi-backend release; ``xrange``, ``raw_input``, ``unichr`` and ``execfile`` are builtins of
   Python 2 only.
+- Multi-backend Keras writes "Using TensorFlow backend." (or Theano's, CNTK's) to stderr when
+  it is imported (``keras/backend/__init__.py`` up to 2.3); Keras 2.4 is ``tf.keras`` under
+  another name and writes nothing. A notebook whose saved outputs hold that line ran on
+  multi-backend Keras (:func:`banner_pin`).
 - Colab's line magic ``%tensorflow_version 1.x`` made the notebook import TensorFlow 1.15
   (``2.x``: TensorFlow 2) until Colab dropped TensorFlow 1 in 2022: it says which TensorFlow
   the notebook was written for, as a pin does (:func:`magic_pin`; the notebook reader keeps
@@ -263,6 +267,23 @@ def magic_pin(text: str, line: int) -> CodePin | None:
     major = match.group(1)
     evidence = f"`%tensorflow_version {major}.x` (Colab's TensorFlow {major} selector)"
     return CodePin("tensorflow", _MAGIC_VERSIONS[major], evidence, line)
+
+
+#: What multi-backend Keras (2.3 and before) writes to stderr when it is imported
+#: (``keras/backend/__init__.py``: ``sys.stderr.write('Using TensorFlow backend.\\n')``);
+#: Keras 2.4, ``tf.keras`` under another name, writes nothing.
+_BACKEND_BANNER = re.compile(r"^Using (TensorFlow|Theano|CNTK) backend\.\s*$", re.MULTILINE)
+
+
+def banner_pin(printed: str, line: int) -> CodePin | None:
+    """The Keras a notebook ran, from what one of its cells printed (``printed``, its stream
+    outputs as saved, the cell on ``line``): multi-backend Keras's "Using TensorFlow
+    backend." says Keras before 2.4, as a pin does. None for any other output."""
+    match = _BACKEND_BANNER.search(printed)
+    if match is None:
+        return None
+    evidence = f"the output `{match.group(0).strip()}` (multi-backend Keras, before 2.4)"
+    return CodePin("keras", KERAS_BEFORE_2_4, evidence, line)
 
 
 def _keep(found: dict[str, CodePin], key: str, pin: CodePin) -> None:

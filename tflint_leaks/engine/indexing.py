@@ -79,10 +79,11 @@ def index_file(path: Path, text: str | None = None) -> ParsedFile | Diagnostic:
 
 def said_in(notebook: Notebook | None) -> tuple[CodePin, ...]:
     """The versions a notebook's IPython lines select (:func:`~tflint_leaks.analysis.eras.
-    magic_pin`), each on its line of the joined text."""
+    magic_pin`), each on its line of the joined text, and the Keras its saved outputs say it
+    ran (:func:`~tflint_leaks.analysis.eras.banner_pin`)."""
     if notebook is None:
         return ()
-    found = []
+    found = [] if notebook.banner is None else [notebook.banner]
     for cell in notebook.cells:
         lines = split_lines(cell.source)
         for number in cell.replaced_lines():

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from tflint_leaks.analysis.eras import CodePin, banner_pin
 from tflint_leaks.diagnostics import Diagnostic, Edit, Fix, Location, Related
 from tflint_leaks.engine.ipython import Mapped, python_of_cell
 from tflint_leaks.registry import SYNTAX_ERROR
@@ -203,6 +204,9 @@ class Notebook:
     #: Positions name their cell (a notebook); a script exported from one has one "cell",
     #: the file, and positions are the file's.
     numbered: bool = True
+    #: What a cell printed that says which Keras the notebook ran (:func:`~tflint_leaks.
+    #: analysis.eras.banner_pin`), on the cell's first line.
+    banner: CodePin | None = None
 
     def _cell_at(self, line: int) -> CellCode | None:
         index = bisect.bisect_right([c.first_line for c in self.cells], line) - 1
@@ -262,6 +266,7 @@ def read_notebook(path: Path, text: str) -> Notebook:
     pieces: list[str] = []
     cells: list[CellCode] = []
     bad_cells: list[SkippedCell] = []
+    banner: CodePin | None = None
     line = 1
     for number, cell in enumerate(notebook["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -275,8 +280,23 @@ def read_notebook(path: Path, text: str) -> Notebook:
         found = CellCode(number, line, code, source)
         pieces.append(code.text)
         cells.append(found)
+        if banner is None:
+            banner = banner_pin(_printed(cell), line)
         line += found.lines
-    return Notebook(shown, "".join(pieces), cells, bad_cells)
+    return Notebook(shown, "".join(pieces), cells, bad_cells, banner=banner)
+
+
+def _printed(cell: Mapping[str, Any]) -> str:
+    """What a code cell wrote to stdout and stderr, as its saved outputs hold it."""
+    outputs = cell.get("outputs")
+    if not isinstance(outputs, list):
+        return ""
+    texts = []
+    for output in outputs:
+        if isinstance(output, dict) and output.get("output_type") == "stream":
+            text = output.get("text", "")
+            texts.append("".join(text) if isinstance(text, list) else str(text))
+    return "".join(texts)
 
 
 #: How many IPython lines of a script the warning quotes.
