@@ -45,6 +45,7 @@ from tflint_leaks.analysis.lattice import (
     FALSE,
     NONE,
     NUMBER,
+    SOME_OBJECT,
     STR,
     TENSOR,
     TOP,
@@ -376,8 +377,10 @@ class Inference:
             return atom(Kind.CONTAINER, element=key, mapped=value, ref=ITEM_STORE)
         if expr.text == "compare":
             return BOOL
-        if expr.text == LAMBDA and expr.keywords and expr.keywords[0] in where.module.functions:
-            return atom(Kind.FUNCTION, ref=FunctionRef(where.module.path, expr.keywords[0]))
+        if expr.text == LAMBDA:
+            if expr.keywords and expr.keywords[0] in where.module.functions:
+                return atom(Kind.FUNCTION, ref=FunctionRef(where.module.path, expr.keywords[0]))
+            return SOME_OBJECT  # a function, whatever it does: ``if parse is None:`` is False
         return UNKNOWN
 
     def evaluate_all(

@@ -147,7 +147,7 @@ class Atom(NamedTuple):
     mapped: Value | None = None
     #: MODEL and INSTANCE: made by the expression itself (new every time the code runs); TAPE:
     #: ``persistent=True``; SPLITTER: iterated directly (the old ``cross_validation`` API);
-    #: UNKNOWN: an object a library class made (:data:`LIBRARY_OBJECT`), not ``None``.
+    #: UNKNOWN: an object certainly not ``None`` (:data:`SOME_OBJECT`).
     flag: bool = False
     #: ARRAY: where it may come from (at most two, sorted).
     origins: tuple[ArrayOrigin, ...] = ()
@@ -376,9 +376,9 @@ def atom(kind: Kind, **parts: object) -> Value:
 
 
 UNKNOWN = atom(Kind.UNKNOWN)
-#: An object a library class made (``tf.train.Saver()``): of no kind the lattice knows, but
-#: certainly not ``None``.
-LIBRARY_OBJECT = atom(Kind.UNKNOWN, flag=True)
+#: An object of no kind the lattice knows, but certainly not ``None``: one a library class
+#: made (``tf.train.Saver()``), a function a ``lambda`` the index does not name makes.
+SOME_OBJECT = atom(Kind.UNKNOWN, flag=True)
 NUMBER = atom(Kind.NUMBER)
 BOOL = atom(Kind.BOOL)
 #: The literals ``True`` and ``False``: a bool whose truth is known (as the integer it equals).

@@ -23,9 +23,9 @@ from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.graph import DEVICE_LISTS, VARIABLE_COLLECTIONS, is_session_source
 from tflint_leaks.analysis.lattice import (
     BOOL,
-    LIBRARY_OBJECT,
     NONE,
     NUMBER,
+    SOME_OBJECT,
     STR,
     TENSOR,
     UNKNOWN,
@@ -505,7 +505,7 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
     if name == ARGUMENT_PARSER:
         return atom(Kind.UNKNOWN, flag=True, ref=ARGUMENT_PARSER)
     if (is_tensorflow(name) or is_keras(name)) and last[:1].isupper():
-        return LIBRARY_OBJECT  # ``tf.train.Saver()``: their classes' names are CapWords
+        return SOME_OBJECT  # ``tf.train.Saver()``: their classes' names are CapWords
     return UNKNOWN
 
 

@@ -130,6 +130,37 @@ class FunctionRecreated(Rule):
     """
 
     VALID = (
+        # Every call passes its own parse function: the branch that makes one never runs
+        # (MetaLearning-TF2.0's cross-domain loaders, set Z22 of stop 52).
+        Valid("""
+        import tensorflow as tf
+
+
+        class Loader:
+            def parse_function(self):
+                @tf.function
+                def parse(path):
+                    return tf.io.read_file(path)
+
+                return parse
+
+            def dataset(self, paths, parse=None):
+                if parse is None:
+                    parse = self.parse_function()
+                return tf.data.Dataset.from_tensor_slices(paths).map(parse)
+
+
+        class CrossDomain:
+            def __init__(self):
+                self.loader = Loader()
+
+            def datasets(self, databases):
+                return [self.loader.dataset(db, parse=lambda x: x) for db in databases]
+
+            def train(self, databases):
+                for database in databases:
+                    self.loader.dataset(database, parse=lambda x: x)
+        """),
         # TensorDiffEq's Neumann boundary: one function per derivative model, kept in a list.
         Valid("""
         import tensorflow as tf
@@ -380,6 +411,43 @@ class FunctionRecreated(Rule):
         """),
     )
     INVALID = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            class Loader:
+                def parse_function(self):
+                    @tf.function
+                    def parse(path):
+                        return tf.io.read_file(path)
+
+                    return parse
+
+                def dataset(self, paths, parse=None):
+                    if parse is None:
+                        parse = self.parse_function()
+                    return tf.data.Dataset.from_tensor_slices(paths).map(parse)
+
+
+            class CrossDomain:
+                def __init__(self):
+                    self.loader = Loader()
+
+                def datasets(self, databases):
+                    return [self.loader.dataset(db) for db in databases]
+
+                def train(self, databases):
+                    for database in databases:
+                        self.loader.dataset(database)
+            """,
+            6,
+            9,
+            6,
+            21,
+            "`parse_function` makes a new `tf.function` on every call and is called in a loop; "
+            "each one traces again",
+        ),
         # The model is replaced on some iterations, the function made on every one.
         Invalid(
             """
