@@ -478,3 +478,25 @@ def test_a_disk_cache_restores_what_its_other_block_computed(
     program = Program(ProjectIndex(modules.values()))
     found = program.value(from_ast(ast.parse(name, mode="eval").body), Where(modules["cv"]))
     assert found.lengths == lengths
+
+
+def test_a_namespace_package_four_directories_deep_is_imported(tmp_path: Path) -> None:
+    """AlexOmarov/ml_snippets (set Z21 of stop 52) runs its Flask service from ``src/main/app``,
+    whose ``business/`` and ``presentation/`` have no ``__init__.py``: a route imports
+    ``business.image.classification.mnist.mnist``, four directories above the module."""
+    sources = {
+        "src/main/app/business/image/classification/mnist/mnist.py": "def train(): ...\n",
+        "src/main/app/presentation/controllers/mnist.py": (
+            "from business.image.classification.mnist.mnist import train\n"
+        ),
+    }
+    indexes = {}
+    for name, text in sources.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        indexes[name] = index_source(text, path)
+    index = ProjectIndex(indexes.values())
+    importer = indexes["src/main/app/presentation/controllers/mnist.py"]
+    found = index.find_module("business.image.classification.mnist.mnist", importer)
+    assert found is indexes["src/main/app/business/image/classification/mnist/mnist.py"]

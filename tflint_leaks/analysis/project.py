@@ -657,8 +657,10 @@ def _switches_eager_off(module: ModuleIndex) -> bool:
 
 
 #: How many directories without an ``__init__.py`` above a module still name it (namespace
-#: packages: ``from model.unet import Unet`` run from the directory above ``model/``).
-MAX_NAMESPACE_LEVELS = 3
+#: packages: ``from model.unet import Unet`` run from the directory above ``model/``; a service
+#: importing ``business.image.classification.mnist.mnist`` from the directory above
+#: ``business/``).
+MAX_NAMESPACE_LEVELS = 8
 
 
 def _base(module: ModuleIndex, name: str) -> Path:
