@@ -3,6 +3,7 @@ per form, each with the exact versions, sources, major version and Keras found."
 
 from __future__ import annotations
 
+import codecs
 from pathlib import Path
 
 import pytest
@@ -326,6 +327,31 @@ PIN_FILES: list[tuple[str, dict[str, str], Summary]] = [
 )
 def test_pin_files(tmp_path: Path, files: dict[str, str], expected: Summary) -> None:
     assert _summary(_project(tmp_path, files)) == expected
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-8-sig"])
+def test_pin_files_with_a_byte_order_mark_are_read(tmp_path: Path, encoding: str) -> None:
+    """PowerShell's ``pip freeze > requirements.txt`` and ``conda env export > env.yml`` write
+    UTF-16 (AlexOmarov/ml_snippets' ``unix_environment.yaml``, set Z21 of stop 52)."""
+    mark = {"utf-16": b"", "utf-16-be": codecs.BOM_UTF16_BE, "utf-8-sig": b""}[encoding]
+    conda = (
+        "name: service\nchannels:\n  - defaults\ndependencies:\n  - pip:\n    - tensorflow==2.9.1\n"
+    )
+    (tmp_path / "unix_environment.yaml").write_bytes(mark + conda.encode(encoding))
+    (tmp_path / "requirements.txt").write_bytes(mark + "keras==2.9.0\n".encode(encoding))
+    found = read_pins(str(tmp_path))
+    assert (str(found.tensorflow), str(found.keras), found.notes) == (
+        f"==2.9.1 ({tmp_path}/unix_environment.yaml:6)",
+        f"==2.9 ({tmp_path}/requirements.txt:1)",
+        (),
+    )
+
+
+def test_a_pin_file_in_another_encoding_is_noted(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_bytes("tensorflow==2.9  # café\n".encode("latin-1"))
+    assert read_pins(str(tmp_path)).notes == (
+        f"{tmp_path}/requirements.txt: cannot read: not UTF-8 or UTF-16 with a byte order mark",
+    )
 
 
 def test_a_contradiction_is_noted(tmp_path: Path) -> None:

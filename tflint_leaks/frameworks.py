@@ -38,6 +38,7 @@ A ``target-tensorflow`` / ``target-keras`` setting replaces what the files say.
 from __future__ import annotations
 
 import ast
+import codecs
 import configparser
 import enum
 import os
@@ -405,11 +406,11 @@ class _Reader:
 
     def read(self, path: Path) -> str | None:
         try:
-            return path.read_text(encoding="utf-8")
+            return decoded(path.read_bytes())
         except OSError as error:
             self.notes.append(f"{path}: cannot read: {error.strerror}")
         except UnicodeDecodeError:
-            self.notes.append(f"{path}: cannot read: not UTF-8")
+            self.notes.append(f"{path}: cannot read: not UTF-8 or UTF-16 with a byte order mark")
         return None
 
     # -- requirements files ----------------------------------------------------------------
@@ -943,13 +944,38 @@ def _is_conda_environment(path: str) -> bool:
     """Whether the YAML file at ``path`` is a conda environment (:data:`_CONDA_KEYS`)."""
     try:
         with open(path, "rb") as file:  # noqa: PTH123 - a string: this runs per directory
-            data = file.read(_CONDA_MAX_BYTES + 1)
+            data = file.read(2 * _CONDA_MAX_BYTES + 1)  # UTF-16 takes two bytes a character
     except OSError:
         return False
-    if len(data) > _CONDA_MAX_BYTES:
+    try:
+        text = decoded(data)
+    except UnicodeDecodeError:
         return False
-    text = data.decode("utf-8", errors="replace")
+    if len(text) > _CONDA_MAX_BYTES:
+        return False
     return all(key.search(text) for key in _CONDA_KEYS)
+
+
+#: The byte order marks a pin file may start with, and their encodings: PowerShell's ``>``
+#: writes UTF-16 (``pip freeze > requirements.txt``, ``conda env export > env.yml`` on
+#: Windows), Notepad may write UTF-8 with a mark.
+_MARKS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def decoded(data: bytes) -> str:
+    """A pin file's text: UTF-8, or UTF-16 or UTF-8 after a byte order mark.
+
+    Raises:
+        UnicodeDecodeError: it is none of them.
+    """
+    for mark, encoding in _MARKS:
+        if data.startswith(mark):
+            return data.decode(encoding)
+    return data.decode("utf-8")
 
 
 def project_root(directory: str) -> str | None:
