@@ -54,6 +54,9 @@ def test_every_dataset_source_makes_a_dataset(tmp_path: Path, name: str) -> None
         ("from tensorflow.keras.models import model_from_json", "model_from_json('{}')"),
         ("import tensorflow as tf", "tf.keras.models.clone_model(base)"),
         ("import keras", "keras.saving.load_model('m.keras')"),
+        # AlexOmarov/ml_snippets (set Z21 of stop 52) imports it from where Keras 2 defines it.
+        ("from keras.saving.save import load_model", "load_model('m.h5')"),
+        ("from keras.saving.legacy.save import load_model", "load_model('m.h5')"),
         ("import tf_keras", "tf_keras.models.load_model('m.h5')"),
         ("from keras.applications import ResNet50", "ResNet50()"),
         ("from tensorflow.keras.applications.resnet import ResNet50", "ResNet50()"),

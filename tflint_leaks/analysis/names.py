@@ -53,6 +53,9 @@ _EXACT_ALIASES: dict[str, str] = {
     "keras.models.functional.Functional": "keras.Model",
     "keras.saving.load_model": "keras.models.load_model",
     "keras.saving.saving_api.load_model": "keras.models.load_model",
+    # Where Keras 2 defines it (``keras/saving/save.py``, 2.6 to 2.12; ``saving/legacy/`` after).
+    "keras.saving.save.load_model": "keras.models.load_model",
+    "keras.saving.legacy.save.load_model": "keras.models.load_model",
     "keras.utils.clear_session": "keras.backend.clear_session",
     "tensorflow.data.experimental.enumerate_dataset": "tensorflow.data.Dataset.enumerate",
     "tensorflow.python.ops.variables.Variable": "tensorflow.Variable",
