@@ -889,6 +889,9 @@ def _once(
     outlives the call and which the block sets by adding to it."""
 
     def outlives(state: str) -> bool:
+        head = state.partition(".")[0]
+        if head not in local and resolve(ast.Name(head, ast.Load())) in REQUEST_SCOPED:
+            return False  # ``flask.g`` is made anew for each request
         return "." in state or state not in local  # an attribute, a global, a closure's
 
     def sets(block: Sequence[ast.AST], state: str) -> bool:
@@ -918,6 +921,13 @@ def _once(
                 once.append(_block(rest, span_of))
                 break
     return tuple(once)
+
+
+#: Objects a web framework makes anew for each request, whose state a guard cannot keep from
+#: one request to the next: Flask's ``g`` lives as long as the application context Flask
+#: pushes per request ("g is a good place to store resources during a request"; its
+#: ``get_db`` example guards ``if 'db' not in g:``).
+REQUEST_SCOPED = frozenset({"flask.g"})
 
 
 #: Where :func:`_condition` records what it finds: first-call guards, branches on a parameter,

@@ -114,7 +114,8 @@ class ModelBuiltInLoop(Rule):
     reported "every request"; a model loaded once at module level and used by the route is
     not, nor one loaded under a first-call guard (`if model is None:`, `if name not in
     cache:`; a lookup keyed by an array or tensor the call is given, `if board.tobytes() not in
-    memo:`, runs for every new one and counts as every call), nor a KerasTuner
+    memo:`, runs for every new one and counts as every call; a guard on Flask's `g`, made
+    anew for each request, counts as every request), nor a KerasTuner
     model-building function (`Tuner._try_build` calls `clear_session()` before every
     `build(hp)`), nor an Optuna objective whose `study.optimize(..., callbacks=[...])` hands
     Optuna a function that calls `clear_session()` (Optuna calls each after every trial),
@@ -1010,6 +1011,35 @@ class ModelBuiltInLoop(Rule):
         """),
     )
     INVALID = (
+        # Flask's `g` is made anew for each request: a guard on it loads the model every
+        # request (AlexOmarov/ml_snippets' `get_audio_model`, set Z21 of stop 52).
+        Invalid(
+            """
+            from flask import Flask, g, jsonify, request
+            from tensorflow.keras.models import load_model
+
+            app = Flask(__name__)
+
+
+            def get_model(path):
+                if "model" not in g:
+                    g.model = load_model(path)
+                return g.model
+
+
+            @app.route("/predict", methods=["POST"])
+            def predict():
+                model = get_model("model.h5")
+                return jsonify(model(request.get_json()["x"]).numpy().tolist())
+            """,
+            15,
+            13,
+            15,
+            34,
+            "`get_model` builds a Keras model every request and the Flask route never calls "
+            "`clear_session()`; Keras' global state grows with each model (`del` and "
+            "`gc.collect()` do not release it)",
+        ),
         # ECON_428_Final_Project's genetic search: each generation's comprehension keeps its
         # `(loss, model)` pairs until the next generation makes new ones.
         Invalid(
