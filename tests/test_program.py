@@ -500,3 +500,53 @@ def test_a_namespace_package_four_directories_deep_is_imported(tmp_path: Path) -
     importer = indexes["src/main/app/presentation/controllers/mnist.py"]
     found = index.find_module("business.image.classification.mnist.mnist", importer)
     assert found is indexes["src/main/app/business/image/classification/mnist/mnist.py"]
+
+
+@pytest.mark.parametrize(
+    ("base_body", "expected"),
+    [
+        (
+            "raise NotImplementedError",
+            ["models/maml.py:Maml.losses", "models/proto.py:Proto.losses"],
+        ),
+        (
+            "raise NotImplementedError()",
+            ["models/maml.py:Maml.losses", "models/proto.py:Proto.losses"],
+        ),
+        (
+            "'''The losses.'''\n        raise NotImplementedError",
+            ["models/maml.py:Maml.losses", "models/proto.py:Proto.losses"],
+        ),
+        ("return None", ["models/base.py:Base.losses"]),  # a default its subclasses may keep
+        ("pass", ["models/base.py:Base.losses"]),
+    ],
+)
+def test_an_abstract_method_called_on_self_of_a_wide_base_runs_the_overrides(
+    tmp_path: Path, base_body: str, expected: list[str]
+) -> None:
+    """MetaLearning-TF2.0 (set Z22 of stop 52): ``BaseModel.report`` calls the abstract
+    ``self.get_losses_of_tasks_batch`` of a base with thirty subclasses, more than a cone
+    stands for: what runs is one of the subclasses' overrides, not the base's stub."""
+    sources = {
+        "models/base.py": f"class Base:\n    def losses(self):\n        {base_body}\n\n"
+        "    def report(self):\n        return self.losses()\n",
+        "models/maml.py": "from models.base import Base\n\n\nclass Maml(Base):\n"
+        "    def losses(self):\n        return 1\n",
+        "models/proto.py": "from models.base import Base\n\n\nclass Proto(Base):\n"
+        "    def losses(self):\n        return 2\n",
+    }
+    for number in range(9):  # more subclasses than a cone holds, none overriding
+        sources[f"models/other{number}.py"] = (
+            f"from models.base import Base\n\n\nclass Other{number}(Base):\n    pass\n"
+        )
+    indexes = []
+    for name, text in sources.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        indexes.append(index_source(text, Path(name)))
+    program = Program(ProjectIndex(indexes))
+    base = next(m for m in indexes if m.path == "models/base.py")
+    where = program.inference.where_of(base, "Base.report")
+    targets = program.targets(from_ast(ast.parse("self.losses()", mode="eval").body), where)
+    assert sorted(f"{t.ref.path}:{t.ref.qualname}" for t in targets if t.ref) == expected

@@ -109,6 +109,9 @@ class FunctionFacts:
     #: The ``*args`` parameter's name: a tuple of the positional arguments a call passes
     #: after those the other parameters take.
     star: str | None = None
+    #: An abstract method (``@abc.abstractmethod``, or a body that only raises
+    #: ``NotImplementedError``): what runs for ``self.name()`` is a subclass's override.
+    abstract: bool = False
 
     def binds(self, call: Expr, *, bound: bool) -> bool:
         """Whether ``call`` binds every required parameter (``bound``: called on an instance,
@@ -461,6 +464,7 @@ class IndexBuilder(ast.NodeVisitor):
             ),
             positional=tuple(a.arg for a in (*node.args.posonlyargs, *node.args.args)),
             required=_required(node.args),
+            abstract=_abstract(node),
         )
 
     def _decorated_tf_function(
@@ -567,6 +571,21 @@ def _wrapped(call: ast.Call) -> ast.expr | None:
     if call.args:
         return call.args[0]
     return next((k.value for k in call.keywords if k.arg == "func"), None)
+
+
+def _abstract(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """:attr:`FunctionFacts.abstract`."""
+    if any(_name_of(d) == "abstractmethod" for d in node.decorator_list):
+        return True
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    raised = body[0].exc
+    return (
+        _name_of(raised.func if isinstance(raised, ast.Call) else raised) == "NotImplementedError"
+    )
 
 
 def _name_of(node: ast.expr) -> str | None:

@@ -106,6 +106,9 @@ BUILTINS = frozenset(
 #: overrides are looked up); a class with more, a framework's base class (a ``Layer`` with
 #: hundreds of subclasses), stands for itself.
 MAX_CONE = 8
+#: How many subclasses' overrides an abstract method called on ``self`` of a class with more
+#: subclasses than that may stand for (:meth:`Inference._overrides`).
+MAX_OVERRIDES = 32
 #: Calls that put their argument into the container they are called on.
 STORE_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put"})
 #: The methods that change which keys a dict holds or their values (``kwargs.update(lr=0.1)``,
@@ -299,6 +302,24 @@ class Inference:
         if len(subclasses) > MAX_CONE:
             return [ref]  # a framework's base class: its own methods and attributes
         return [ref, *(ClassRef(m.path, k.name) for m, k in subclasses)]
+
+    def _overrides(self, ref: ClassRef, method: FunctionRef, name: str) -> list[Target]:
+        """What ``self.name()`` runs on an instance of ``ref`` or of any of its subclasses,
+        more than a cone holds (:data:`MAX_CONE`), when the method it finds, ``method``, is
+        abstract: the subclasses' overrides, each once (MetaLearning-TF2.0's ``BaseModel``
+        and its thirty models); none when it is not abstract or they are too many."""
+        module = self.module(method.path)
+        if not module.functions[method.qualname].abstract:
+            return []
+        definition = self.klass(ref)
+        assert definition is not None
+        found: dict[FunctionRef, Target] = {}
+        for owner_module, owner in self.project.subclasses(*definition):
+            klass = ClassRef(owner_module.path, owner.name)
+            override = self.method_of(klass, name)
+            if override is not None and override != method and override not in found:
+                found[override] = Target(TargetKind.FUNCTION, override, klass)
+        return list(found.values()) if len(found) <= MAX_OVERRIDES else []
 
     def method_of(self, ref: ClassRef, name: str, *, after: bool = False) -> FunctionRef | None:
         """The method ``name`` of a project class, through its method resolution order
@@ -608,8 +629,14 @@ class Inference:
             return [Target(TargetKind.METHOD, name=name, receiver=each)]
         if kind in {Kind.INSTANCE, Kind.MODEL, Kind.CLASS} and isinstance(ref, ClassRef):
             found: list[Target] = []
-            for klass in self.classes(each):
+            classes = self.classes(each)
+            for klass in classes:
                 method = self.method_of(klass, name)
+                if method is not None and each.cone and len(classes) == 1:
+                    overrides = self._overrides(klass, method, name)
+                    if overrides:
+                        found.extend(overrides)  # ``self.name()`` on an abstract ``name``
+                        continue
                 if method is not None:
                     found.append(Target(TargetKind.FUNCTION, method, klass))
                     continue
