@@ -550,3 +550,23 @@ def test_an_abstract_method_called_on_self_of_a_wide_base_runs_the_overrides(
     where = program.inference.where_of(base, "Base.report")
     targets = program.targets(from_ast(ast.parse("self.losses()", mode="eval").body), where)
     assert sorted(f"{t.ref.path}:{t.ref.qualname}" for t in targets if t.ref) == expected
+
+
+def test_import_reads_the_module_not_the_notebook_of_the_same_name(tmp_path: Path) -> None:
+    """PanXiebit/transformer-tf2.0 (set Z22 of stop 52) keeps ``data_process/dataset.ipynb``
+    beside the ``dataset.py`` its training script imports: ``import`` never reads a notebook."""
+    sources = {
+        "data_process/__init__.py": "",
+        "data_process/dataset.py": "def get_dataset(): ...\n",
+        "data_process/dataset.ipynb": "x = 1\n",  # its cells, as the linter joins them
+        "train.py": "from data_process.dataset import get_dataset\n",
+    }
+    indexes = {}
+    for name, text in sources.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        indexes[name] = index_source(text, path)
+    index = ProjectIndex([indexes[name] for name in sorted(indexes)])  # the notebook first
+    found = index.find_module("data_process.dataset", indexes["train.py"])
+    assert found is indexes["data_process/dataset.py"]

@@ -19,6 +19,9 @@ class SourceError(Exception):
 
 
 #: Line breaks as the tokenizer sees them, in text and in bytes.
+#: A Jupyter notebook's file name ends so: its cells are linted, but ``import`` never reads it.
+NOTEBOOK_SUFFIX = ".ipynb"
+
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _BYTE_LINES = re.compile(rb"\r\n|\r|\n")
 #: A PEP 263 encoding declaration (the tokenizer's own pattern).

@@ -39,7 +39,7 @@ from tflint_leaks.analysis.index import (
 from tflint_leaks.analysis.names import is_keras, is_numpy, is_tensorflow, resolve_dotted
 from tflint_leaks.analysis.symbolic import Op, string_text
 from tflint_leaks.frameworks import Frameworks, declared, distributes, project_root
-from tflint_leaks.source import SourceError, read_source
+from tflint_leaks.source import NOTEBOOK_SUFFIX, SourceError, read_source
 
 
 @dataclass(frozen=True)
@@ -674,7 +674,11 @@ def _base(module: ModuleIndex, name: str) -> Path:
 
 def _names_of(module: ModuleIndex) -> list[str]:
     """The dotted names a module is imported by: its own, and those through the directories
-    without ``__init__.py`` above its root (PEP 420 namespace packages)."""
+    without ``__init__.py`` above its root (PEP 420 namespace packages). None for a notebook:
+    ``import`` never reads one (``data_process/dataset.ipynb`` beside the ``dataset.py`` that
+    ``from data_process.dataset import get_dataset`` imports)."""
+    if module.path.endswith(NOTEBOOK_SUFFIX):
+        return []
     names = [module.module]
     directory = Path(module.root)
     current = module.module

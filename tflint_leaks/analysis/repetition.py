@@ -23,7 +23,7 @@ from tflint_leaks.analysis.facts import Body, Span
 from tflint_leaks.analysis.lattice import FunctionRef, Kind
 from tflint_leaks.analysis.names import CALLABLE_WRAPPERS, resolve_dotted
 from tflint_leaks.analysis.symbolic import Expr, Op, from_ast
-from tflint_leaks.source import SourceError, read_source
+from tflint_leaks.source import NOTEBOOK_SUFFIX, SourceError, read_source
 
 if TYPE_CHECKING:
     from tflint_leaks.analysis.effects import Effect
@@ -141,7 +141,7 @@ def script_entry(program: Program, module: ModuleIndex) -> EntryPoint | None:
     requires raw Python (.py) files, not .ipynb": streamlit/streamlit#671); its cells run when
     its reader runs them."""
     place = module.script_import
-    if place is None or module.path.endswith(".ipynb") or module.path in _imported(program):
+    if place is None or module.path.endswith(NOTEBOOK_SUFFIX) or module.path in _imported(program):
         return None
     row = next(row for row in ENTRY_POINTS if row.form is Form.SCRIPT and _imported_in(row, module))
     return EntryPoint(row, place=place, path=module.path)

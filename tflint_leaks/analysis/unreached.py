@@ -23,13 +23,14 @@ import ast
 from collections.abc import Iterator
 
 from tflint_leaks.analysis.index import ModuleIndex
+from tflint_leaks.source import NOTEBOOK_SUFFIX
 
 
 def never_called(index: ModuleIndex, text: str) -> frozenset[str]:
     """The qualnames of a notebook's top-level functions and methods that it never calls
     (empty for a module that is not a notebook). ``text`` is the notebook's code, its cells
     joined, as the index read it."""
-    if not index.path.endswith(".ipynb"):
+    if not index.path.endswith(NOTEBOOK_SUFFIX):
         return frozenset()
     try:
         tree = ast.parse(text)

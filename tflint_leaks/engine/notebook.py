@@ -28,9 +28,9 @@ from tflint_leaks.analysis.eras import CodePin, banner_pin
 from tflint_leaks.diagnostics import Diagnostic, Edit, Fix, Location, Related
 from tflint_leaks.engine.ipython import Mapped, python_of_cell
 from tflint_leaks.registry import SYNTAX_ERROR
-from tflint_leaks.source import invalid_syntax, split_lines
+from tflint_leaks.source import NOTEBOOK_SUFFIX, invalid_syntax, split_lines
 
-SUFFIX = ".ipynb"
+SUFFIX = NOTEBOOK_SUFFIX
 #: The notebook format version read (Jupyter's since 2015).
 NBFORMAT = 4
 
