@@ -736,7 +736,10 @@ class Inference:
                 most = receiver.most
                 if taken is not None and most is not None:
                     taken = min(taken, most)
-                return atom(Kind.DATASET, bound=taken if taken is not None else most)
+                bound = taken if taken is not None else most
+                return atom(Kind.DATASET, bound=bound, flag=receiver.flag)
+            if receiver.kind is Kind.DATASET and target.name in keras.PADDED_BATCHES:
+                return atom(Kind.DATASET, flag=keras.pads_to_each_batch(target.name, call))
             if receiver.ref == library.ARGUMENT_PARSER and target.name == "parse_args":
                 return (yield from library.command_line(self._arguments(where.module)))
             if receiver.kind is Kind.STR and target.name == "split" and len(call.positional) == 1:

@@ -163,6 +163,7 @@ DATA_FREE_SOURCES = frozenset(
 DATA_FREE_STEPS = frozenset(
     {
         "batch",
+        "bucket_by_sequence_length",
         "cache",
         "enumerate",
         "padded_batch",
@@ -176,6 +177,33 @@ DATA_FREE_STEPS = frozenset(
         "unbatch",
     }
 )
+
+#: Dataset methods that batch elements of different lengths by padding them: each batch to its
+#: own longest element unless ``padded_shapes`` fixes every dimension (``padded_batch``), or
+#: each bucket to its own (``bucket_by_sequence_length``, a method since TensorFlow 2.6).
+PADDED_BATCHES = frozenset({"padded_batch", "bucket_by_sequence_length"})
+
+
+def pads_to_each_batch(name: str, call: Expr) -> bool:
+    """The batches a :data:`PADDED_BATCHES` call makes may each have their own shape: no
+    ``padded_shapes``, or one with an unknown dimension (``-1``, ``None``, ``[None]``), unless
+    ``pad_to_bucket_boundary=True`` (each bucket then pads to its boundary: a few shapes)."""
+    if name == "bucket_by_sequence_length":
+        fixed = call.keyword("pad_to_bucket_boundary")
+        return fixed is None or fixed.op is not Op.LITERAL or fixed.text != "true"
+    shapes = call.argument(1, "padded_shapes")
+    if shapes is None:
+        return True
+    todo = [shapes]
+    while todo:
+        current = todo.pop()
+        if (current.op is Op.LITERAL and current.text == "none") or (
+            current.op is Op.UNARY and current.text == "-"  # ``-1``
+        ):
+            return True
+        todo.extend(current.parts)
+    return False
+
 
 #: Methods of a ``tf.data.Dataset`` that return another dataset (a pipeline chain): the
 #: data-free steps and those that run a function of the program.

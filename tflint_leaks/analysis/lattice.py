@@ -147,7 +147,8 @@ class Atom(NamedTuple):
     mapped: Value | None = None
     #: MODEL and INSTANCE: made by the expression itself (new every time the code runs); TAPE:
     #: ``persistent=True``; SPLITTER: iterated directly (the old ``cross_validation`` API);
-    #: UNKNOWN: an object certainly not ``None`` (:data:`SOME_OBJECT`).
+    #: UNKNOWN: an object certainly not ``None`` (:data:`SOME_OBJECT`); DATASET: its elements'
+    #: shapes change from one to the next (batches padded to their own longest element).
     flag: bool = False
     #: ARRAY: where it may come from (at most two, sorted).
     origins: tuple[ArrayOrigin, ...] = ()

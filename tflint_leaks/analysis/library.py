@@ -773,7 +773,11 @@ def method(found: Atom, name: str) -> Value:
             return join((NUMBER, container(element=NUMBER)))
         return NONE if name in {"compile", "summary", "save", "save_weights"} else UNKNOWN
     if kind is Kind.DATASET:
-        return atom(Kind.DATASET) if name in keras.DATASET_METHODS else UNKNOWN
+        if name not in keras.DATASET_METHODS:
+            return UNKNOWN
+        # A data-free step keeps the elements' shapes; a function of the program may change
+        # them (``map`` that pads to a fixed length).
+        return atom(Kind.DATASET, flag=found.flag and name in keras.DATA_FREE_STEPS)
     if kind is Kind.ESTIMATOR:
         return Value((found,)) if name == "fit" else UNKNOWN
     if kind is Kind.SPLITTER:

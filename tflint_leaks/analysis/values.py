@@ -197,6 +197,7 @@ class Evaluator:
         items: Callable[[cst.BaseExpression], int | None],
         returns_number: Callable[[cst.Call], bool],
         runs: int | None = None,
+        reshaped: Callable[[cst.BaseExpression], bool] | None = None,
     ) -> None:
         self._scope = scope
         self._loops = loops
@@ -208,6 +209,9 @@ class Evaluator:
         #: How many times the loops run the call site at most, when known: no value there
         #: takes more distinct values than that (``n *= 2`` in a loop over three masks).
         self._runs = runs
+        #: Whether iterating an expression gives tensors whose shapes change from one item to
+        #: the next (a ``tf.data`` pipeline of padded batches: the whole-program facts).
+        self._reshaped = reshaped
         self._visiting: set[str] = set()
         self._memo: dict[cst.BaseExpression, Variation] = {}
 
@@ -413,11 +417,21 @@ class Evaluator:
                 return self._loop_item(args[path[0]], path[1:])
             if callee == "itertools.count" and not path:
                 return Variation(Form.NUMBER, UNBOUNDED)
+            if (
+                isinstance(iterable.func, cst.Attribute)
+                and iterable.func.attr.value == "enumerate"
+                and path[:1] == (1,)
+            ):
+                # ``Dataset.enumerate()``: a tensor counter, then the dataset's element.
+                return self._loop_item(iterable.func.value, path[1:])
             if callee is not None and (is_tensorflow(callee) or callee.endswith(".enumerate")):
                 # tf.range, Dataset.enumerate(): the counters are tensors.
                 return Variation(Form.TENSOR, UNBOUNDED)
             if isinstance(iterable.func, cst.Attribute) and iterable.func.attr.value == "enumerate":
                 return Variation(Form.TENSOR, UNBOUNDED)
+        if self._reshaped is not None and self._reshaped(iterable):
+            # An element of a pipeline of padded batches, or any part of one.
+            return Variation(Form.TENSOR, UNBOUNDED, size_varies=True)
         if isinstance(iterable, cst.List | cst.Tuple | cst.Set) and not any(
             isinstance(e, cst.StarredElement) for e in iterable.elements
         ):

@@ -55,6 +55,7 @@ from tflint_leaks.analysis.values import (
 from tflint_leaks.analysis.writes import Write
 from tflint_leaks.diagnostics import RelatedRole
 from tflint_leaks.frameworks import Frameworks
+from tflint_leaks.source import NOTEBOOK_SUFFIX
 
 if TYPE_CHECKING:
     from tflint_leaks.rulekit.options import RuleOptions
@@ -484,6 +485,16 @@ class FileContext:
             self.items,
             self.returns_number,
             self._runs_at_most(),
+            self._reshaped,
+        )
+
+    def _reshaped(self, iterable: cst.BaseExpression) -> bool:
+        """Iterating ``iterable`` gives batches whose shapes change from one to the next: a
+        ``tf.data`` pipeline of batches padded to their own longest element."""
+        value = self.value(from_cst(iterable))
+        atoms = value.informative
+        return (
+            bool(atoms) and not value.top and all(a.kind is Kind.DATASET and a.flag for a in atoms)
         )
 
     def _runs_at_most(self) -> int | None:
@@ -992,7 +1003,7 @@ class FileContext:
     @property
     def in_notebook(self) -> bool:
         """The file is a notebook (its cells joined as one module)."""
-        return self.module_index.path.endswith(".ipynb")
+        return self.module_index.path.endswith(NOTEBOOK_SUFFIX)
 
     def raises(self, statement: cst.BaseStatement) -> bool:
         """Running a notebook's ``statement`` certainly raises ``NameError``: it reads, on

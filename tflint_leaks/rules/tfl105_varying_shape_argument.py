@@ -20,7 +20,12 @@ class VaryingShapeArgument(Rule):
     ## What it does
     Flags a `tf.function` without `input_signature` and without `reduce_retracing=True` that is
     called in a loop with a tensor (or NumPy array) whose shape depends on the loop: a slice
-    such as `x[:i]`, or `tf.zeros([n])`, `tf.range(n)`, `np.ones(n)` with a loop-variant `n`.
+    such as `x[:i]`, or `tf.zeros([n])`, `tf.range(n)`, `np.ones(n)` with a loop-variant `n`;
+    or with the batches of a `tf.data` pipeline that pads each batch to its own longest element
+    (`padded_batch` without `padded_shapes`, or with `-1`/`None` in them;
+    `bucket_by_sequence_length` without `pad_to_bucket_boundary=True`), through data-free steps
+    (`shuffle`, `prefetch`, `cache`...; a `map` after it may pad to one length and is not
+    followed).
 
     ## Why is this bad?
     A tensor argument is traced by dtype and shape. Each new shape traces a new graph, so a
@@ -93,6 +98,28 @@ class VaryingShapeArgument(Rule):
     """
 
     VALID = (
+        # Batches padded to a length every one shares; a pipeline of plain batches.
+        Valid("""
+        import tensorflow as tf
+
+
+        @tf.function
+        def train_step(batch):
+            return tf.reduce_sum(batch)
+
+
+        def make_dataset(sentences, max_length):
+            dataset = tf.data.Dataset.from_generator(lambda: sentences, tf.int64)
+            return dataset.shuffle(20000).padded_batch(64, padded_shapes=[max_length])
+
+
+        dataset = make_dataset(load_sentences(), 40)
+        for epoch in range(20):
+            for step, batch in enumerate(dataset):
+                train_step(batch)
+            for batch in tf.data.Dataset.range(1000).batch(64):
+                train_step(batch)
+        """),
         # A new function each iteration, one per model, called once: its first trace, no
         # retrace (stylegan-tf2, unseen set P of stop 43).
         Valid("""
@@ -203,6 +230,36 @@ class VaryingShapeArgument(Rule):
         ),
     )
     INVALID = (
+        # Batches padded to their own longest sentence (TensorFlow's transformer tutorial
+        # gives `train_step` an `input_signature` for this; PanXiebit/transformer-tf2.0 and
+        # Lornatang/TensorFlow2-tutorials do not).
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            @tf.function
+            def train_step(batch):
+                return tf.reduce_sum(batch)
+
+
+            def make_dataset(sentences):
+                dataset = tf.data.Dataset.from_generator(lambda: sentences, tf.int64)
+                return dataset.shuffle(20000).padded_batch(64, padded_shapes=[-1]).prefetch(2)
+
+
+            dataset = make_dataset(load_sentences())
+            for epoch in range(20):
+                for step, batch in enumerate(dataset):
+                    train_step(batch)
+            """,
+            17,
+            20,
+            17,
+            25,
+            "the shape of `batch` changes every iteration; each shape retraces `train_step` "
+            "(add an `input_signature` with `None` dimensions or `reduce_retracing=True`)",
+        ),
         Invalid(
             """
             import tensorflow as tf
