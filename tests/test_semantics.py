@@ -1445,3 +1445,22 @@ def test_a_literal_constant_of_the_function_decides_its_conditional_expressions(
     built = {e.span for e in effects if e.kind is EffectKind.BUILD_MODEL}
     assert (loader.span in built) is loads
     assert [b.then for b in function.body.fixed] == ([loader.span] if fixed else [])
+
+
+@pytest.mark.parametrize(
+    ("call", "varies"),
+    [
+        ("ds.padded_batch(64)", True),  # each batch padded to its own longest element
+        ("ds.padded_batch(64, padded_shapes=([-1], [-1]))", True),
+        ("ds.padded_batch(64, [None])", True),
+        ("ds.padded_batch(64, padded_shapes=tf.TensorShape([None]))", True),
+        ("ds.padded_batch(64, padded_shapes=([40], [40]))", False),
+        ("ds.padded_batch(64, padded_shapes=shapes)", False),  # not known: not said
+        ("ds.bucket_by_sequence_length(length, [10, 20], [8, 8, 8])", True),
+        ("ds.bucket_by_sequence_length(length, [10], [8, 8], pad_to_bucket_boundary=True)", False),
+    ],
+)
+def test_padded_batches_whose_shapes_vary(call: str, varies: bool) -> None:
+    expr = from_ast(ast.parse(call, mode="eval").body)
+    assert expr.method is not None
+    assert keras.pads_to_each_batch(expr.method[1], expr) is varies

@@ -163,7 +163,6 @@ DATA_FREE_SOURCES = frozenset(
 DATA_FREE_STEPS = frozenset(
     {
         "batch",
-        "bucket_by_sequence_length",
         "cache",
         "enumerate",
         "padded_batch",
@@ -207,7 +206,9 @@ def pads_to_each_batch(name: str, call: Expr) -> bool:
 
 #: Methods of a ``tf.data.Dataset`` that return another dataset (a pipeline chain): the
 #: data-free steps and those that run a function of the program.
-DATASET_METHODS = DATA_FREE_STEPS | frozenset({"filter", "flat_map", "interleave", "map"})
+DATASET_METHODS = DATA_FREE_STEPS | frozenset(
+    {"bucket_by_sequence_length", "filter", "flat_map", "interleave", "map"}
+)
 
 #: Model methods that run training or inference on the model.
 TRAINING_METHODS = frozenset(
