@@ -303,11 +303,18 @@ class Inference:
             return [ref]  # a framework's base class: its own methods and attributes
         return [ref, *(ClassRef(m.path, k.name) for m, k in subclasses)]
 
-    def _overrides(self, ref: ClassRef, method: FunctionRef, name: str) -> list[Target]:
+    def _overrides(
+        self,
+        ref: ClassRef,
+        method: FunctionRef,
+        name: str,
+        running: Callable[[ClassRef], bool] | None,
+    ) -> list[Target]:
         """What ``self.name()`` runs on an instance of ``ref`` or of any of its subclasses,
         more than a cone holds (:data:`MAX_CONE`), when the method it finds, ``method``, is
-        abstract: the subclasses' overrides, each once (MetaLearning-TF2.0's ``BaseModel``
-        and its thirty models); none when it is not abstract or they are too many."""
+        abstract: the subclasses' overrides (of those ``running`` keeps), each once
+        (MetaLearning-TF2.0's ``BaseModel`` and its thirty models); none when it is not
+        abstract or they are too many."""
         module = self.module(method.path)
         if not module.functions[method.qualname].abstract:
             return []
@@ -316,10 +323,46 @@ class Inference:
         found: dict[FunctionRef, Target] = {}
         for owner_module, owner in self.project.subclasses(*definition):
             klass = ClassRef(owner_module.path, owner.name)
+            if running is not None and not running(klass):
+                continue
             override = self.method_of(klass, name)
             if override is not None and override != method and override not in found:
                 found[override] = Target(TargetKind.FUNCTION, override, klass)
         return list(found.values()) if len(found) <= MAX_OVERRIDES else []
+
+    def _running(self, each: Atom, where: Where) -> Callable[[ClassRef], bool] | None:
+        """For ``self`` in a method of its own class (``each`` the cone of ``where``'s class),
+        which of the cone's classes run that method on their instances: those that inherit
+        it, and those whose override reaches it through ``super()``. A subclass that overrides
+        ``train`` without calling ``super().train()`` never runs the base's ``train``, so
+        ``self.sample_action()`` there is never its ``sample_action`` (Yishaiaz/DRL-A1-DQN-,
+        set Z24 of stop 52). None where that does not apply."""
+        function, klass = where.function, where.klass
+        if not each.cone or function is None or klass is None:
+            return None
+        if each.ref != ClassRef(where.module.path, klass.name):
+            return None
+        owner, _, method = function.qualname.rpartition(".")
+        if owner != klass.name:
+            return None  # a function nested in a method
+        current = FunctionRef(where.module.path, function.qualname)
+
+        def runs(candidate: ClassRef) -> bool:
+            definition = self.klass(candidate)
+            if definition is None:
+                return True
+            for module, owner_class in self.project.mro(*definition):
+                qualname = f"{owner_class.name}.{method}"
+                found = module.functions.get(qualname)
+                if found is None:
+                    continue
+                if FunctionRef(module.path, qualname) == current:
+                    return True
+                if not _calls_super(found, method):
+                    return False
+            return False
+
+        return runs
 
     def method_of(self, ref: ClassRef, name: str, *, after: bool = False) -> FunctionRef | None:
         """The method ``name`` of a project class, through its method resolution order
@@ -630,10 +673,13 @@ class Inference:
         if kind in {Kind.INSTANCE, Kind.MODEL, Kind.CLASS} and isinstance(ref, ClassRef):
             found: list[Target] = []
             classes = self.classes(each)
+            running = self._running(each, where)
+            if running is not None:
+                classes = [klass for klass in classes if running(klass)]
             for klass in classes:
                 method = self.method_of(klass, name)
                 if method is not None and each.cone and len(classes) == 1:
-                    overrides = self._overrides(klass, method, name)
+                    overrides = self._overrides(klass, method, name, running)
                     if overrides:
                         found.extend(overrides)  # ``self.name()`` on an abstract ``name``
                         continue
@@ -1874,6 +1920,15 @@ _SORTS: dict[str, tuple[Kind, ...]] = {
         if kind not in {Kind.CONTAINER, Kind.INSTANCE, Kind.UNKNOWN, Kind.SUPER}
     ),
 }
+
+
+def _calls_super(function: FunctionFacts, name: str) -> bool:
+    """``function`` calls ``super().name(...)`` (or ``super(Class, self).name(...)``)."""
+    for site in function.body.calls:
+        method = site.call.method
+        if method is not None and method[1] == name and is_super(method[0]):
+            return True
+    return False
 
 
 def _unknown_object(value: Value) -> bool:

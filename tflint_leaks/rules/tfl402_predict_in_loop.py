@@ -35,7 +35,9 @@ class PredictInLoop(Rule):
     The `predict` may sit in a method or function the loop calls (`act()` in a `while not done`
     loop), up to four calls deep, also on an object that call sites give as instances of
     different project classes (a random agent for warm-up, then the learning agent: each class's
-    `act` may run); the finding is then on the `predict` when it is in the same file, else on
+    `act` may run; a base class's loop that calls `self.act()` runs the overrides of the
+    subclasses that run that loop, those that inherit it or reach it through `super()`); the
+    finding is then on the `predict` when it is in the same file, else on
     the call in the loop, and `related` lists every call between them. The `predict`s of other
     files that one call runs make one finding at the call, whose message counts them ("(and 2
     more `predict` calls)") and whose `related` points at each.
@@ -135,6 +137,36 @@ class PredictInLoop(Rule):
     """
 
     VALID = (
+        # The base's `train` never runs on a `DeepAgent`, which overrides it without calling
+        # `super().train()`: the base's loop only ever calls the base's `sample_action`
+        # (Yishaiaz/DRL-A1-DQN-, set Z24 of stop 52).
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+
+        class Agent:
+            def sample_action(self, state):
+                return int(np.argmax(self.table[state]))
+
+            def train(self, env, episodes):
+                for episode in range(episodes):
+                    state, done = env.reset(), False
+                    while not done:
+                        state, _, done, _ = env.step(self.sample_action(state))
+
+
+        class DeepAgent(Agent):
+            def __init__(self):
+                self.model = tf.keras.models.load_model("q.keras")
+
+            def sample_action(self, state):
+                return int(np.argmax(self.model.predict(state[None])))
+
+            def train(self, env, episodes):
+                for episode in range(episodes):
+                    self.model.fit(env.batch(), epochs=10)
+        """),
         Valid("""
         import numpy as np
         import tensorflow as tf
@@ -593,6 +625,42 @@ class PredictInLoop(Rule):
         """),
     )
     INVALID = (
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+
+            class Agent:
+                def sample_action(self, state):
+                    return int(np.argmax(self.table[state]))
+
+                def train(self, env, episodes):
+                    for episode in range(episodes):
+                        state, done = env.reset(), False
+                        while not done:
+                            state, _, done, _ = env.step(self.sample_action(state))
+
+
+            class DeepAgent(Agent):
+                def __init__(self):
+                    self.model = tf.keras.models.load_model("q.keras")
+
+                def sample_action(self, state):
+                    return int(np.argmax(self.model.predict(state[None])))
+
+                def train(self, env, episodes):
+                    for episode in range(episodes):
+                        super().train(env, 1)
+            """,
+            21,
+            30,
+            21,
+            61,
+            "`self.model.predict` through `sample_action` every iteration builds a new "
+            "`tf.data` pipeline each call; use `self.model(x, training=False)` or "
+            "`predict_on_batch`",
+        ),
         Invalid(
             """
             import numpy as np
