@@ -707,10 +707,12 @@ class Inference:
         for target in targets:
             values.append((yield from self.target_value(target, call, where)))
         made = join(values)
-        if call in where.body.model_calls and _unknown_object(made):
+        if call in where.body.model_calls and _unknown_object(made) and _named(call, where):
             # ``model = FPN(...)`` then ``model.compile(optimizer=..., loss=...)``: what a
             # factory the project cannot read makes is a Keras model by how it is used (not
-            # known to be new: the factory may hand out one it keeps).
+            # known to be new: the factory may hand out one it keeps). Not a method of an
+            # object of unknown kind (``cls.from_config(...)`` of a class with its own
+            # ``predict``).
             return atom(Kind.MODEL)
         return made
 
@@ -1929,6 +1931,16 @@ def _calls_super(function: FunctionFacts, name: str) -> bool:
         if method is not None and method[1] == name and is_super(method[0]):
             return True
     return False
+
+
+def _named(call: Expr, where: Where) -> bool:
+    """``call`` calls a function by its name, or by a module's it imports (``FPN(...)``,
+    ``sm.FPN(...)``)."""
+    func = call.func
+    if func.op is not Op.REF:
+        return False
+    head, _, rest = func.text.partition(".")
+    return not rest or head in where.module.imports
 
 
 def _unknown_object(value: Value) -> bool:
