@@ -1166,3 +1166,57 @@ def test_a_module_written_for_tensorflow_1_builds_ops_for_a_loop_in_another(
         encoding="utf-8",
     )
     assert _findings(root) == []
+
+
+NETWORK_OPS = (
+    "import tensorflow as tf\n\n\ndef linear(x, size):\n"
+    '    w = tf.get_variable("w", [x.shape[1], size])\n    return tf.matmul(x, w)\n'
+)
+AGENT = (
+    "import tensorflow as tf\n\nfrom network_ops import linear\n\n"
+    'model = tf.keras.models.load_model("q.keras")\nfor step in range(1000):\n'
+    "    action = model.predict(env.state()[None])\n    env.step(action)\n"
+    "    print(tf.reduce_mean(env.rewards()))\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("pins", "expected"),
+    [
+        # TensorFlow 2: a helper that only TensorFlow 1 could run is one nothing calls.
+        (
+            {"requirements.txt": "tensorflow>=2.2\n"},
+            [
+                (
+                    "TFL402",
+                    7,
+                    14,
+                    "`model.predict` every iteration (1000 in all) builds a new `tf.data` "
+                    "pipeline each call; use `model(x, training=False)` or `predict_on_batch`",
+                )
+            ],
+        ),
+        # No pin: code written for TensorFlow 1 runs in its graph mode.
+        (
+            {},
+            [
+                (
+                    "TFL503",
+                    9,
+                    11,
+                    "`tf.reduce_mean(...)` every iteration (1000 in all) adds nodes to the "
+                    "default graph of a loop that runs it (`model.predict`): the graph grows "
+                    "for as long as the loop runs; build it once before the loop "
+                    "(`graph.finalize()` catches this)",
+                )
+            ],
+        ),
+    ],
+)
+def test_a_tensorflow_1_helper_in_a_tensorflow_2_project_is_no_graph_mode(
+    tmp_path: Path, pins: dict[str, str], expected: list[Finding]
+) -> None:
+    """arnomoonens/yarll pins TensorFlow >= 2.2; its ``network_ops.py`` keeps a
+    ``tf.get_variable`` helper beside the Keras layers its TF2 agents import."""
+    _project(tmp_path, {"network_ops.py": NETWORK_OPS, "agent.py": AGENT, **pins})
+    assert _findings(tmp_path / "agent.py") == expected

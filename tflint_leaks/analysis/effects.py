@@ -360,7 +360,10 @@ class Effects:
                 value = yield from self.inference.evaluate(argument, where)
                 if value.where_known(Kind.SESSION):
                     return [Effect(EffectKind.RUN_GRAPH, path, site.span, text)]
-        if name in GRAPH_METHODS and (is_graph_code(where.module.units) or where.module.graph_mode):
+        module = where.module
+        if name in GRAPH_METHODS and (
+            is_graph_code(module.units) or module.graph_mode or module.tf1_only
+        ):
             return [Effect(EffectKind.GRAPH_OP, path, site.span, text)]
         return []
 

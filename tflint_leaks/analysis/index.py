@@ -175,9 +175,12 @@ class ModuleIndex:
     #: What the module's own code (every cell of a notebook) assigns and calls.
     body: Body
     #: The module turns eager execution off (``tf.compat.v1.disable_eager_execution()``,
-    #: ``disable_v2_behavior()``), or calls what only TensorFlow 1 has (``tf.placeholder``,
-    #: ``tf.contrib``...) without turning it on: TF1-style graph mode.
+    #: ``disable_v2_behavior()``): TF1-style graph mode.
     graph_mode: bool
+    #: The module calls what only TensorFlow 1 has (``tf.placeholder``, ``tf.contrib``...)
+    #: without turning eager execution on: written for TensorFlow 1's graph mode, unless the
+    #: project runs TensorFlow 2 (:meth:`~.project.ProjectIndex.graph_mode`).
+    tf1_only: bool
     #: The module turns eager execution on (``tf.enable_eager_execution()``,
     #: ``enable_v2_behavior()``): eager even where TensorFlow 1 runs it.
     eager_mode: bool
@@ -1008,8 +1011,8 @@ def index_source(
         uses_tensorflow=any(marker in source for marker in _TENSORFLOW_MARKERS),
         units=units,
         body=body,
-        graph_mode=_switches(builder, body, GRAPH_MODE_SWITCHES)
-        or (tf1_only and not _switches(builder, body, EAGER_MODE_SWITCHES)),
+        graph_mode=_switches(builder, body, GRAPH_MODE_SWITCHES),
+        tf1_only=tf1_only and not _switches(builder, body, EAGER_MODE_SWITCHES),
         placeholders_at_import=_placeholders_at_import(builder, body),
         functions_eagerly=_functions_eagerly(builder, body),
         eager_mode=_switches(builder, body, EAGER_MODE_SWITCHES),

@@ -308,13 +308,16 @@ class Inference:
         ref: ClassRef,
         method: FunctionRef,
         name: str,
-        running: Callable[[ClassRef], bool] | None,
+        running: Callable[[ClassRef], bool],
     ) -> list[Target]:
-        """What ``self.name()`` runs on an instance of ``ref`` or of any of its subclasses,
-        more than a cone holds (:data:`MAX_CONE`), when the method it finds, ``method``, is
-        abstract: the subclasses' overrides (of those ``running`` keeps), each once
-        (MetaLearning-TF2.0's ``BaseModel`` and its thirty models); none when it is not
-        abstract or they are too many."""
+        """What ``self.name()`` in a method of ``ref`` runs on an instance of ``ref`` or of any
+        of its subclasses, more than a cone holds (:data:`MAX_CONE`), when the method it
+        finds, ``method``, is abstract: the overrides of the subclasses that run the calling
+        method (``running``), each once (MetaLearning-TF2.0's ``BaseModel`` and its thirty
+        models: a template method); none when it is not abstract or they are too many. Only
+        ``self`` in the class's own method: a call on an agent handed in (``agent.learn()``
+        of yarll's thirty agents) would stand for every agent at once, TensorFlow 1's among
+        TensorFlow 2's."""
         module = self.module(method.path)
         if not module.functions[method.qualname].abstract:
             return []
@@ -323,7 +326,7 @@ class Inference:
         found: dict[FunctionRef, Target] = {}
         for owner_module, owner in self.project.subclasses(*definition):
             klass = ClassRef(owner_module.path, owner.name)
-            if running is not None and not running(klass):
+            if not running(klass):
                 continue
             override = self.method_of(klass, name)
             if override is not None and override != method and override not in found:
@@ -678,7 +681,7 @@ class Inference:
                 classes = [klass for klass in classes if running(klass)]
             for klass in classes:
                 method = self.method_of(klass, name)
-                if method is not None and each.cone and len(classes) == 1:
+                if method is not None and running is not None and len(classes) == 1:
                     overrides = self._overrides(klass, method, name, running)
                     if overrides:
                         found.extend(overrides)  # ``self.name()`` on an abstract ``name``

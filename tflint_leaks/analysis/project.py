@@ -535,15 +535,20 @@ class ProjectIndex:
         (``tf.compat.v1.disable_eager_execution()``, ``disable_v2_behavior()``) in it or in a
         module it imports; or, when neither of them turns it on
         (``tf.enable_eager_execution()``), a project that runs TensorFlow 1 (``frameworks``),
-        where graph mode is the default. TensorFlow calls build graph nodes instead of running,
-        Keras runs one cached function per model, and tensors hold no memory between
-        ``session.run`` calls: the registry's eager-only rules do not run there."""
+        where graph mode is the default, or one whose TensorFlow is not known to be 2 and that
+        calls what only TensorFlow 1 has there. In a project that runs TensorFlow 2, such a
+        call is a helper nothing calls or a path that fails, not graph mode (yarll's
+        ``network_ops.py`` keeps a ``tf.get_variable`` helper beside its Keras layers).
+        TensorFlow calls build graph nodes instead of running, Keras runs one cached function
+        per model, and tensors hold no memory between ``session.run`` calls: the registry's
+        eager-only rules do not run there."""
         modules = (module, *self.dependencies(module))
         if any(found.graph_mode for found in modules):
             return True
         if any(found.eager_mode for found in modules):
             return False
-        return self.world(module, frameworks).tensorflow_major == 1
+        major = self.world(module, frameworks).tensorflow_major
+        return major == 1 or (major != 2 and any(found.tf1_only for found in modules))
 
     def functions_eagerly(self, module: ModuleIndex) -> bool:
         """Whether every ``tf.function`` runs eagerly where ``module`` runs: its module-level
