@@ -210,6 +210,10 @@ class Body:
     #: ``model.compile(...)``), by their expressions: what such a call makes is a model even
     #: where what it calls is not known (a factory the caller passes in).
     model_calls: tuple[Expr, ...] = ()
+    #: Those of :attr:`model_calls` whose result the body compiles (``model.compile(...)``):
+    #: only a Keras model has ``compile``, where other estimators also take ``fit(...,
+    #: epochs=...)`` (alibi-detect's ``OutlierAE``).
+    compiled_calls: tuple[Expr, ...] = ()
     #: The blocks of the guards that look a key up (``if s not in self.Ps:``, ``if k in cache:
     #: ... else:``) that the body computes from its parameters, with those parameters (``s =
     #: game.stringRepresentation(board)``: ``board``). Among :attr:`once` when the block sets
@@ -477,6 +481,7 @@ def collect_body(
         tuple(restores),
         _iterated_pipelines(nodes, sources, local=arguments is not None, shared=set(declared)),
         _model_calls(calls, assigns),
+        _model_calls(calls, assigns, compiled=True),
         _keyed(guards, params, assigns, span_of),
         tuple(constants.items()),
     )
@@ -528,11 +533,15 @@ def _membership_keys(test: Expr) -> list[Expr]:
     return []
 
 
-def _model_calls(calls: list[Site], assigns: list[Assign]) -> tuple[Expr, ...]:
-    """:attr:`Body.model_calls`."""
+def _model_calls(
+    calls: list[Site], assigns: list[Assign], *, compiled: bool = False
+) -> tuple[Expr, ...]:
+    """:attr:`Body.model_calls` (:attr:`Body.compiled_calls` with ``compiled``)."""
     used = set()
     for site in calls:
         receiver = keras.model_use(site.call)
+        if compiled and (site.call.method is None or site.call.method[1] != "compile"):
+            continue
         if receiver is not None and receiver.op is Op.REF:
             used.add(receiver.text)
     if not used:

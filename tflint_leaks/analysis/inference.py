@@ -710,11 +710,11 @@ class Inference:
         for target in targets:
             values.append((yield from self.target_value(target, call, where)))
         made = join(values)
-        if call in where.body.model_calls and _unknown_object(made) and _named(call, where):
+        if call in where.body.compiled_calls and _unknown_object(made) and _named(call, where):
             # ``model = FPN(...)`` then ``model.compile(optimizer=..., loss=...)``: what a
-            # factory the project cannot read makes is a Keras model by how it is used (not
-            # known to be new: the factory may hand out one it keeps). Not a method of an
-            # object of unknown kind (``cls.from_config(...)`` of a class with its own
+            # factory the project cannot read makes is a Keras model when the body compiles
+            # it (not known to be new: the factory may hand out one it keeps). Not a method
+            # of an object of unknown kind (``cls.from_config(...)`` of a class with its own
             # ``predict``).
             return atom(Kind.MODEL)
         return made

@@ -29,9 +29,9 @@ class PredictInLoop(Rule):
     left aside: a parameter that the project's calls give a model and a library's users may give
     anything, a name bound to a loaded model in one place and to a third-party factory's result
     in another (but not to a scikit-learn, XGBoost, LightGBM, CatBoost or PyTorch estimator).
-    What a factory the project cannot read makes is a model when the code uses it as one:
-    `compile(optimizer=..., loss=...)`, `fit(..., epochs=...)`, `train_on_batch` (a
-    `segmentation_models.FPN(...)` then compiled); a `fit(x, y)` alone says nothing.
+    What a function or class the project cannot read makes is a model when the code compiles
+    it (`model = sm.FPN(...)` then `model.compile(...)`: only a Keras model has `compile`); a
+    `fit(..., epochs=...)` alone says nothing (alibi-detect's detectors take one too).
     The `predict` may sit in a method or function the loop calls (`act()` in a `while not done`
     loop), up to four calls deep, also on an object that call sites give as instances of
     different project classes (a random agent for warm-up, then the learning agent: each class's
@@ -175,7 +175,7 @@ class PredictInLoop(Rule):
 
         def build(x, y):
             model = make_classifier(depth=6)
-            model.fit(x, y)
+            model.fit(x, y, epochs=10)
             return model
 
 
