@@ -407,6 +407,17 @@ def test_generator_functions_are_known(tmp_path: Path) -> None:
     assert not functions["load"].generator
 
 
+def _indexed(root: Path, sources: dict[str, str]) -> dict[str, ModuleIndex]:
+    """Each of ``sources`` (relative path: text) written under ``root`` and indexed."""
+    indexes = {}
+    for name, text in sources.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        indexes[name] = index_source(text, path)
+    return indexes
+
+
 @pytest.mark.parametrize("package", [True, False], ids=["package", "namespace"])
 def test_of_two_modules_of_one_name_the_one_beside_the_importer_is_imported(
     tmp_path: Path, package: bool
@@ -423,12 +434,7 @@ def test_of_two_modules_of_one_name_the_one_beside_the_importer_is_imported(
         f"{version}/{name}": text for version in ("Yolov2", "Yolov3") for name, text in files
     }
     sources["Yolov3/predict/predict.py"] = sources["other/run.py"] = "import model.model\n"
-    indexes = {}
-    for name, text in sources.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        indexes[name] = index_source(text, path)
+    indexes = _indexed(tmp_path, sources)
     index = ProjectIndex(indexes.values())
     found = index.find_module("model.model", indexes["Yolov3/predict/predict.py"])
     assert found is indexes["Yolov3/model/model.py"]
@@ -490,12 +496,7 @@ def test_a_namespace_package_four_directories_deep_is_imported(tmp_path: Path) -
             "from business.image.classification.mnist.mnist import train\n"
         ),
     }
-    indexes = {}
-    for name, text in sources.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        indexes[name] = index_source(text, path)
+    indexes = _indexed(tmp_path, sources)
     index = ProjectIndex(indexes.values())
     importer = indexes["src/main/app/presentation/controllers/mnist.py"]
     found = index.find_module("business.image.classification.mnist.mnist", importer)
@@ -539,17 +540,12 @@ def test_an_abstract_method_called_on_self_of_a_wide_base_runs_the_overrides(
         sources[f"models/other{number}.py"] = (
             f"from models.base import Base\n\n\nclass Other{number}(Base):\n    pass\n"
         )
-    indexes = []
-    for name, text in sources.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        indexes.append(index_source(text, Path(name)))
-    program = Program(ProjectIndex(indexes))
-    base = next(m for m in indexes if m.path == "models/base.py")
-    where = program.inference.where_of(base, "Base.report")
+    indexes = _indexed(tmp_path, sources)
+    program = Program(ProjectIndex(indexes.values()))
+    where = program.inference.where_of(indexes["models/base.py"], "Base.report")
     targets = program.targets(from_ast(ast.parse("self.losses()", mode="eval").body), where)
-    assert sorted(f"{t.ref.path}:{t.ref.qualname}" for t in targets if t.ref) == expected
+    found = [f"{Path(t.ref.path).relative_to(tmp_path)}:{t.ref.qualname}" for t in targets if t.ref]
+    assert sorted(found) == expected
 
 
 def test_import_reads_the_module_not_the_notebook_of_the_same_name(tmp_path: Path) -> None:
@@ -561,12 +557,7 @@ def test_import_reads_the_module_not_the_notebook_of_the_same_name(tmp_path: Pat
         "data_process/dataset.ipynb": "x = 1\n",  # its cells, as the linter joins them
         "train.py": "from data_process.dataset import get_dataset\n",
     }
-    indexes = {}
-    for name, text in sources.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        indexes[name] = index_source(text, path)
+    indexes = _indexed(tmp_path, sources)
     index = ProjectIndex([indexes[name] for name in sorted(indexes)])  # the notebook first
     found = index.find_module("data_process.dataset", indexes["train.py"])
     assert found is indexes["data_process/dataset.py"]
