@@ -1172,7 +1172,7 @@ NETWORK_OPS = (
     "import tensorflow as tf\n\n\ndef linear(x, size):\n"
     '    w = tf.get_variable("w", [x.shape[1], size])\n    return tf.matmul(x, w)\n'
 )
-AGENT = (
+HELPER_USER = (
     "import tensorflow as tf\n\nfrom network_ops import linear\n\n"
     'model = tf.keras.models.load_model("q.keras")\nfor step in range(1000):\n'
     "    action = model.predict(env.state()[None])\n    env.step(action)\n"
@@ -1218,5 +1218,5 @@ def test_a_tensorflow_1_helper_in_a_tensorflow_2_project_is_no_graph_mode(
 ) -> None:
     """arnomoonens/yarll pins TensorFlow >= 2.2; its ``network_ops.py`` keeps a
     ``tf.get_variable`` helper beside the Keras layers its TF2 agents import."""
-    _project(tmp_path, {"network_ops.py": NETWORK_OPS, "agent.py": AGENT, **pins})
+    _project(tmp_path, {"network_ops.py": NETWORK_OPS, "agent.py": HELPER_USER, **pins})
     assert _findings(tmp_path / "agent.py") == expected
