@@ -181,3 +181,44 @@ def test_the_body_of_a_loop_over_an_empty_range_is_not_linted(
     assert [(d.code, d.start.line, d.start.column) for d in result.diagnostics] == [
         ("TFL201", line, 18) for line in lines
     ]
+
+
+MILESTONES = """\
+import tensorflow as tf
+
+milestones = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120]
+for epoch in range(1000):
+    if {test}:
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+{more}"""
+
+
+@pytest.mark.parametrize(
+    ("test", "more", "count"),
+    [
+        # a literal's items, a name's twelve
+        ("epoch in (100, 200, 300)", "", None),
+        ("epoch in milestones", "", "every 83rd iteration (12 in all)"),
+        ("epoch in milestones or epoch == 0", "", "every 76th iteration (13 in all)"),
+        # a container the loop adds to, an item that is not the loop's counter
+        (
+            "epoch in milestones",
+            "    milestones.append(epoch + 5)\n",
+            "every iteration (1000 in all)",
+        ),
+        ("model_id in milestones", "", "every iteration (1000 in all)"),
+    ],
+)
+def test_a_milestone_test_runs_its_block_once_per_milestone(
+    tmp_path: Path, test: str, more: str, count: str | None
+) -> None:
+    """``if epoch in milestones:`` holds on one iteration per item of a container the loop
+    does not change, whatever else the loop does."""
+    path = tmp_path / "schedule.py"
+    path.write_text(MILESTONES.format(test=test, more=more))
+    found = [
+        (d.code, d.start.line, d.start.column, d.message)
+        for d in lint_paths([path], Settings(select=("TFL401",))).diagnostics
+    ]
+    message = FOUND.format(count="").replace("every iteration", count or "")
+    assert found == ([] if count is None else [("TFL401", 6, 17, message)])

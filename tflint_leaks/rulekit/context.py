@@ -651,7 +651,7 @@ class FileContext:
             if isinstance(node, cst.If) and child is node.body:
                 found = self._periods.get(node)
                 if found is None:
-                    found = self._periods[node] = self._guard(node.test)
+                    found = self._periods[node] = self._guard(node.test, node.body)
                 guards.append(found)
             elif isinstance(node, cst.IndentedBlock) and child is not None:
                 guards.extend(self._exit_guards(node, child))
@@ -684,23 +684,25 @@ class FileContext:
                 found.append(guard)
         return found
 
-    def _guard(self, test: cst.BaseExpression) -> Guard:
+    def _guard(self, test: cst.BaseExpression, body: cst.BaseSuite | None = None) -> Guard:
         """A guard's period: one run in ``N`` (:meth:`_guard_period`), or a few runs per run
         of the enclosing loop whose counter it compares with values that loop does not change
         (``if j == 0:`` inside ``for j in range(2000)``: once in 2000, with the loop's count,
-        0 when it is not known; ``if step == 50 or step == 100:`` twice), a test joined by
-        ``and`` by its rarest part (such a loop of unknown count the rarest)."""
+        0 when it is not known; ``if step == 50 or step == 100:`` twice; ``if epoch in (30,
+        60, 90):`` three times), a test joined by ``and`` by its rarest part (such a loop of
+        unknown count the rarest). ``body`` is the block the test guards, when it is an
+        ``if``'s (:meth:`_counter_test`)."""
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return max(
-                self._guard(test.left),
-                self._guard(test.right),
+                self._guard(test.left, body),
+                self._guard(test.right, body),
                 key=lambda g: g[0] if g[0] or g[1] is None else math.inf,
             )
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-            return self._either(self._guard(test.left), self._guard(test.right))
-        counted = self._counter_test(test)
+            return self._either(self._guard(test.left, body), self._guard(test.right, body))
+        counted = self._counter_test(test, body)
         if counted is not None:
-            return self.trip_count(counted) or 0, (counted, 1)
+            return self.trip_count(counted[0]) or 0, counted
         return self._guard_period(test), None
 
     def _either(self, left: Guard, right: Guard) -> Guard:
@@ -727,22 +729,35 @@ class FileContext:
             return 1, None
         return (max(1, count // times) if count else 0), (loop, times)
 
-    def _counter_test(self, test: cst.BaseExpression) -> LoopNode | None:
-        """The enclosing loop on one iteration of which at most ``test`` holds: it compares
-        for equality the loop's counter with a value the loop does not change. A counter takes
-        a new value on every iteration: the target of a ``for`` over ``range(...)``, the index
-        of ``enumerate(...)`` (``for fidelity, data in enumerate(splits):``), or a name to
-        which every iteration of a ``while`` loop adds a positive constant (``step += 1``)
-        and nothing else in the loop assigns; the value is one known integer or a name the
-        loop never assigns (``if epoch == warmup:``), or a value computed from such names and
-        integers (``if i == len(batches) - 1:``, the last iteration, when the loop neither
-        assigns ``batches`` nor calls a method of it). The target of a ``for`` over anything
-        else of known length counts too when the value is one integer."""
-        sides = _equality(test)
-        if sides is None:
+    def _counter_test(
+        self, test: cst.BaseExpression, body: cst.BaseSuite | None = None
+    ) -> tuple[LoopNode, int] | None:
+        """The enclosing loop on a few iterations of which at most ``test`` holds, and on how
+        many: it compares for equality the loop's counter with a value the loop does not
+        change (one). A counter takes a new value on every iteration: the target of a ``for``
+        over ``range(...)``, the index of ``enumerate(...)`` (``for fidelity, data in
+        enumerate(splits):``), or a name to which every iteration of a ``while`` loop adds a
+        positive constant (``step += 1``) and nothing else in the loop assigns; the value is
+        one known integer or a name the loop never assigns (``if epoch == warmup:``), or a
+        value computed from such names and integers (``if i == len(batches) - 1:``, the last
+        iteration, when the loop neither assigns ``batches`` nor calls a method of it). The
+        target of a ``for`` over anything else of known length counts too when the value is
+        one integer. Two more tests hold on as many iterations as a container the loop does
+        not grow has items (one when that number is not known): the counter's membership of
+        a container the loop does not change (``if epoch in milestones:``, ``if step in
+        (100, 200):``), and its equality with names that only ``body`` assigns, each time with
+        the next item taken out of such a container (``if it == next_step + 1: ...;
+        next_step = steps.pop()``: a learning-rate schedule's milestones)."""
+        membership = _membership(test)
+        equality = _equality(test)
+        if membership is not None:
+            orders = [membership]
+        elif equality is not None:
+            orders = [equality, equality[::-1]]
+        else:
             return None
         facts = self.scope_facts()
-        for counter, other in (sides, sides[::-1]):
+        for counter, other in orders:
             if not isinstance(counter, cst.Name):
                 continue
             name = counter.value
@@ -750,10 +765,18 @@ class FileContext:
             if found is None:
                 continue
             loop, steps = found
+            if membership is not None:
+                if steps and _invariant(other, name, loop, facts):
+                    return loop, self.items(other) or 1
+                continue
             ints = self.type_of(other).ints
             constant = ints is not None and len(ints) == 1
             if steps and (constant or _invariant(other, name, loop, facts)):
-                return loop
+                return loop, 1
+            if steps and body is not None:
+                drawn = _drawn_in(other, body, loop, facts)
+                if drawn is not None and _invariant(other, name, loop, facts, drawn):
+                    return loop, 1
             if (
                 not steps
                 and constant
@@ -761,7 +784,7 @@ class FileContext:
                 and isinstance(loop.target, cst.Name)
                 and self.trip_count(loop) is not None
             ):
-                return loop
+                return loop, 1
         return None
 
     def _counter_loop(self, name: str, facts: ScopeFacts) -> tuple[LoopNode, bool] | None:
@@ -1271,21 +1294,32 @@ def _binds(function: FunctionFacts, name: str) -> bool:
 _PURE_BUILTINS = frozenset({"len", "abs", "min", "max", "int", "round"})
 
 
-def _invariant(value: cst.BaseExpression, counter: str, loop: LoopNode, facts: ScopeFacts) -> bool:
+def _invariant(
+    value: cst.BaseExpression,
+    counter: str,
+    loop: LoopNode,
+    facts: ScopeFacts,
+    drawn: frozenset[str] = frozenset(),
+) -> bool:
     """``value`` is the same on every iteration of ``loop``: integers, and names (dotted:
     ``self.warmup``) other than ``counter`` that the loop neither assigns nor calls a
-    method of (``batches.append(...)`` changes ``len(batches)``), combined by arithmetic
-    and :data:`_PURE_BUILTINS`."""
+    method of (``batches.append(...)`` changes ``len(batches)``), combined by arithmetic,
+    :data:`_PURE_BUILTINS` and literal lists, tuples and sets; ``drawn``, names the caller
+    knows change only as :func:`_drawn_in` says, count as such names."""
     names: list[str] = []
     todo = [value]
     while todo:
         node = todo.pop()
-        if isinstance(node, cst.Integer):
+        if isinstance(node, cst.Integer) or (isinstance(node, cst.Name) and node.value in drawn):
             continue
         if isinstance(node, cst.BinaryOperation):
             todo += [node.left, node.right]
         elif isinstance(node, cst.UnaryOperation):
             todo.append(node.expression)
+        elif isinstance(node, cst.List | cst.Tuple | cst.Set):
+            if any(not isinstance(element, cst.Element) for element in node.elements):
+                return False  # ``*rest``
+            todo += [element.value for element in node.elements]
         elif isinstance(node, cst.Call):
             if not (
                 isinstance(node.func, cst.Name)
@@ -1304,12 +1338,67 @@ def _invariant(value: cst.BaseExpression, counter: str, loop: LoopNode, facts: S
         for key, assignments in facts.assignments.items()
         if any(loop in a.loops for a in assignments)
     }
-    return (
-        bool(names)
-        and not any(
-            name in changed or any(key.startswith(f"{name}.") for key in changed) for name in names
-        )
-        and not _calls_methods_of(loop, set(names))
+    return not any(
+        name in changed or any(key.startswith(f"{name}.") for key in changed) for name in names
+    ) and not _calls_methods_of(loop, set(names))
+
+
+def _drawn_in(
+    value: cst.BaseExpression, body: cst.BaseSuite, loop: LoopNode, facts: ScopeFacts
+) -> frozenset[str] | None:
+    """The names of ``value`` that ``loop`` assigns, when each assignment of them in the loop
+    is in ``body`` and takes the next item out of a container that the loop only takes from
+    (``next_step = steps.pop()``, ``milestones.popleft()``, ``next(schedule)``): they change
+    only when ``body`` runs, and at most as many times as the container has items. None
+    when another assignment changes one of them, or when the loop assigns none."""
+    drawn: set[str] = set()
+    inside = set(descendants(body))
+    for node in [value, *descendants(value)]:
+        if not isinstance(node, cst.Name):
+            continue
+        assignments = [a for a in facts.assignments.get(node.value, []) if loop in a.loops]
+        if not assignments:
+            continue
+        for assignment in assignments:
+            source = _taken_from(assignment.value)
+            if (
+                assignment.node not in inside
+                or assignment.augmented
+                or source is None
+                or _grows(loop, source, facts)
+            ):
+                return None
+        drawn.add(node.value)
+    return frozenset(drawn) or None
+
+
+#: The methods that take an item out of a container (``steps.pop()``, ``queue.popleft()``).
+_TAKING_METHODS = frozenset({"pop", "popleft"})
+
+
+def _taken_from(value: cst.BaseExpression | None) -> str | None:
+    """The container an item of which ``value`` takes out: ``steps.pop()``, ``next(it)``."""
+    if not isinstance(value, cst.Call):
+        return None
+    func = value.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _TAKING_METHODS:
+        return dotted(func.value)
+    if isinstance(func, cst.Name) and func.value == "next" and len(value.args) == 1:
+        return dotted(value.args[0].value)
+    return None
+
+
+def _grows(loop: LoopNode, container: str, facts: ScopeFacts) -> bool:
+    """``loop`` may give ``container`` new items: it assigns it, or calls a method of it
+    other than one that takes an item out."""
+    if any(loop in a.loops for a in facts.assignments.get(container, [])):
+        return True
+    return any(
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and dotted(node.func.value) == container
+        and node.func.attr.value not in _TAKING_METHODS
+        for node in descendants(loop)
     )
 
 
@@ -1368,6 +1457,19 @@ def _equality(
         isinstance(test, cst.Comparison)
         and len(test.comparisons) == 1
         and isinstance(test.comparisons[0].operator, cst.Equal)
+    ):
+        return test.left, test.comparisons[0].comparator
+    return None
+
+
+def _membership(
+    test: cst.BaseExpression,
+) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """The item and the container of ``a in b`` (one comparison)."""
+    if (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.In)
     ):
         return test.left, test.comparisons[0].comparator
     return None

@@ -95,7 +95,10 @@ class GraphGrowsInLoop(Rule):
     epoch == 0:`, `if i == len(batches) - 1:` when the loop changes neither `batches` nor what
     it is compared with) runs the op once, and one on a few (`if step == 50 or step ==
     100:`) that many times (`if update % 10 == 0 or update == 1:`, a tenth of the loop's
-    iterations and one more).
+    iterations and one more); so does a learning-rate schedule's milestone test (`if epoch in
+    milestones:` when the loop does not change `milestones`; `if it == next_step:` when only
+    its block changes `next_step`, each time to an item taken out of a list the loop never
+    adds to: `next_step = steps.pop()`), once per milestone.
 
     ## Example
     ```python
@@ -232,6 +235,42 @@ class GraphGrowsInLoop(Rule):
                 sess.run(logits, {x: batches[i]})
                 if i == len(batches) - 1:
                     print(sess.run(tf.round(tf.sigmoid(logits)), {x: batches[i]}))
+        """),
+        # tf-faster-rcnn's learning-rate schedule (census): the assign is built when the
+        # counter reaches the next milestone, and each milestone is taken out of a list the
+        # loop never adds to, so it is built once per milestone.
+        Valid("""
+        import tensorflow as tf
+
+        sess = tf.compat.v1.Session()
+
+
+        def train_model(lr, train_op, stepsizes, max_iters, rate):
+            iter = 1
+            stepsizes.append(max_iters)
+            stepsizes.reverse()
+            next_stepsize = stepsizes.pop()
+            while iter < max_iters + 1:
+                if iter == next_stepsize + 1:
+                    rate *= 0.1
+                    sess.run(tf.compat.v1.assign(lr, rate))
+                    next_stepsize = stepsizes.pop()
+                sess.run(train_op)
+                iter += 1
+        """),
+        # The same schedule as a container of milestones the loop does not change.
+        Valid("""
+        import tensorflow as tf
+
+        sess = tf.compat.v1.Session()
+
+
+        def train(lr, train_op, epochs, rate, milestones):
+            for epoch in range(epochs):
+                if epoch in milestones or epoch in (30, 60, 90):
+                    rate *= 0.1
+                    sess.run(tf.compat.v1.assign(lr, rate))
+                sess.run(train_op)
         """),
         # tensorflow/privacy's PATE student: each teacher's predictions are computed by a
         # helper that builds its ops, runs them and drops the graph before it returns.
@@ -546,6 +585,30 @@ class GraphGrowsInLoop(Rule):
         """),
     )
     INVALID = (
+        # A container of milestones that the guarded block adds to holds the counter as
+        # often as the loop runs.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            sess = tf.compat.v1.Session()
+
+
+            def train(lr, train_op, epochs, rate, milestones):
+                for epoch in range(epochs):
+                    if epoch in milestones:
+                        milestones.append(epoch + 1)
+                        sess.run(tf.compat.v1.assign(lr, rate))
+                    sess.run(train_op)
+            """,
+            10,
+            22,
+            10,
+            51,
+            "`tf.compat.v1.assign(...)` every iteration adds nodes to the default graph of a "
+            "loop that runs it (`sess.run`): the graph grows for as long as the loop runs; "
+            "build it once before the loop (`graph.finalize()` catches this)",
+        ),
         # A TF1 course's input pipeline (unseen set Z3): each `get_next()` adds an
         # `IteratorGetNext` op, one per batch.
         Invalid(
