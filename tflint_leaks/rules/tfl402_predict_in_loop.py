@@ -75,7 +75,9 @@ class PredictInLoop(Rule):
     the model being trained), in an Optuna objective "every trial (100 in all)" when the study
     says `n_trials=100`; not in `on_train_end`, which runs once, nor directly in
     `on_epoch_end` (one pipeline per epoch, beside an epoch of training over the whole
-    dataset: as TFL405 leaves one `fit` per epoch; a loop there, per image, still counts),
+    dataset: as TFL405 leaves one `fit` per epoch), or in a loop there of a known small
+    trip count (a sample of the training and one of the validation data; a loop per image
+    still counts),
     nor once per iteration of a loop of the program's own whose iterations each make such a
     pass too (another loop of the body over a `tf.data` dataset). A
     script or route that loads its model each time (a Streamlit rerun) is flagged for the load
@@ -533,6 +535,24 @@ class PredictInLoop(Rule):
                     save(preds, epoch)
             """
         ),
+        # basic-pitch's visualisation callback (unseen set Z26): a sample of the training
+        # and one of the validation data predicted each epoch, two pipelines per epoch.
+        Valid(
+            """
+            import tensorflow as tf
+
+            class VisualizeCallback(tf.keras.callbacks.Callback):
+                def on_epoch_end(self, epoch, logs):
+                    train_inputs = next(self.train_iter)[0]
+                    validation_inputs = next(self.validation_iter)[0]
+                    for stage, inputs in [
+                        ("train", train_inputs),
+                        ("validation", validation_inputs),
+                    ]:
+                        outputs = self.model.predict(inputs)
+                        show(stage, outputs, epoch)
+            """
+        ),
         Valid(
             """
             import tensorflow as tf
@@ -625,6 +645,24 @@ class PredictInLoop(Rule):
         """),
     )
     INVALID = (
+        # A loop per image in `on_epoch_end`: as many pipelines per epoch as images.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            class SaveEach(tf.keras.callbacks.Callback):
+                def on_epoch_end(self, epoch, logs=None):
+                    for image in self.images:
+                        save(self.model.predict(image[None]), epoch)
+            """,
+            7,
+            18,
+            7,
+            49,
+            "`self.model.predict` every iteration builds a new `tf.data` pipeline each call; "
+            "use `self.model(x, training=False)` or `predict_on_batch`",
+        ),
         Invalid(
             """
             import numpy as np
@@ -1366,7 +1404,9 @@ class PredictInLoop(Rule):
             return
         if context.bounded(context.options.max_loop_iterations):
             return
-        if not context.loops and _per_epoch(context):
+        if _per_epoch(context) and (
+            not context.loops or context.bounded(context.options.max_loop_iterations, context.loops)
+        ):
             return
         receiver = method_call(node, keras.PREDICT_METHODS)
         found = context.type_of(receiver) if receiver is not None else None
