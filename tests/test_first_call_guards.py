@@ -65,3 +65,56 @@ def test_a_lookup_keyed_by_what_the_call_is_given(
     module = index_source(source, Path("m.py"))
     found = module.functions["search"].body.keyed
     assert [(span.line, names) for span, names in found] == keyed
+
+
+FID = """\
+import tensorflow as tf
+
+class Trainer:
+    def fid(self, images, noise):
+        @tf.function
+        def inception(x):
+            return self.inception(x)
+
+        @tf.function
+        def real(x):
+            return self.strategy.run(inception, args=(x,))
+
+        @tf.function
+        def fake(z):
+            return self.strategy.run(inception, args=(self.generator(z),))
+
+        @tf.function
+        def unused(x):
+            return x
+
+        {first}
+        {every}
+"""
+
+
+@pytest.mark.parametrize(
+    ("first", "every", "lines"),
+    [
+        # `fake` runs `inception`: both trace on every call
+        ("", "return fake(noise)", [5, 13]),
+        # used only while the guard's block runs, until it sets its state
+        (
+            "if not self.ready:\n            self.mu = real(images)\n            self.ready = True",
+            "return self.mu",
+            [],
+        ),
+        ("if not self.ready:\n            self.ready = True", "return real(images)", [5, 9]),
+        # handed on, it may be called anywhere
+        ("", "return [real, unused]", [5, 9, 17]),
+    ],
+)
+def test_a_nested_tf_function_is_made_anew_where_it_is_used(
+    first: str, every: str, lines: list[int]
+) -> None:
+    """A ``tf.function`` defined in a method traces where it is used: never, when nothing
+    uses it, and once, when only the first call uses it (directly, or through another one
+    that runs it); each call's new one is then no new trace."""
+    module = index_source(FID.format(first=first, every=every), Path("m.py"))
+    created = module.functions["Trainer.fid"].creates_tf_function
+    assert sorted(span.line for span in created) == lines

@@ -411,6 +411,7 @@ class IndexBuilder(ast.NodeVisitor):
             params = params[1:]
         params += [a.arg for a in node.args.kwonlyargs]
         creates: list[Span] = []
+        defined: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         local: dict[str, TfFunctionFacts] = {}
         generator = False
         own = self.own_nodes(node)
@@ -423,6 +424,7 @@ class IndexBuilder(ast.NodeVisitor):
                 if nested is not None:
                     local[inner.name] = nested
                     creates.append(nested.span)
+                    defined[inner.name] = inner
                 elif tf_function is None and inner.name in kept:
                     # A helper defined inside the function and called or kept there (a
                     # closure): a function of its own, ``outer.<locals>.inner`` as Python names
@@ -443,6 +445,20 @@ class IndexBuilder(ast.NodeVisitor):
         if tf_function is not None:
             # Inside a tf.function, nested ones are created only while it traces.
             creates.clear()
+        body = collect_body(
+            own, self.resolve, self.span, node.args, graph_code=self.graph_code, top=node.body
+        )
+        if defined:
+            # A nested ``@tf.function`` traces where it is used: one never used, or used only
+            # on the first call, makes no new trace per call.
+            uses = _traced_uses(node, defined)
+            traced_per_call = {
+                local[name].span
+                for name, places in uses.items()
+                if any(not body.runs_once(self.span(place)) for place in places)
+            }
+            defined_spans = {local[name].span for name in defined}
+            creates = [c for c in creates if c not in defined_spans or c in traced_per_call]
         first_line = node.decorator_list[0].lineno if node.decorator_list else node.lineno
         return FunctionFacts(
             qualname=f"{prefix}{node.name}",
@@ -455,9 +471,7 @@ class IndexBuilder(ast.NodeVisitor):
             tf_function=tf_function,
             creates_tf_function=tuple(creates),
             local_tf_functions=local,
-            body=collect_body(
-                own, self.resolve, self.span, node.args, graph_code=self.graph_code, top=node.body
-            ),
+            body=body,
             generator=generator,
             dtype_uses=parameter_dtypes(own, params, self.resolve) if params else {},
             decorators=tuple(from_ast(d) for d in node.decorator_list),
@@ -567,6 +581,46 @@ def _called_or_stored(nodes: list[ast.AST]) -> frozenset[str]:
         ):
             found.add(node.value.id)
     return frozenset(found)
+
+
+def _traced_uses(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    defined: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+) -> dict[str, list[ast.Name]]:
+    """Where each of the ``@tf.function`` functions ``defined`` in ``node`` is used, and so
+    may trace: its name read in ``node``'s code outside them, or wherever one of them that
+    reads it is used (``get_real_features`` runs ``get_inception_features``: it traces when
+    the other traces)."""
+    outside: dict[str, list[ast.Name]] = {name: [] for name in defined}
+    readers: dict[str, set[str]] = {name: set() for name in defined}
+    todo: list[tuple[ast.AST, str | None]] = [(statement, None) for statement in node.body]
+    while todo:
+        current, within_def = todo.pop()
+        if isinstance(current, ast.Name) and current.id in defined:
+            if within_def is None:
+                outside[current.id].append(current)
+            elif within_def != current.id:
+                readers[current.id].add(within_def)
+        if (
+            within_def is None
+            and isinstance(current, ast.FunctionDef | ast.AsyncFunctionDef)
+            and defined.get(current.name) is current
+        ):
+            within_def = current.name
+        todo.extend((child, within_def) for child in ast.iter_child_nodes(current))
+    uses: dict[str, list[ast.Name]] = {}
+    for name in sorted(defined):
+        seen = {name}
+        work = [name]
+        places: list[ast.Name] = []
+        while work:
+            current_name = work.pop()
+            places += outside[current_name]
+            for reader in sorted(readers[current_name] - seen):
+                seen.add(reader)
+                work.append(reader)
+        uses[name] = places
+    return uses
 
 
 def _wrapped(call: ast.Call) -> ast.expr | None:

@@ -130,6 +130,42 @@ class FunctionRecreated(Rule):
     """
 
     VALID = (
+        # A StyleGAN2 trainer's FID (set Z25 of stop 53): the real images' features are
+        # computed on the first call only, so the functions that compute them trace once,
+        # and one function made there is never called, so it never traces. (The fake
+        # images' function, used on every call, is the INVALID twin.)
+        Valid("""
+        import tensorflow as tf
+
+
+        class Trainer:
+            def __init__(self):
+                self.real_cache = False
+
+            def calculate_fid(self, images):
+                @tf.function
+                def get_inception_features(img):
+                    return self.inception(img)
+
+                @tf.function
+                def get_real_features(img):
+                    return self.strategy.run(get_inception_features, args=(img,))
+
+                @tf.function
+                def convert_per_replica_image(images, strategy):
+                    return tf.concat(strategy.experimental_local_results(images), axis=0)
+
+                if not self.real_cache:
+                    self.real_mu = [get_real_features(img) for img in images]
+                    self.real_cache = True
+                return self.real_mu
+
+            def train(self, images, iterations):
+                for step in range(iterations):
+                    self.train_step()
+                    if step % 1000 == 0:
+                        print(self.calculate_fid(images))
+        """),
         # Every call passes its own parse function: the branch that makes one never runs
         # (MetaLearning-TF2.0's cross-domain loaders, set Z22 of stop 52).
         Valid("""
@@ -411,6 +447,33 @@ class FunctionRecreated(Rule):
         """),
     )
     INVALID = (
+        # The same trainer's fake images' features: the function is used on every call.
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            class Trainer:
+                def calculate_fid(self, noise):
+                    @tf.function
+                    def gen_samples_feats(z):
+                        return self.inception(self.generator(z))
+
+                    return [self.strategy.run(gen_samples_feats, args=(z,)) for z in noise]
+
+                def train(self, noise, iterations):
+                    for step in range(iterations):
+                        self.train_step()
+                        if step % 1000 == 0:
+                            print(self.calculate_fid(noise))
+            """,
+            6,
+            9,
+            6,
+            21,
+            "`calculate_fid` makes a new `tf.function` on every call and is called in a loop; "
+            "each one traces again",
+        ),
         Invalid(
             """
             import tensorflow as tf
