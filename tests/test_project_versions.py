@@ -205,6 +205,38 @@ def test_a_script_that_imports_what_only_tensorflow_1_has_runs_in_graph_mode(
     assert [(code, line) for code, line, *_ in _findings(tmp_path / "agent.py")] == [("TFL402", 10)]
 
 
+#: A DDPG script of the same directory, written for TensorFlow 1.
+TF1_SIBLING = (
+    "import tensorflow as tf\nfrom keras import backend as K\n\n"
+    "sess = tf.InteractiveSession()\nK.set_session(sess)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("sibling", "own", "found"),
+    [
+        # the agent runs where its neighbour does: on TensorFlow 1, in graph mode
+        ("ddpg.py", "", []),
+        # a directory of its own, a tf.function of its own: no such evidence
+        ("other/ddpg.py", "", [("TFL402", 7)]),
+        ("ddpg.py", "@tf.function\ndef act(x):\n    return x", [("TFL402", 9)]),
+    ],
+)
+def test_a_keras_script_beside_tensorflow_1_code_runs_in_graph_mode(
+    tmp_path: Path, sibling: str, own: str, found: list[tuple[str, int]]
+) -> None:
+    """The scripts of one directory of an unpinned repository run on one install: a Keras
+    agent beside a script that calls what only TensorFlow 1 has (xiaochus's DQN beside its
+    DDPG, set Z27 of stop 53), linted with it, runs in graph mode, where ``predict`` reuses
+    one function."""
+    (tmp_path / "other").mkdir()
+    _project(tmp_path, {"agent.py": AGENT.format(own), sibling: TF1_SIBLING})
+    result = lint_paths([tmp_path], Configuration(Overrides(select=("ALL",))))
+    assert [(Path(d.file).name, d.code, d.start.line) for d in result.diagnostics] == [
+        ("agent.py", code, line) for code, line in found
+    ]
+
+
 def test_the_same_script_through_compat_v1_unpinned_is_tf2_code(tmp_path: Path) -> None:
     _project(tmp_path, {"gan.py": GAN_COMPAT})
     assert [code for code, *_ in _findings(tmp_path / "gan.py")] == ["TFL402", "TFL503"]

@@ -93,6 +93,9 @@ class ProjectIndex:
         self._worlds: dict[tuple[str, Frameworks], Frameworks] = {}
         self._subclasses: dict[tuple[str, str], tuple[ClassDef, ...]] | None = None
         self._distributed: dict[str, bool] = {}
+        #: The directories with a module that calls what only TensorFlow 1 has (None: not
+        #: asked yet).
+        self._tf1_directories: frozenset[str] | None = None
         for module in modules:
             self.add(module)
 
@@ -108,6 +111,7 @@ class ProjectIndex:
         self._tensorflow_program = None
         self._code_pins = None
         self._argparse = None
+        self._tf1_directories = None
         self._worlds.clear()
         self._subclasses = None
 
@@ -539,6 +543,10 @@ class ProjectIndex:
         calls what only TensorFlow 1 has there. In a project that runs TensorFlow 2, such a
         call is a helper nothing calls or a path that fails, not graph mode (yarll's
         ``network_ops.py`` keeps a ``tf.get_variable`` helper beside its Keras layers).
+        A module of such a project without a ``tf.function`` of its own runs in graph mode
+        too when a module of its directory calls what only TensorFlow 1 has: the scripts of
+        one directory run on one install, and that one is TensorFlow 1 (a DQN script's Keras
+        ``predict`` beside the DDPG script's ``tf.InteractiveSession``).
         TensorFlow calls build graph nodes instead of running, Keras runs one cached function
         per model, and tensors hold no memory between ``session.run`` calls: the registry's
         eager-only rules do not run there."""
@@ -548,7 +556,24 @@ class ProjectIndex:
         if any(found.eager_mode for found in modules):
             return False
         major = self.world(module, frameworks).tensorflow_major
-        return major == 1 or (major != 2 and any(found.tf1_only for found in modules))
+        if major == 1:
+            return True
+        if major == 2:
+            return False
+        own_tf_functions = module.tf_function_names or any(
+            function.tf_function is not None for function in module.functions.values()
+        )
+        return any(found.tf1_only for found in modules) or (
+            not own_tf_functions and self._tf1_in(module)
+        )
+
+    def _tf1_in(self, module: ModuleIndex) -> bool:
+        """Some module of ``module``'s directory calls what only TensorFlow 1 has."""
+        if self._tf1_directories is None:
+            self._tf1_directories = frozenset(
+                str(Path(found.path).parent) for found in self._by_path.values() if found.tf1_only
+            )
+        return str(Path(module.path).parent) in self._tf1_directories
 
     def functions_eagerly(self, module: ModuleIndex) -> bool:
         """Whether every ``tf.function`` runs eagerly where ``module`` runs: its module-level
