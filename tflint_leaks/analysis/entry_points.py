@@ -101,6 +101,10 @@ class Row:
     #: ARGUMENT: the parameter listing callables the framework calls after each call
     #: (Optuna's ``callbacks``): one of them that calls ``clear_session()`` clears it per call.
     after_each: tuple[int, str] | None = None
+    #: METHOD: the parameters (method, position after ``self``) the framework passes a model
+    #: built anew for each call (KerasTuner's ``HyperModel.fit(hp, model)``: what ``build(hp)``
+    #: just returned).
+    new_models: tuple[tuple[str, int], ...] = ()
     #: Runs once per registration; repeated only where the registration is (see the module).
     once: bool = False
     #: ``once`` rows: the registration repeats after all when it passes this argument
@@ -461,7 +465,10 @@ ENTRY_POINTS: tuple[Row, ...] = (
         "trial",
         Form.METHOD,
         tuple(f"{p}*.HyperModel" for p in ("keras_tuner", "kerastuner")),
-        methods=frozenset({"build"}),
+        # ``Tuner.run_trial`` calls ``self.hypermodel.fit(hp, model, ...)`` (keras-tuner 1.1+)
+        # with the model ``self.hypermodel.build(hp)`` has just built
+        methods=frozenset({"build", "fit"}),
+        new_models=(("fit", 1),),
         clears_session=True,
         example=_example(
             "import keras_tuner\n" + _PREDICT + "\n"

@@ -875,6 +875,21 @@ class FileContext:
             self._frameworks[key] = find_entry_point(self.program, module, qualname)
         return self._frameworks[key]
 
+    def framework_builds(self, receiver: cst.BaseExpression) -> bool:
+        """``receiver`` is the parameter to which the framework calling the current function
+        passes a model built anew for each call (KerasTuner's ``HyperModel.fit(hp, model)``),
+        and the function never rebinds it."""
+        entry = self.entry_point
+        facts = self.frame.facts
+        if entry is None or facts is None or not isinstance(receiver, cst.Name):
+            return False
+        method = facts.qualname.rpartition(".")[2]
+        name = receiver.value
+        return any(
+            method == new_method and position < len(facts.params) and facts.params[position] == name
+            for new_method, position in entry.row.new_models
+        ) and not self.scope_facts().assignments.get(name)
+
     @property
     def repeated(self) -> bool:
         """The current node runs many times: in a Python loop of its scope, or in the body of

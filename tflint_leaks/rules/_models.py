@@ -128,11 +128,11 @@ def stored_on_item(context: FileContext, target: cst.BaseExpression) -> bool:
 def built_in_loop(context: FileContext, receiver: cst.BaseExpression) -> bool:
     """``receiver`` holds a model built anew in the current node's repetition: a builder call
     itself, or a name that a loop of this scope (or, in an entry point, its body) assigns a
-    built model to."""
+    built model to, or to which the framework passes one built for the call."""
     if isinstance(receiver, cst.Call):
         return context.builds_model(receiver)
     if context.entry_point is not None:
-        return bool(_builds(context, receiver))
+        return bool(_builds(context, receiver)) or context.framework_builds(receiver)
     return building_loop(context, receiver) is not None
 
 

@@ -62,7 +62,9 @@ class FitInLoop(Rule):
     builds and fits a model runs once per trial, and is flagged (with `n_trials=N`, only above
     `max-loop-iterations`) even when it calls `clear_session()` first: that is what this rule's
     reason is about, from TensorFlow 2.11 on (TFL401 is quiet for it). The same applies to a
-    web route or a Keras callback that builds and fits a model per call.
+    web route or a Keras callback that builds and fits a model per call, and to a KerasTuner
+    `HyperModel.fit(hp, model, ...)`, which fits the model its `build(hp)` has just made, once
+    per trial.
 
     ## Example
     ```python
@@ -265,6 +267,33 @@ class FitInLoop(Rule):
         ),
     )
     INVALID = (
+        # KerasTuner calls a HyperModel's `fit` once per trial with the model its `build` has
+        # just made (deep-pmsm's Hyperband search, set Z28 of stop 53).
+        Invalid(
+            """
+            import keras_tuner
+            import tensorflow as tf
+
+
+            class Search(keras_tuner.HyperModel):
+                def build(self, hp):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(hp.Int("units", 1, 8))])
+                    model.compile("adam", "mse")
+                    return model
+
+                def fit(self, hp, model, x, y, **kwargs):
+                    return model.fit(x, y, **kwargs)
+
+
+            tuner = keras_tuner.Hyperband(Search(), objective="val_loss", max_epochs=100)
+            tuner.search(x, y, validation_split=0.2)
+            """,
+            12,
+            16,
+            12,
+            41,
+            "a model built every trial is `fit` here; " + _ADVICE,
+        ),
         # TrainMyModel's training route, as a loop: each model is built here and handed to a
         # helper that fits the parameter it gets it as.
         Invalid(
