@@ -73,7 +73,9 @@ class GraphGrowsInLoop(Rule):
     (`var = tf.get_variable(param_name)` under `variable_scope(op_name, reuse=True)`, or
     `self.parameters[i]` of a list of variables picked by the loop's counter: a
     pretrained-weights loader, as many ops as the graph has variables, unless a loop around
-    them repeats that), ops built under a first-call guard (`if self.op is None:`, `if key not
+    them repeats that; so do the ops of a loop each iteration of which assigns the variable
+    its target binds, `for W, b, out in layers: ... W.assign(...)`, a data-dependent
+    initialization), ops built under a first-call guard (`if self.op is None:`, `if key not
     in cache:`; in a function the loop calls, also the `else` of an `if key in cache:` that
     fills the cache) or inside a `tf.function`, a new graph per iteration (`with
     tf.Graph().as_default():` inside the loop, or `tf.compat.v1.reset_default_graph()` /
@@ -271,6 +273,20 @@ class GraphGrowsInLoop(Rule):
                     rate *= 0.1
                     sess.run(tf.compat.v1.assign(lr, rate))
                 sess.run(train_op)
+        """),
+        # deep-pmsm's weight-normalized layers (set Z28 of stop 53): a data-dependent
+        # initialization, one set of ops per layer, each iteration assigning its variables.
+        Valid("""
+        import tensorflow as tf
+
+        sess = tf.compat.v1.Session()
+
+
+        def init_weights(layers, feed_dict):
+            for W, b, out in layers:
+                m, v = tf.nn.moments(out, [0])
+                s = tf.sqrt(v + 1e-10)
+                sess.run(tf.group(W.assign(W / s), b.assign((b - m) / s)), feed_dict)
         """),
         # tensorflow/privacy's PATE student: each teacher's predictions are computed by a
         # helper that builds its ops, runs them and drops the graph before it returns.
@@ -585,6 +601,28 @@ class GraphGrowsInLoop(Rule):
         """),
     )
     INVALID = (
+        # The same per-layer ops, built again for every batch.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            sess = tf.compat.v1.Session()
+
+
+            def train(layers, batches):
+                for x in batches:
+                    for W, b, out in layers:
+                        m, v = tf.nn.moments(out, [0])
+                        sess.run(W.assign(W / tf.sqrt(v)), {"x": x})
+            """,
+            9,
+            20,
+            9,
+            43,
+            "`tf.nn.moments(...)` every iteration adds nodes to the default graph of a loop "
+            "that runs it (`sess.run`): the graph grows for as long as the loop runs; build it "
+            "once before the loop (`graph.finalize()` catches this)",
+        ),
         # A container of milestones that the guarded block adds to holds the counter as
         # often as the loop runs.
         Invalid(
@@ -982,6 +1020,8 @@ class GraphGrowsInLoop(Rule):
         if context.bounded(limit) or self._fresh_graph():
             return
         named = _naming_loop(context, node)
+        if named is None:
+            named = _variables_loop(context)
         if named is not None and (named == 0 or context.bounded(limit, context.loops[:named])):
             return  # one assign per variable of the graph: the loops that name them count once
         run = self._run(context.loops[0])
@@ -1072,6 +1112,26 @@ def _naming_loop(context: FileContext, node: cst.Call) -> int | None:
     for position, loop in enumerate(context.loops):
         if isinstance(loop, cst.For) and used & _names(loop.target):
             return position
+    return None
+
+
+def _variables_loop(context: FileContext) -> int | None:
+    """Where, in the enclosing loops, the outermost loop is whose items are variables of the
+    graph: each iteration assigns one of them (``W.assign(...)``, ``tf.assign(b, ...)``, on a
+    name its target binds). A data-dependent initialization, one set of ops per layer of the
+    model: as many as the graph has variables, whatever else each iteration builds."""
+    for position, loop in enumerate(context.loops):
+        if not isinstance(loop, cst.For):
+            continue
+        targets = _names(loop.target)
+        for call in context.loop_calls(loop):
+            assigned: cst.BaseExpression | None = None
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in _ASSIGN_METHODS:
+                assigned = call.func.value
+            elif context.resolve(call.func) in _ASSIGNS and call.args:
+                assigned = call.args[0].value
+            if isinstance(assigned, cst.Name) and assigned.value in targets:
+                return position
     return None
 
 
