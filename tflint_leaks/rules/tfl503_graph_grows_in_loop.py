@@ -57,6 +57,10 @@ class GraphGrowsInLoop(Rule):
     execution off, a Keras model's `fit`, `predict` or `train_on_batch`. Ops the loop builds
     itself give one finding per loop, on the first; when the op is in a function the loop
     calls, the finding is on the op when it is in the same file, else on the call in the loop.
+    A function a framework calls many times (a Flask route every request, a Keras callback's
+    `on_train_batch_end` every batch: the entry points of
+    `tflint_leaks/analysis/entry_points.py`) is such a loop: a TensorFlow 1 service that
+    builds its network and session per request grows its graph with every request.
 
     ## Why is this bad?
     In graph mode (TensorFlow 1.x, or `tf.compat.v1.disable_eager_execution()`), building an
@@ -287,6 +291,25 @@ class GraphGrowsInLoop(Rule):
                 m, v = tf.nn.moments(out, [0])
                 s = tf.sqrt(v + 1e-10)
                 sess.run(tf.group(W.assign(W / s), b.assign((b - m) / s)), feed_dict)
+        """),
+        # The same service with a graph of its own per request: each request's graph is
+        # dropped when it ends.
+        Valid("""
+        import tensorflow as tf
+        from flask import Flask, request
+
+        app = Flask(__name__)
+        tf.compat.v1.disable_eager_execution()
+
+
+        @app.route("/predict", methods=["POST"])
+        def serve():
+            with tf.Graph().as_default():
+                x = tf.compat.v1.placeholder(tf.float32, shape=(None, 4))
+                w = tf.compat.v1.Variable(tf.zeros([4, 2]))
+                with tf.compat.v1.Session() as sess:
+                    sess.run(tf.compat.v1.global_variables_initializer())
+                    return str(sess.run(tf.matmul(x, w), {x: [request.json["image"]]}))
         """),
         # tensorflow/privacy's PATE student: each teacher's predictions are computed by a
         # helper that builds its ops, runs them and drops the graph before it returns.
@@ -601,6 +624,37 @@ class GraphGrowsInLoop(Rule):
         """),
     )
     INVALID = (
+        # gunclock's Flask service (set Z28 of stop 53): every request builds the network, a
+        # session and a saver into the one default graph, and runs them.
+        Invalid(
+            """
+            import tensorflow as tf
+            from flask import Flask, request
+
+            app = Flask(__name__)
+
+
+            def predict(image):
+                x = tf.compat.v1.placeholder(tf.float32, shape=(None, 4))
+                w = tf.compat.v1.Variable(tf.zeros([4, 2]))
+                sess = tf.compat.v1.Session()
+                sess.run(tf.compat.v1.global_variables_initializer())
+                return sess.run(tf.matmul(x, w), {x: [image]})
+
+
+            @app.route("/predict", methods=["POST"])
+            def serve():
+                tf.compat.v1.disable_eager_execution()
+                return str(predict(request.json["image"]))
+            """,
+            8,
+            9,
+            8,
+            62,
+            "`tf.compat.v1.placeholder(...)` through `predict` every request adds nodes to the "
+            "default graph of the Flask route, which runs it (`sess.run`): the graph grows "
+            "with every request; build it once, outside (`graph.finalize()` catches this)",
+        ),
         # The same per-layer ops, built again for every batch.
         Invalid(
             """
@@ -1004,14 +1058,16 @@ class GraphGrowsInLoop(Rule):
     )
 
     def setup(self) -> None:
-        #: Per loop: the call that runs the graph every iteration ("" when none does).
-        self._runs: dict[LoopNode, str] = {}
-        #: Loops with a finding on an op built in them (one per loop: one fix moves them all).
-        self._reported: set[LoopNode] = set()
+        #: Per loop or entry point's function: the call that runs the graph every iteration or
+        #: call ("" when none does).
+        self._runs: dict[cst.CSTNode, str] = {}
+        #: Loops (and entry points' functions) with a finding on an op built in them (one per
+        #: loop: one fix moves them all).
+        self._reported: set[cst.CSTNode] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         context = self.context
-        if not context.loops or context.in_tf_function or context.guarded:
+        if not context.repeated or context.in_tf_function or context.guarded:
             return
         effect = _graph_op(context, node)
         if effect is None or (not effect.chain and _inside_graph_op(context)):
@@ -1024,29 +1080,34 @@ class GraphGrowsInLoop(Rule):
             named = _variables_loop(context)
         if named is not None and (named == 0 or context.bounded(limit, context.loops[:named])):
             return  # one assign per variable of the graph: the loops that name them count once
-        run = self._run(context.loops[0])
+        run = self._run()
         if not run or not _builds_nodes(context, effect):
             return
+        repeater = context.loops[-1] if context.loops else context.frame.node
         if effect.chain:
             callee = effect.chain[0].callee.rpartition(".")[2]
-            message = _message(effect.text, f"through `{callee}` {every_iteration(context)}", run)
+            how_often = f"through `{callee}` {every_iteration(context)}"
+            message = _message(context, effect.text, how_often, run)
             report_through(self, node, effect, message, RelatedRole.CALL, "the op is built here")
-        elif context.loops[-1] not in self._reported:
-            self._reported.add(context.loops[-1])
+        elif repeater not in self._reported:
+            self._reported.add(repeater)
             op = dotted(node.func) or source_of(node.func)  # `self.params[i].assign`
-            report = self.report(node, _message(op, every_iteration(context), run))
+            report = self.report(node, _message(context, op, every_iteration(context), run))
             relate_loop(report, context)
 
-    def _run(self, loop: LoopNode) -> str:
-        """What runs the graph every iteration of ``loop`` ("" when nothing does)."""
-        found = self._runs.get(loop)
+    def _run(self) -> str:
+        """What runs the graph every iteration of the outermost loop that repeats the current
+        node, or every call of the entry point it is in ("" when nothing does)."""
+        context = self.context
+        outer: cst.CSTNode = context.loops[0] if context.loops else context.frame.node
+        found = self._runs.get(outer)
         if found is None:
-            context = self.context
             graph_mode = context.graph_mode
-            found = self._runs[loop] = next(
+            calls = context.loop_calls(context.loops[0]) if context.loops else None
+            found = self._runs[outer] = next(
                 (
                     run
-                    for call in context.loop_calls(loop)
+                    for call in (calls if calls is not None else context.repeated_calls())
                     if (run := _runs_graph(context, call, graph_mode))
                 ),
                 "",
@@ -1054,15 +1115,15 @@ class GraphGrowsInLoop(Rule):
         return found
 
     def _fresh_graph(self) -> bool:
-        """Each iteration builds into a graph of its own: a ``with tf.Graph().as_default():``
-        block inside the loop, or a loop that resets the default graph every iteration,
-        directly or through project code (``softmax_preds()`` ending with
-        ``tf.reset_default_graph()``)."""
+        """Each iteration (or call of the entry point) builds into a graph of its own: a
+        ``with tf.Graph().as_default():`` block inside the loop (or the function), or a loop
+        (or function) that resets the default graph every time, directly or through project
+        code (``softmax_preds()`` ending with ``tf.reset_default_graph()``)."""
         context = self.context
-        loop = context.loops[0]
+        outer: cst.CSTNode = context.loops[0] if context.loops else context.frame.node
         inside = False
         for node in context.ancestors:
-            inside = inside or node is loop
+            inside = inside or node is outer
             if (
                 inside
                 and isinstance(node, cst.With)
@@ -1071,8 +1132,7 @@ class GraphGrowsInLoop(Rule):
                 return True
         return any(
             effect.kind in _RESETS
-            for current in context.loops
-            for call in context.loop_calls(current)
+            for call in context.repeated_calls()
             for effect in context.effects(call)
         )
 
@@ -1272,9 +1332,16 @@ def _method(call: cst.Call) -> str:
     return call.func.attr.value
 
 
-def _message(op: str, how_often: str, run: str) -> str:
+def _message(context: FileContext, op: str, how_often: str, run: str) -> str:
+    entry = context.entry_point
+    if entry is None or context.loops:
+        return (
+            f"`{op}(...)` {how_often} adds nodes to the default graph of a loop that runs it "
+            f"(`{run}`): the graph grows for as long as the loop runs; build it once before the "
+            "loop (`graph.finalize()` catches this)"
+        )
     return (
-        f"`{op}(...)` {how_often} adds nodes to the default graph of a loop that runs it "
-        f"(`{run}`): the graph grows for as long as the loop runs; build it once before the "
-        "loop (`graph.finalize()` catches this)"
+        f"`{op}(...)` {how_often} adds nodes to the default graph of {entry.what}, which runs "
+        f"it (`{run}`): the graph grows with every {entry.unit}; build it once, outside "
+        "(`graph.finalize()` catches this)"
     )
