@@ -817,6 +817,30 @@ def test_a_notebooks_saved_output_says_which_keras_it_ran(
     ]
 
 
+@pytest.mark.parametrize(
+    ("helper", "expected"),
+    [
+        ("cnn_utils.py", []),
+        # a directory of its own: the notebook's Keras is not known there
+        ("utils/cnn_utils.py", [("TFL402", 5), ("TFL403", 9)]),
+    ],
+)
+def test_a_helper_beside_notebooks_runs_on_their_keras(
+    tmp_path: Path, helper: str, expected: list[tuple[str, int]]
+) -> None:
+    """A helper module kept beside notebooks whose saved outputs say they ran multi-backend
+    Keras runs on that Keras too, imported or not (hands-on-transfer-learning-with-python's
+    `cnn_utils.py`, set Z21 of stop 52): scripts side by side run in one environment."""
+    stream = {"output_type": "stream", "name": "stderr", "text": ["Using TensorFlow backend.\n"]}
+    cells = [{"cell_type": "code", "source": "import keras\n", "metadata": {}, "outputs": [stream]}]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 4}
+    (tmp_path / "utils").mkdir()
+    _project(tmp_path, {"classifier.ipynb": json.dumps(notebook), helper: KERAS_3})
+    result = lint_paths([tmp_path], Configuration(Overrides(select=("ALL",))))
+    assert not result.errors
+    assert [(d.code, d.start.line) for d in result.diagnostics] == expected
+
+
 #: A README's requirement lines in the forms research repositories write them, each with the
 #: range the line states for TensorFlow ("" for none stated): a bare version is its series
 #: (``1.6.0``: ``1.6.0.*``; ``2.x``: ``2.*``).

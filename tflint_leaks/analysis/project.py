@@ -93,9 +93,8 @@ class ProjectIndex:
         self._worlds: dict[tuple[str, Frameworks], Frameworks] = {}
         self._subclasses: dict[tuple[str, str], tuple[ClassDef, ...]] | None = None
         self._distributed: dict[str, bool] = {}
-        #: The directories with a module that calls what only TensorFlow 1 has (None: not
-        #: asked yet).
-        self._tf1_directories: frozenset[str] | None = None
+        #: The modules of each directory, sorted by path (None: not asked yet).
+        self._directories: dict[str, list[ModuleIndex]] | None = None
         for module in modules:
             self.add(module)
 
@@ -111,7 +110,7 @@ class ProjectIndex:
         self._tensorflow_program = None
         self._code_pins = None
         self._argparse = None
-        self._tf1_directories = None
+        self._directories = None
         self._worlds.clear()
         self._subclasses = None
 
@@ -476,7 +475,9 @@ class ProjectIndex:
         """The TensorFlow and Keras a module runs: what its project's pin files say
         (``frameworks``) and what its own calls and those of the modules it imports, directly
         or through others, say (``Convolution2D(border_mode=...)``: Keras before 2.4; a call
-        of ``xrange``: Python 2; :mod:`.eras`)."""
+        of ``xrange``: Python 2; :mod:`.eras`), and those of the modules of its directory: a
+        helper beside notebooks whose saved output says "Using TensorFlow backend." runs on
+        their Keras."""
         if self._code_pins is None:
             self._code_pins = any(found.code_pins for found in self._by_path.values())
         theano = frameworks.keras_on_theano
@@ -494,6 +495,14 @@ class ProjectIndex:
             (f"{found.path}:{pin.line}: {pin.evidence}", pin)
             for found in modules
             for pin in found.code_pins
+        ]
+        reached = {found.path for found in modules}
+        pins += [
+            (f"{found.path}:{pin.line}: {pin.evidence} (beside it)", pin)
+            for found in self.beside(module)
+            if found.path not in reached
+            for pin in found.code_pins
+            if pin.family != KERAS_BACKEND
         ]
         if frameworks.python2 is not None:
             python2 = CodePin("python", "<3", "Python 2 code beside it", 0)
@@ -569,11 +578,17 @@ class ProjectIndex:
 
     def _tf1_in(self, module: ModuleIndex) -> bool:
         """Some module of ``module``'s directory calls what only TensorFlow 1 has."""
-        if self._tf1_directories is None:
-            self._tf1_directories = frozenset(
-                str(Path(found.path).parent) for found in self._by_path.values() if found.tf1_only
-            )
-        return str(Path(module.path).parent) in self._tf1_directories
+        return any(found.tf1_only for found in self.beside(module))
+
+    def beside(self, module: ModuleIndex) -> list[ModuleIndex]:
+        """The modules of ``module``'s directory (itself included), sorted by path: scripts
+        kept side by side run in one environment."""
+        if self._directories is None:
+            self._directories = {}
+            for path in sorted(self._by_path):
+                directory = str(Path(path).parent)
+                self._directories.setdefault(directory, []).append(self._by_path[path])
+        return self._directories.get(str(Path(module.path).parent), [])
 
     def functions_eagerly(self, module: ModuleIndex) -> bool:
         """Whether every ``tf.function`` runs eagerly where ``module`` runs: its module-level
