@@ -109,3 +109,39 @@ def test_a_traced_only_rule_applies_unless_functions_run_eagerly() -> None:
     assert versions.applies(world, graph_mode=False)
     assert not versions.applies(world, graph_mode=False, functions_eagerly=True)
     assert "run_functions_eagerly(True)" in versions.describe()
+
+
+KERAS_STEP = """\
+import tensorflow as tf
+
+
+class Classifier(tf.keras.Model):
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape(persistent=True) as tape:
+            loss = self.compiled_loss(y, self(x))
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        return {{"loss": loss}}
+{compile}
+"""
+
+
+@pytest.mark.parametrize(
+    ("compile_line", "found"),
+    [
+        # `fit` runs the step in the tf.function it makes: the tape lives while it traces
+        ('\nmodel = Classifier()\nmodel.compile("adam", "mse")\n', []),
+        # compiled to run eagerly: the step runs as Python on every batch
+        ('\nmodel = Classifier()\nmodel.compile("adam", "mse", run_eagerly=True)\n', [7]),
+    ],
+)
+def test_a_keras_models_train_step_runs_while_fits_function_traces(
+    tmp_path: Path, compile_line: str, found: list[int]
+) -> None:
+    path = tmp_path / "model.py"
+    path.write_text(KERAS_STEP.format(compile=compile_line))
+    result = lint_paths([path], Settings(select=("TFL201",)))
+    assert [(d.code, d.start.line) for d in result.diagnostics] == [
+        ("TFL201", line) for line in found
+    ]

@@ -532,6 +532,12 @@ class IndexBuilder(ast.NodeVisitor):
             facts = self.function_facts(stmt, f"{node.name}.", is_method=True)
             self.functions[facts.qualname] = facts
             methods.append(stmt.name)
+            if (
+                stmt.name in keras.TRACED_STEPS
+                and keras.is_model_class(bases)
+                and not any(_RUN_EAGERLY in line for line in self._lines)
+            ):
+                self.traced.add(facts.qualname)  # ``fit`` runs it in its tf.function
             if facts.tf_function is not None:
                 tf_functions[stmt.name] = facts.tf_function
             for inner in self.own_nodes(stmt):
@@ -563,6 +569,10 @@ class IndexBuilder(ast.NodeVisitor):
 
 
 _PROPERTIES = frozenset({"property", "cached_property"})
+
+#: A module that says this may compile its models to run eagerly (``compile(...,
+#: run_eagerly=True)``, ``model.run_eagerly = True``): their steps are not traced.
+_RUN_EAGERLY = "run_eagerly"
 
 
 def _called_or_stored(nodes: list[ast.AST]) -> frozenset[str]:

@@ -296,6 +296,13 @@ def is_callback_class(bases: tuple[str, ...]) -> bool:
     return any(base.startswith(CALLBACKS) for base in bases)
 
 
+#: The methods of a Keras model that ``fit``, ``evaluate`` and ``predict`` call inside the
+#: ``tf.function`` they make (``make_train_function`` in tf.keras 2.2+ and Keras 3's TensorFlow
+#: trainer), unless the model is compiled with ``run_eagerly=True``: an override's body runs
+#: while that function traces.
+TRACED_STEPS = frozenset({"train_step", "test_step", "predict_step"})
+
+
 def is_model_class(bases: tuple[str, ...]) -> bool:
     """Whether a class with these canonical bases is a Keras model."""
     return any(base in MODEL_CLASSES for base in bases)

@@ -89,6 +89,22 @@ class PersistentTapeNotReleased(Rule):
     """
 
     VALID = (
+        # A Keras model's `train_step` runs inside the `tf.function` that `fit` makes: the
+        # tape exists while it traces (GovindSuresh/CycleGan-tf, set Z30 of stop 53).
+        Valid("""
+        import tensorflow as tf
+
+
+        class CycleGAN(tf.keras.Model):
+            def train_step(self, data):
+                real_x, real_y = data
+                with tf.GradientTape(persistent=True) as tape:
+                    fake_y = self.gen_g(real_x, training=True)
+                    loss = self.loss_fn(real_y, fake_y)
+                grads = tape.gradient(loss, self.gen_g.trainable_variables)
+                self.opt.apply_gradients(zip(grads, self.gen_g.trainable_variables))
+                return {"loss": loss}
+        """),
         # xplique's gradient check: after the probes only a report, then the return.
         Valid("""
         import tensorflow as tf

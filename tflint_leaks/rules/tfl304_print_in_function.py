@@ -16,6 +16,10 @@ class PrintInFunction(Rule):
     symbolic tensors (`Tensor("add:0", shape=(), dtype=float32)`) rather than values. Code that
     relies on it for logging goes silent after the first call.
 
+    A Keras model's `train_step`, `test_step` and `predict_step` run inside the `tf.function`
+    that `fit`, `evaluate` and `predict` make, so they count as `tf.function`s (not in a
+    module that says `run_eagerly`).
+
     Not flagged: `tf.print` (a graph op that runs on every call), `print` outside
     `tf.function`s, and a local function named `print`.
 
@@ -121,6 +125,24 @@ class PrintInFunction(Rule):
         """),
     )
     INVALID = (
+        # `fit` runs a Keras model's `train_step` inside the `tf.function` it makes.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Classifier(tf.keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    print("batch", x)
+                    return {"loss": self.compiled_loss(y, self(x))}
+            """,
+            6,
+            9,
+            6,
+            26,
+            "`print` runs only while the `tf.function` traces and shows symbolic tensors; use "
+            "`tf.print`",
+        ),
         Invalid(
             """
             import tensorflow as tf
