@@ -43,6 +43,12 @@ def _loop(init: str, header: str, *body: str) -> str:
         (_loop("", "for x in data:", "model.fit(x)", "raise StopIteration"), None),
         (_loop("", "for x in data:", "if bad(x):", "    continue", "break"), ""),
         (_loop("", "while True:", "if done():", "    break"), ""),
+        # a slice of a literal list holds at most its items, whatever it keeps
+        (_loop("AUGS = [1, 2, 3, 4, 5, 6, 7, 8]", "for i in range(len(AUGS[: n + 1])):"), None),
+        (
+            _loop("AUGS = list(range(12))", "for i in range(len(AUGS[: n + 1])):"),
+            " (up to 12 in all)",
+        ),
         # the smaller of the iterable's length and the counter's bound
         (_loop("n = 0", "for x in range(3):", "n += 1", "if n > 50:", "    break"), None),
         (_loop("n = 0", "for x in data:", "n += 1", "if n > 50:", "    break"), " (51 in all)"),

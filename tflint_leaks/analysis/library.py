@@ -232,7 +232,11 @@ def builtin(name: str, call: Expr, evaluate: Evaluate, klass: Any) -> Computatio
         if not positional:
             return NUMBER
         sized = yield from evaluate(positional[0])
-        found = number(sized.lengths)
+        lengths = sized.lengths
+        most = sized.bound if lengths is None else None
+        if most is not None and sized.kind in {Kind.CONTAINER, Kind.ITERATOR}:
+            lengths = integers(range(most + 1))  # ``len(augs[:n + 1])``: at most ten
+        found = number(lengths)
         return map_atoms(found, _structural) if sized.structural else found
     if name in _ITERATING:
         return (yield from _iterating(name, call, evaluate))
