@@ -713,10 +713,12 @@ class Inference:
         if call in where.body.compiled_calls and _unknown_object(made) and _named(call, where):
             # ``model = FPN(...)`` then ``model.compile(optimizer=..., loss=...)``: what a
             # factory the project cannot read makes is a Keras model when the body compiles
-            # it (not known to be new: the factory may hand out one it keeps). Not a method
-            # of an object of unknown kind (``cls.from_config(...)`` of a class with its own
-            # ``predict``).
-            return atom(Kind.MODEL)
+            # it; new each time when the factory is named as a class is (``FPN``,
+            # ``beit.BeitLargePatch16``: a constructor, or an application's builder as
+            # ``keras.applications.ResNet50`` is), else not known to be new (``get_model()``
+            # may hand out one it keeps). Not a method of an object of unknown kind
+            # (``cls.from_config(...)`` of a class with its own ``predict``).
+            return atom(Kind.MODEL, flag=_class_like(call.func.text))
         return made
 
     def makes_model(self, call: Expr, targets: tuple[Target, ...], where: Where) -> bool:
@@ -1944,6 +1946,13 @@ def _named(call: Expr, where: Where) -> bool:
         return False
     head, _, rest = func.text.partition(".")
     return not rest or head in where.module.imports
+
+
+def _class_like(name: str) -> bool:
+    """The last part of a dotted name is written as Python writes class names (CapWords, or
+    an acronym): ``BeitLargePatch16``, ``FPN``, not ``get_model`` nor ``MODEL_FN``."""
+    last = name.rpartition(".")[2]
+    return last[:1].isupper() and "_" not in last
 
 
 def _unknown_object(value: Value) -> bool:

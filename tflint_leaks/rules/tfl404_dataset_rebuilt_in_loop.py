@@ -4,6 +4,7 @@ import libcst as cst
 
 from tflint_leaks.analysis import keras
 from tflint_leaks.diagnostics import RelatedRole
+from tflint_leaks.rulekit.context import FileContext
 from tflint_leaks.rulekit.facts import EffectKind
 from tflint_leaks.rulekit.rule import Invalid, Rule, Valid
 from tflint_leaks.rules._calls import (
@@ -32,7 +33,9 @@ class DatasetRebuiltInLoop(Rule):
 
     Not flagged: a pipeline built once before the loop, a loop that only assembles datasets
     (one per file, then `concatenate`/`sample_from_datasets`), a loop that builds a new model
-    each iteration (cross-validation folds need their own data; see TFL401), and loops of a
+    each iteration (cross-validation folds need their own data; see TFL401), also around
+    loops of a known small trip count that build a few pipelines for each model (one per
+    test-time augmentation of the fold's validation data), and loops of a
     known small trip count (at most `max-loop-iterations`, default 10), and a pipeline that
     holds none of the program's data and runs none of its code (`Dataset.range`, `list_files`,
     `TFRecordDataset` and the other file readers, a `Dataset.zip` of pipelines, each judged
@@ -106,6 +109,33 @@ class DatasetRebuiltInLoop(Rule):
     """
 
     VALID = (
+        # A Zindi solution's folds (vecxoz/turtle-recall, set Z29 of stop 53): each fold
+        # builds a new model (a library's constructor, compiled), then predicts its validation
+        # data once per test-time augmentation, a slice of a list of five.
+        Valid("""
+        import tensorflow as tf
+        from keras_cv_attention_models import beit
+
+        AUGS = [None, "flip", "rot90", "rot180", "rot270"]
+
+
+        def init_model():
+            model = beit.BeitLargePatch16(num_classes=100)
+            model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+            return model
+
+
+        def dataset(files, aug=None):
+            return tf.data.TFRecordDataset(files).map(parse).batch(64)
+
+
+        for fold_id in range(args.initial_fold, args.final_fold):
+            tf.keras.backend.clear_session()
+            model = init_model()
+            for aug in AUGS[: args.tta_number + 1]:
+                val_ds = dataset(val_files[fold_id], aug)
+                preds = model.predict(val_ds)
+        """),
         # CycleGAN's epochs: the two cached pipelines are made once, their zip each epoch.
         Valid("""
         import tensorflow as tf
@@ -464,7 +494,7 @@ class DatasetRebuiltInLoop(Rule):
         if not (direct or built):
             return
         calls = context.loop_calls(context.loops[-1])
-        if not trains(context, calls) or builds_models(context, calls):
+        if not trains(context, calls) or _per_model(context):
             return
         if direct:
             report = self.report(
@@ -481,3 +511,17 @@ class DatasetRebuiltInLoop(Rule):
             " of a training loop; build the pipeline once before the loop"
         )
         report_through(self, node, effect, message, RelatedRole.CALL, "the pipeline is built here")
+
+
+def _per_model(context: FileContext) -> bool:
+    """A loop around the current node builds a new model every iteration (a fold, a trial),
+    and the loops inside it run the node a known small number of times: a few pipelines per
+    model (the validation data of each fold, once per test-time augmentation), which the new
+    model needs."""
+    loops = context.loops
+    limit = context.options.max_loop_iterations
+    return any(
+        builds_models(context, context.loop_calls(loop))
+        and context.bounded(limit, loops[position + 1 :])
+        for position, loop in enumerate(loops)
+    )
