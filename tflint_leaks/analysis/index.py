@@ -576,14 +576,15 @@ _RUN_EAGERLY = "run_eagerly"
 
 
 def _called_or_stored(nodes: list[ast.AST]) -> frozenset[str]:
-    """The names a function's own code calls (``inner()``) or stores in an attribute or an item
-    (``self.save = save``)."""
+    """The names a function's own code calls (``inner()``), passes to a call (``fmin(fn=trial,
+    ...)``) or stores in an attribute or an item (``self.save = save``)."""
     found: set[str] = set()
     for node in nodes:
         if isinstance(node, ast.Call):
             if isinstance(node.func, ast.Name):
                 found.add(node.func.id)
             found.update(a.id for a in node.args if isinstance(a, ast.Name))
+            found.update(k.value.id for k in node.keywords if isinstance(k.value, ast.Name))
         elif (
             isinstance(node, ast.Assign)
             and isinstance(node.value, ast.Name)

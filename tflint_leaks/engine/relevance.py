@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tflint_leaks.analysis.index import ModuleIndex
+from tflint_leaks.analysis.index import LOCALS, ModuleIndex
 from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.analysis.symbolic import Op
 from tflint_leaks.analysis.triggers import Triggers
@@ -85,6 +85,9 @@ def combine(
         from tflint_leaks.engine.prefilter import prefilter_of
 
         repeated = entry_functions(program_of(project), module)
+        # A unit holding a function that is one (``def main(): def trial(params): ...``,
+        # ``fmin(fn=trial, ...)``) is kept whole, like the entry point itself.
+        repeated |= {qualname.partition(LOCALS)[0] for qualname in repeated if LOCALS in qualname}
         units = module.units
         static = Needs(False, frozenset(names), frozenset(loop_names), traced, repeated)
         prefilter = prefilter_of(project)

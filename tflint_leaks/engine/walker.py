@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from tflint_leaks.analysis.index import LOCALS
 from tflint_leaks.analysis.loops import LOOP_NODE_TYPES, LoopParts, loop_parts, walk_loop
 from tflint_leaks.analysis.nodes import children, header_parts
 from tflint_leaks.analysis.project import ProjectIndex
@@ -177,6 +178,11 @@ class Walker:
                 seen = self._definitions.get(qualname, 0)
                 self._definitions[qualname] = seen + 1
                 line = lines[seen] if seen < len(lines) else None
+        elif outer.kind is FrameKind.FUNCTION and outer.facts is not None:
+            # A function defined in one (``def main(): def trial(params): ...``) that the
+            # index follows: one it calls, passes on or stores.
+            qualname = f"{outer.facts.qualname}{LOCALS}{qualname}"
+            facts = context.module_index.functions.get(qualname)
         if facts is not None and qualname in self._unreached:
             return  # a notebook's function that nothing calls: its body never runs
         frame = Frame(FrameKind.FUNCTION, node, facts, traced, traced_by, line=line)

@@ -110,7 +110,9 @@ class ModelBuiltInLoop(Rule):
     Hyperopt objective per trial (`n_trials=100` gives the count, as Ray Tune's `num_samples`
     does, default 1, unless the project's `grid_search` repeats it per point), a Keras callback's
     `on_train_batch_end` per batch and `on_epoch_end` per epoch, a `tf.py_function` per
-    element, a Gym `step` per step, a scheduled job per run. A model loaded in a route is
+    element, a Gym `step` per step, a scheduled job per run; also a function defined inside
+    another that hands it to the framework (`def main(): def trial(params): ...`, then
+    `fmin(fn=trial, ...)`). A model loaded in a route is
     reported "every request"; a model loaded once at module level and used by the route is
     not, nor one loaded under a first-call guard (`if model is None:`, `if name not in
     cache:`; a lookup keyed by an array or tensor the call is given, `if board.tobytes() not in
@@ -1811,6 +1813,30 @@ class ModelBuiltInLoop(Rule):
             5,
             79,
             "`tf.keras.Sequential` builds a new Keras model every trial (50 in all) and "
+            "the Hyperopt objective never calls `clear_session()`; Keras' global state grows "
+            "with each model (`del` and `gc.collect()` do not release it)",
+        ),
+        # The objective defined inside `main` (char-rnn-text-generation, set Z29 of stop 53).
+        Invalid(
+            """
+            import tensorflow as tf
+            from hyperopt import fmin, tpe
+
+            def main():
+                def trial(params):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(params["units"])])
+                    model.compile("adam", "mse")
+                    return float(model.predict(x_val).mean())
+
+                fmin(fn=trial, space=SPACE, algo=tpe.suggest, max_evals=40)
+
+            main()
+            """,
+            6,
+            17,
+            6,
+            78,
+            "`tf.keras.Sequential` builds a new Keras model every trial (40 in all) and "
             "the Hyperopt objective never calls `clear_session()`; Keras' global state grows "
             "with each model (`del` and `gc.collect()` do not release it)",
         ),
