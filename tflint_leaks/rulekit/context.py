@@ -1468,23 +1468,24 @@ def _equality(
     test: cst.BaseExpression,
 ) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
     """The two sides of ``a == b`` (one comparison)."""
-    if (
-        isinstance(test, cst.Comparison)
-        and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].operator, cst.Equal)
-    ):
-        return test.left, test.comparisons[0].comparator
-    return None
+    return _compared(test, cst.Equal)
 
 
 def _membership(
     test: cst.BaseExpression,
 ) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
     """The item and the container of ``a in b`` (one comparison)."""
+    return _compared(test, cst.In)
+
+
+def _compared(
+    test: cst.BaseExpression, operator: type[cst.BaseCompOp]
+) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """The two sides of one comparison by ``operator``."""
     if (
         isinstance(test, cst.Comparison)
         and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].operator, cst.In)
+        and isinstance(test.comparisons[0].operator, operator)
     ):
         return test.left, test.comparisons[0].comparator
     return None
