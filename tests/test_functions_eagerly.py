@@ -128,20 +128,24 @@ class Classifier(tf.keras.Model):
 
 
 @pytest.mark.parametrize(
-    ("compile_line", "found"),
+    ("compile_line", "train", "found"),
     [
         # `fit` runs the step in the tf.function it makes: the tape lives while it traces
-        ('\nmodel = Classifier()\nmodel.compile("adam", "mse")\n', []),
+        ('\nmodel = Classifier()\nmodel.compile("adam", "mse")\n', "", []),
         # compiled to run eagerly: the step runs as Python on every batch
-        ('\nmodel = Classifier()\nmodel.compile("adam", "mse", run_eagerly=True)\n', [7]),
+        ('\nmodel = Classifier()\nmodel.compile("adam", "mse", run_eagerly=True)\n', "", [7]),
+        # ... in the training script, which imports the model (nvae-tf's train.py)
+        ("", 'model.compile("adam", "mse", run_eagerly=True)\n', [7]),
     ],
 )
 def test_a_keras_models_train_step_runs_while_fits_function_traces(
-    tmp_path: Path, compile_line: str, found: list[int]
+    tmp_path: Path, compile_line: str, train: str, found: list[int]
 ) -> None:
     path = tmp_path / "model.py"
     path.write_text(KERAS_STEP.format(compile=compile_line))
-    result = lint_paths([path], Settings(select=("TFL201",)))
-    assert [(d.code, d.start.line) for d in result.diagnostics] == [
-        ("TFL201", line) for line in found
+    script = "from model import Classifier\n\nmodel = Classifier()\n" + train
+    (tmp_path / "train.py").write_text(script)
+    result = lint_paths([tmp_path], Settings(select=("TFL201",)))
+    assert [(d.code, Path(d.file).name, d.start.line) for d in result.diagnostics] == [
+        ("TFL201", "model.py", line) for line in found
     ]

@@ -170,7 +170,7 @@ class Effects:
         path, qualname = query[1:3]
         module = self.inference.module(path)
         function_facts = module.functions[qualname]
-        if qualname in module.traced or function_facts.tf_function:
+        if function_facts.tf_function or self.inference.project.traced(module, qualname):
             return ()  # a tf.function's Python body runs only while it traces
         if function_facts.memoized:
             return ()  # ``@st.cache_resource``: the body runs once per distinct arguments

@@ -536,17 +536,29 @@ def _membership_keys(test: Expr) -> list[Expr]:
 def _model_calls(
     calls: list[Site], assigns: list[Assign], *, compiled: bool = False
 ) -> tuple[Expr, ...]:
-    """:attr:`Body.model_calls` (:attr:`Body.compiled_calls` with ``compiled``)."""
+    """:attr:`Body.model_calls` (:attr:`Body.compiled_calls` with ``compiled``: only the
+    assignment made last before the ``compile`` call, in the order of the code: a notebook's
+    ``model = ARIMA(...)`` is not what its later ``model = tf.keras.Sequential(...)`` compiles)."""
     used = set()
+    compiled_at: list[tuple[str, Span]] = []
     for site in calls:
         receiver = keras.model_use(site.call)
         if compiled and (site.call.method is None or site.call.method[1] != "compile"):
             continue
         if receiver is not None and receiver.op is Op.REF:
             used.add(receiver.text)
+            compiled_at.append((receiver.text, site.span))
     if not used:
         return ()
-    found = (a.value for a in assigns if a.target in used and a.value.op is Op.CALL)
+    if compiled:
+        reaching = []
+        for name, span in compiled_at:
+            before = [a for a in assigns if a.target == name and a.span and a.span < span]
+            if before:
+                reaching.append(max(before, key=lambda a: a.span or span).value)
+        found = (value for value in reaching if value.op is Op.CALL)
+    else:
+        found = (a.value for a in assigns if a.target in used and a.value.op is Op.CALL)
     return tuple(dict.fromkeys(found))
 
 

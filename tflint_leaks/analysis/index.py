@@ -191,6 +191,13 @@ class ModuleIndex:
     #: (``tf.config.run_functions_eagerly(True)``, :func:`_functions_eagerly`): nothing is
     #: traced, so nothing retraces and no Python state is frozen by a trace.
     functions_eagerly: bool = False
+    #: The ``train_step``, ``test_step`` and ``predict_step`` of its Keras models, which
+    #: ``fit``, ``evaluate`` and ``predict`` run inside the ``tf.function`` they make
+    #: (:data:`~.keras.TRACED_STEPS`), unless the program compiles them to run eagerly.
+    keras_steps: tuple[str, ...] = ()
+    #: It says ``run_eagerly`` (``compile(..., run_eagerly=True)``, ``model.run_eagerly =
+    #: True``): a program with such a module may run its models' steps eagerly.
+    run_eagerly: bool = False
     #: What its calls say of the versions it runs on (:mod:`.eras`).
     code_pins: tuple[CodePin, ...] = ()
     #: The module-level import of a framework that reruns the module as a script
@@ -227,6 +234,7 @@ class IndexBuilder(ast.NodeVisitor):
         #: Module-level ``functools.partial(tf.function, ...)`` aliases and their keywords.
         self.partials: dict[str, list[ast.keyword]] = {}
         self.traced: set[str] = set()
+        self.keras_steps: list[str] = []
         #: The nodes of each function's body outside nested scopes.
         self.own: dict[ast.AST, list[ast.AST]] = {}
         #: TF1 graph code (sessions, placeholders, or what only TensorFlow 1 has): bodies keep
@@ -532,12 +540,8 @@ class IndexBuilder(ast.NodeVisitor):
             facts = self.function_facts(stmt, f"{node.name}.", is_method=True)
             self.functions[facts.qualname] = facts
             methods.append(stmt.name)
-            if (
-                stmt.name in keras.TRACED_STEPS
-                and keras.is_model_class(bases)
-                and not any(_RUN_EAGERLY in line for line in self._lines)
-            ):
-                self.traced.add(facts.qualname)  # ``fit`` runs it in its tf.function
+            if stmt.name in keras.TRACED_STEPS and keras.is_model_class(bases):
+                self.keras_steps.append(facts.qualname)  # ``fit`` runs it in its tf.function
             if facts.tf_function is not None:
                 tf_functions[stmt.name] = facts.tf_function
             for inner in self.own_nodes(stmt):
@@ -570,8 +574,8 @@ class IndexBuilder(ast.NodeVisitor):
 
 _PROPERTIES = frozenset({"property", "cached_property"})
 
-#: A module that says this may compile its models to run eagerly (``compile(...,
-#: run_eagerly=True)``, ``model.run_eagerly = True``): their steps are not traced.
+#: What a module that may compile its models to run eagerly says (``compile(...,
+#: run_eagerly=True)``, ``model.run_eagerly = True``).
 _RUN_EAGERLY = "run_eagerly"
 
 
@@ -1080,6 +1084,8 @@ def index_source(
         tf1_only=tf1_only and not _switches(builder, body, EAGER_MODE_SWITCHES),
         placeholders_at_import=_placeholders_at_import(builder, body),
         functions_eagerly=_functions_eagerly(builder, body),
+        keras_steps=tuple(builder.keras_steps),
+        run_eagerly=_RUN_EAGERLY in source,
         eager_mode=_switches(builder, body, EAGER_MODE_SWITCHES),
         code_pins=code_pins(
             tree,

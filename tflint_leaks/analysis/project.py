@@ -95,6 +95,8 @@ class ProjectIndex:
         self._distributed: dict[str, bool] = {}
         #: The modules of each directory, sorted by path (None: not asked yet).
         self._directories: dict[str, list[ModuleIndex]] | None = None
+        #: Whether any module says ``run_eagerly`` (None: not asked yet).
+        self._run_eagerly: bool | None = None
         for module in modules:
             self.add(module)
 
@@ -111,6 +113,7 @@ class ProjectIndex:
         self._code_pins = None
         self._argparse = None
         self._directories = None
+        self._run_eagerly = None
         self._worlds.clear()
         self._subclasses = None
 
@@ -589,6 +592,20 @@ class ProjectIndex:
                 directory = str(Path(path).parent)
                 self._directories.setdefault(directory, []).append(self._by_path[path])
         return self._directories.get(str(Path(module.path).parent), [])
+
+    def traced(self, module: ModuleIndex, qualname: str) -> bool:
+        """The function ``qualname`` of ``module`` runs only while a ``tf.function`` traces:
+        one that only ``tf.function``s of its module call (:attr:`ModuleIndex.traced`), or a
+        Keras model's ``train_step`` (or ``test_step``, ``predict_step``), which ``fit`` runs
+        inside the ``tf.function`` it makes, when no module of the program says
+        ``run_eagerly`` (the model may be compiled to run eagerly anywhere)."""
+        if qualname in module.traced:
+            return True
+        if qualname not in module.keras_steps:
+            return False
+        if self._run_eagerly is None:
+            self._run_eagerly = any(found.run_eagerly for found in self._by_path.values())
+        return not self._run_eagerly
 
     def functions_eagerly(self, module: ModuleIndex) -> bool:
         """Whether every ``tf.function`` runs eagerly where ``module`` runs: its module-level

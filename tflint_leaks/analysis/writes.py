@@ -185,7 +185,7 @@ class Writes:
         qualname = function.qualname
         renewed = (assign.target, assign.span) in where.body.renewed
         accumulates = not renewed and _reads(assign.value, assign.target)
-        traced = function.tf_function is not None or qualname in module.traced
+        traced = function.tf_function is not None or self.inference.project.traced(module, qualname)
         setup = fresh or where.body.runs_once(span) or (yield from self._setup(module, qualname))
         summary = yield ("summary", module.path, qualname)
         rebuilds = bool(function.creates_tf_function) or any(

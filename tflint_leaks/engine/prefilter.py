@@ -223,7 +223,7 @@ class Prefilter:
 
     def _may_body(self, source: ModuleIndex, qualname: str, runs_graph: bool, hops: int) -> bool:
         function = source.functions[qualname]
-        if function.tf_function is not None or qualname in source.traced:
+        if function.tf_function is not None or self.program.project.traced(source, qualname):
             return False  # a tf.function's Python body runs only while it traces
         if not runs_graph and function.creates_tf_function:
             return True

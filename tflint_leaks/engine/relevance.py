@@ -67,7 +67,7 @@ def combine(
         project_names = project_names or trigger.project_loop_names
         graph_runners = graph_runners or trigger.project_graph_runners
         if trigger.traced:
-            traced = frozenset(module.traced)
+            traced = frozenset(module.traced) | frozenset(module.keras_steps)
     # A trigger imported under another name (`from tensorflow import GradientTape as Tape`)
     # is mentioned by that name.
     for local, target in module.imports.items():

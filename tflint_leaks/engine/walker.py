@@ -172,7 +172,7 @@ class Walker:
         if outer.kind in {FrameKind.MODULE, FrameKind.CLASS} and len(context.frames) <= 2:
             facts = context.module_index.functions.get(qualname)
             traced_by = context.module_index.traced.get(qualname, ())
-            traced = traced or qualname in context.module_index.traced
+            traced = traced or context.project.traced(context.module_index, qualname)
             lines = self._redefined.get(qualname)
             if lines and id(node) in self._top:
                 seen = self._definitions.get(qualname, 0)
