@@ -220,6 +220,8 @@ TF1_SIBLING = (
         # a directory of its own, a tf.function of its own: no such evidence
         ("other/ddpg.py", "", [("TFL402", 7)]),
         ("ddpg.py", "@tf.function\ndef act(x):\n    return x", [("TFL402", 9)]),
+        # a directory ported to TensorFlow 2 (`tf.compat.v1` here) keeps a stale script
+        ("ddpg.py", "config = tf.compat.v1.ConfigProto()", [("TFL402", 7)]),
     ],
 )
 def test_a_keras_script_beside_tensorflow_1_code_runs_in_graph_mode(

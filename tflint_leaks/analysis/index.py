@@ -198,6 +198,8 @@ class ModuleIndex:
     #: It says ``run_eagerly`` (``compile(..., run_eagerly=True)``, ``model.run_eagerly =
     #: True``): a program with such a module may run its models' steps eagerly.
     run_eagerly: bool = False
+    #: It imports or calls ``tf.compat.v1`` (:func:`_uses_compat`).
+    uses_compat: bool = False
     #: What its calls say of the versions it runs on (:mod:`.eras`).
     code_pins: tuple[CodePin, ...] = ()
     #: The module-level import of a framework that reruns the module as a script
@@ -776,6 +778,21 @@ def _placeholders_at_import(builder: IndexBuilder, body: Body) -> bool:
     )
 
 
+def _uses_compat(builder: IndexBuilder, tree: ast.Module) -> bool:
+    """The module's code imports or calls ``tf.compat.v1`` (or ``v2``): code that TensorFlow 2
+    runs, written or ported to run there."""
+    if any(target.startswith(_COMPAT) for target in builder.imports.values()):
+        return True
+    return any(
+        isinstance(node, ast.Call) and (builder.resolve(node.func) or "").startswith(_COMPAT)
+        for nodes in (_module_nodes(tree), *builder.own.values())
+        for node in nodes
+    )
+
+
+_COMPAT = "tensorflow.compat."
+
+
 def _uses_tf1_only(builder: IndexBuilder, tree: ast.Module) -> bool:
     """The module's code calls what only TensorFlow 1 has at that name (not through
     ``tf.compat.v1``): read from every call of its own code and of its functions' bodies
@@ -1086,6 +1103,7 @@ def index_source(
         functions_eagerly=_functions_eagerly(builder, body),
         keras_steps=tuple(builder.keras_steps),
         run_eagerly=_RUN_EAGERLY in source,
+        uses_compat=_uses_compat(builder, tree),
         eager_mode=_switches(builder, body, EAGER_MODE_SWITCHES),
         code_pins=code_pins(
             tree,

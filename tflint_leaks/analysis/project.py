@@ -580,8 +580,14 @@ class ProjectIndex:
         )
 
     def _tf1_in(self, module: ModuleIndex) -> bool:
-        """Some module of ``module``'s directory calls what only TensorFlow 1 has."""
-        return any(found.tf1_only for found in self.beside(module))
+        """Some module of ``module``'s directory calls what only TensorFlow 1 has, and none
+        imports or calls ``tf.compat.v1``: a directory whose code was ported to TensorFlow 2
+        keeps a stale TensorFlow 1 script now and then (MMGD's ``s6_evaluate.py`` beside the
+        ``tf.compat.v1`` of its ``fid.py``)."""
+        beside = self.beside(module)
+        return any(found.tf1_only for found in beside) and not any(
+            found.uses_compat for found in beside
+        )
 
     def beside(self, module: ModuleIndex) -> list[ModuleIndex]:
         """The modules of ``module``'s directory (itself included), sorted by path: scripts
