@@ -159,7 +159,9 @@ class Body:
     once: tuple[Span, ...] = ()
     #: The blocks of ``with graph.as_default():`` for a graph the body makes itself
     #: (``self.graph = tf.Graph()``, ``tf.Graph().as_default()``): the ops built there go into
-    #: that graph, not into the default graph of whoever calls the body.
+    #: that graph, not into the default graph of whoever calls the body; and the block of
+    #: ``if tf.executing_eagerly():`` (the ``else`` of ``if not ...``), whose ops run eagerly
+    #: and go into no graph.
     own_graph: tuple[Span, ...] = ()
     #: The blocks of every ``with`` that makes a graph the default (:func:`~tflint_leaks.
     #: analysis.graph.enters_graph`: a session made there, ``g.as_default()`` for a graph):
@@ -467,7 +469,10 @@ def collect_body(
         _rebound(top),
         tuple(sorted(loops, key=lambda loop: loop.header)),
         _once(guards, alternatives, list(top), local, span_of, made, resolve),
-        tuple(_block(w.body, span_of) for w in withs if _own_graph(w, made, resolve)),
+        (
+            *(_block(w.body, span_of) for w in withs if _own_graph(w, made, resolve)),
+            *(_block(b, span_of) for n in nodes if (b := _eager_block(n, resolve))),
+        ),
         tuple(_block(w.body, span_of) for w in withs if _enters_graph(w, made, resolve)),
         tuple(branches),
         tuple(sorted({name for b in branches for name in _switches(b.test, params)})),
@@ -827,6 +832,26 @@ def _pipeline_root(expr: ast.expr) -> ast.expr:
     ):
         expr = expr.func.value
     return expr
+
+
+#: ``tf.executing_eagerly``, under both its names.
+_EXECUTING_EAGERLY = frozenset(
+    {"tensorflow.executing_eagerly", "tensorflow.compat.v1.executing_eagerly"}
+)
+
+
+def _eager_block(node: ast.AST, resolve: Resolve) -> list[ast.stmt] | None:
+    """The block of an ``if`` that runs only where eager execution is on: the body of ``if
+    tf.executing_eagerly():``, the ``else`` of ``if not tf.executing_eagerly():``."""
+    if not isinstance(node, ast.If):
+        return None
+    test = node.test
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    call = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+    if not (isinstance(call, ast.Call) and resolve(call.func) in _EXECUTING_EAGERLY):
+        return None
+    block = node.orelse if negated else node.body
+    return block or None
 
 
 def _own_graph(node: ast.With, graphs: dict[str, str], resolve: Resolve) -> bool:

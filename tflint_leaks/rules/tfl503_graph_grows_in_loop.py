@@ -311,6 +311,32 @@ class GraphGrowsInLoop(Rule):
                     sess.run(tf.compat.v1.global_variables_initializer())
                     return str(sess.run(tf.matmul(x, w), {x: [request.json["image"]]}))
         """),
+        # tf-keras's TensorBoard v1 callback: the summary ops run under
+        # `tf.executing_eagerly()` only, where they build no graph (the graph branch writes a
+        # protocol buffer).
+        Valid("""
+        import tensorflow as tf
+
+
+        class TensorBoard(tf.keras.callbacks.Callback):
+            def _write_custom_summaries(self, step, logs):
+                if tf.executing_eagerly():
+                    with self.writer.as_default(), tf.summary.record_if(True):
+                        for name, value in logs.items():
+                            tf.summary.scalar(name, value, step=step)
+                else:
+                    for name, value in logs.items():
+                        summary = tf.compat.v1.Summary()
+                        summary.value.add(tag=name, simple_value=value)
+                        self.writer.add_summary(summary, step)
+
+            def on_epoch_end(self, epoch, logs=None):
+                tf.compat.v1.keras.backend.get_session().run(self.merged)
+                self._write_custom_summaries(epoch, logs)
+
+
+        tf.compat.v1.disable_eager_execution()
+        """),
         # tensorflow/privacy's PATE student: each teacher's predictions are computed by a
         # helper that builds its ops, runs them and drops the graph before it returns.
         Valid("""
