@@ -783,11 +783,20 @@ def _uses_compat(builder: IndexBuilder, tree: ast.Module) -> bool:
     runs, written or ported to run there."""
     if any(target.startswith(_COMPAT) for target in builder.imports.values()):
         return True
-    return any(
-        isinstance(node, ast.Call) and (builder.resolve(node.func) or "").startswith(_COMPAT)
-        for nodes in (_module_nodes(tree), *builder.own.values())
-        for node in nodes
-    )
+    return any(name.startswith(_COMPAT) for name in _tensorflow_calls(builder, tree))
+
+
+def _tensorflow_calls(builder: IndexBuilder, tree: ast.Module) -> Iterator[str]:
+    """What every call of the module's own code and of its functions' bodies calls, by its
+    canonical name, when the module imports TensorFlow (nothing else can name a TensorFlow
+    function): read from the nodes themselves, as the calls the facts keep leave most
+    TensorFlow calls out."""
+    if not any(target.split(".")[0] == "tensorflow" for target in builder.imports.values()):
+        return
+    for nodes in (_module_nodes(tree), *builder.own.values()):
+        for node in nodes:
+            if isinstance(node, ast.Call):
+                yield builder.resolve(node.func) or ""
 
 
 _COMPAT = "tensorflow.compat."
@@ -796,18 +805,14 @@ _COMPAT = "tensorflow.compat."
 def _uses_tf1_only(builder: IndexBuilder, tree: ast.Module) -> bool:
     """The module's code calls what only TensorFlow 1 has at that name (not through
     ``tf.compat.v1``): read from every call of its own code and of its functions' bodies
-    (the calls the facts keep leave most TensorFlow calls out); or it imports such a module
-    unconditionally (``from tensorflow.contrib import slim`` at the top level, not inside a
-    ``try`` that falls back), which fails on TensorFlow 2."""
+    (:func:`_tensorflow_calls`); or it imports such a module unconditionally (``from
+    tensorflow.contrib import slim`` at the top level, not inside a ``try`` that falls back),
+    which fails on TensorFlow 2."""
     if not any(target.split(".")[0] == "tensorflow" for target in builder.imports.values()):
         return False
     if any(is_tf1_only(name) or is_tf1_only(f"{name}.") for name in _imported_modules(tree)):
         return True
-    for nodes in (_module_nodes(tree), *builder.own.values()):
-        for node in nodes:
-            if isinstance(node, ast.Call) and is_tf1_only(builder.resolve(node.func) or ""):
-                return True
-    return False
+    return any(is_tf1_only(name) for name in _tensorflow_calls(builder, tree))
 
 
 def _traced_callees(
