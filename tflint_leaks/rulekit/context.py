@@ -1409,11 +1409,8 @@ def _grows(loop: LoopNode, container: str, facts: ScopeFacts) -> bool:
     if any(loop in a.loops for a in facts.assignments.get(container, [])):
         return True
     return any(
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and dotted(node.func.value) == container
-        and node.func.attr.value not in _TAKING_METHODS
-        for node in descendants(loop)
+        receiver == container and method not in _TAKING_METHODS
+        for receiver, method in _method_calls(loop)
     )
 
 
@@ -1426,12 +1423,14 @@ def _calls_methods_of(loop: LoopNode, names: set[str]) -> bool:
         for parts in [name.split(".")]
         for end in range(1, len(parts) + 1)
     }
-    return any(
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and dotted(node.func.value) in holders
-        for node in descendants(loop)
-    )
+    return any(receiver in holders for receiver, _ in _method_calls(loop))
+
+
+def _method_calls(loop: LoopNode) -> Iterator[tuple[str | None, str]]:
+    """The receiver (its dotted name) and the method of every method call in ``loop``."""
+    for node in descendants(loop):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            yield dotted(node.func.value), node.func.attr.value
 
 
 def _only_exits(body: cst.BaseSuite) -> bool:

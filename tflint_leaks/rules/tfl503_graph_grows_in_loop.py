@@ -1125,7 +1125,7 @@ class GraphGrowsInLoop(Rule):
         """What runs the graph every iteration of the outermost loop that repeats the current
         node, or every call of the entry point it is in ("" when nothing does)."""
         context = self.context
-        outer: cst.CSTNode = context.loops[0] if context.loops else context.frame.node
+        outer = _repetition(context)
         found = self._runs.get(outer)
         if found is None:
             graph_mode = context.graph_mode
@@ -1146,7 +1146,7 @@ class GraphGrowsInLoop(Rule):
         (or function) that resets the default graph every time, directly or through project
         code (``softmax_preds()`` ending with ``tf.reset_default_graph()``)."""
         context = self.context
-        outer: cst.CSTNode = context.loops[0] if context.loops else context.frame.node
+        outer = _repetition(context)
         inside = False
         for node in context.ancestors:
             inside = inside or node is outer
@@ -1163,17 +1163,19 @@ class GraphGrowsInLoop(Rule):
         )
 
 
+def _repetition(context: FileContext) -> cst.CSTNode:
+    """What repeats the current node: the outermost loop of its scope around it, else the
+    entry point's function the framework calls many times."""
+    return context.loops[0] if context.loops else context.frame.node
+
+
 def _naming_loop(context: FileContext, node: cst.Call) -> int | None:
     """Where, in the enclosing loops, the outermost loop is whose items name the variable an
     assign fetches (``var = tf.get_variable(param_name)``, or in ``with tf.variable_scope(
     op_name, reuse=True):``, then ``var.assign(data)``: a pretrained-weights loader): each
     name is another variable of the graph, so from that loop inwards the ops are as many as
     the graph has variables, whatever the loops iterate. None when no loop names it."""
-    variable: cst.BaseExpression | None = None
-    if isinstance(node.func, cst.Attribute) and node.func.attr.value in _ASSIGN_METHODS:
-        variable = node.func.value
-    elif context.resolve(node.func) in _ASSIGNS and node.args:
-        variable = node.args[0].value
+    variable = _assigned_variable(context, node)
     if isinstance(variable, cst.Subscript):
         return _counted_variable(context, variable)
     if not isinstance(variable, cst.Name):
@@ -1211,13 +1213,19 @@ def _variables_loop(context: FileContext) -> int | None:
             continue
         targets = _names(loop.target)
         for call in context.loop_calls(loop):
-            assigned: cst.BaseExpression | None = None
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value in _ASSIGN_METHODS:
-                assigned = call.func.value
-            elif context.resolve(call.func) in _ASSIGNS and call.args:
-                assigned = call.args[0].value
+            assigned = _assigned_variable(context, call)
             if isinstance(assigned, cst.Name) and assigned.value in targets:
                 return position
+    return None
+
+
+def _assigned_variable(context: FileContext, node: cst.Call) -> cst.BaseExpression | None:
+    """The variable an assign call assigns: ``var`` of ``var.assign(x)`` (``assign_add``,
+    ``assign_sub``) and of ``tf.assign(var, x)``; None for any other call."""
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value in _ASSIGN_METHODS:
+        return node.func.value
+    if context.resolve(node.func) in _ASSIGNS and node.args:
+        return node.args[0].value
     return None
 
 
