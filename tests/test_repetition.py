@@ -88,6 +88,54 @@ def test_flask_route_loading_a_model_is_flagged_and_a_module_level_model_is_not(
     ]
 
 
+APP_FACTORY = """
+import functools
+
+import tensorflow as tf
+from flask import Flask
+
+
+def create_app(path):
+    app = Flask(__name__)
+    model = tf.keras.models.load_model(path)
+
+    @app.route("/predict", methods=["POST"])
+    def predict():
+        fresh = tf.keras.models.load_model(path)
+        return fresh(x, training=False)
+
+    @app.route("/score", methods=["POST"])
+    def score():
+        return model(x, training=False)
+
+    return app
+
+
+def logged(f):
+    @functools.wraps(f)
+    def wrapper(*args):
+        return f(tf.keras.models.load_model("m.keras"), *args)
+
+    return wrapper
+"""
+
+
+def test_routes_an_app_factory_registers_are_entry_points(tmp_path: Path) -> None:
+    """Failed before: a function defined in another was indexed only when called or stored
+    there, so the routes of an app factory (``create_app``'s ``@app.route``, with ``app`` a
+    local of the factory) ran once. The model the factory loads is loaded once; a wrapper
+    that ``functools.wraps`` returns is no route."""
+    assert _lint(tmp_path, APP_FACTORY) == [
+        (
+            "TFL401",
+            13,
+            "`tf.keras.models.load_model` builds a new Keras model every request and the Flask "
+            "route never calls `clear_session()`; Keras' global state grows with each model "
+            "(`del` and `gc.collect()` do not release it)",
+        )
+    ]
+
+
 STREAMLIT_LOADS_EACH_RERUN = """
 import streamlit as st
 import tensorflow as tf

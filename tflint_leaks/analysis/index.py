@@ -435,11 +435,13 @@ class IndexBuilder(ast.NodeVisitor):
                     local[inner.name] = nested
                     creates.append(nested.span)
                     defined[inner.name] = inner
-                elif tf_function is None and inner.name in kept:
+                elif tf_function is None and (inner.name in kept or self._registered(inner)):
                     # A helper defined inside the function and called or kept there (a
-                    # closure): a function of its own, ``outer.<locals>.inner`` as Python names
-                    # it. One only returned or handed on is not followed (most of a library's
-                    # nested functions, which would cost the solver for little).
+                    # closure), or handed to a decorator (an app factory's ``@app.route``): a
+                    # function of its own, ``outer.<locals>.inner`` as Python names it. One
+                    # only returned or handed on is not followed (most of a library's nested
+                    # functions, which would cost the solver for little), nor one only wrapped
+                    # (``@functools.wraps(f)``: the decorator returns it, to be returned).
                     facts = self.function_facts(inner, f"{prefix}{node.name}{LOCALS}", False)
                     self.functions.setdefault(facts.qualname, facts)
             elif isinstance(inner, ast.Call):
@@ -492,6 +494,13 @@ class IndexBuilder(ast.NodeVisitor):
             positional=tuple(a.arg for a in (*node.args.posonlyargs, *node.args.args)),
             required=_required(node.args),
             abstract=_abstract(node),
+        )
+
+    def _registered(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether a decorator hands ``node`` to something other than ``functools.wraps``."""
+        return any(
+            self.resolve(d.func if isinstance(d, ast.Call) else d) != _WRAPS
+            for d in node.decorator_list
         )
 
     def _decorated_tf_function(
@@ -575,6 +584,8 @@ class IndexBuilder(ast.NodeVisitor):
 
 
 _PROPERTIES = frozenset({"property", "cached_property"})
+#: The decorator of a wrapper: it copies the wrapped function's name onto it, and returns it.
+_WRAPS = "functools.wraps"
 
 #: What a module that may compile its models to run eagerly says (``compile(...,
 #: run_eagerly=True)``, ``model.run_eagerly = True``).

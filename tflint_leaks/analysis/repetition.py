@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from tflint_leaks.analysis.effects import EffectKind
 from tflint_leaks.analysis.entry_points import ENTRY_POINTS, Form, Row
 from tflint_leaks.analysis.facts import Body, Span
+from tflint_leaks.analysis.index import LOCALS
 from tflint_leaks.analysis.lattice import FunctionRef, Kind
 from tflint_leaks.analysis.names import CALLABLE_WRAPPERS, resolve_dotted
 from tflint_leaks.analysis.symbolic import Expr, Op, from_ast
@@ -97,7 +98,7 @@ def entry_point(
         callee = decorator.func if decorator.op is Op.CALL else decorator
         if callee.op is not Op.REF:
             continue
-        name = canonical_name(callee.text, module, project)
+        name = canonical_name(callee.text, module, project, _enclosing(module, qualname))
         for row in ENTRY_POINTS:
             if row.form is Form.DECORATOR and _matches(name, row.names):
                 return EntryPoint(row, decorator=index)
@@ -189,12 +190,35 @@ def _method_entry(
     return None
 
 
-def canonical_name(text: str, module: ModuleIndex, project: ProjectIndex) -> str:
-    """The canonical name of a dotted expression of ``module``, where a name bound at module
-    level to a call stands for an instance of what it calls (``app = Flask(__name__)``:
-    ``app.route`` is ``flask.Flask.route``), through the project's imports."""
+def _enclosing(module: ModuleIndex, qualname: str) -> tuple[Body, ...]:
+    """The bodies of the functions ``qualname`` is nested in, innermost first (an app
+    factory's ``create_app`` for its routes: ``create_app.<locals>.predict``)."""
+    bodies: list[Body] = []
+    outer, found, _ = qualname.rpartition(LOCALS)
+    while found:
+        function = module.functions.get(outer)
+        if function is not None:
+            bodies.append(function.body)
+        outer, found, _ = outer.rpartition(LOCALS)
+    return tuple(bodies)
+
+
+def canonical_name(
+    text: str, module: ModuleIndex, project: ProjectIndex, scopes: tuple[Body, ...] = ()
+) -> str:
+    """The canonical name of a dotted expression of ``module``, where a name bound to a call
+    stands for an instance of what it calls (``app = Flask(__name__)``: ``app.route`` is
+    ``flask.Flask.route``), through the project's imports. The name is looked up in
+    ``scopes`` (the bodies of the functions the expression is in, innermost first) before the
+    module's own code."""
     for _ in range(4):  # project modules re-exporting an instance; deeper is not followed
         head, dot, rest = text.partition(".")
+        local = next((a.value for body in scopes for a in body.assigns if a.target == head), None)
+        if local is not None:
+            if local.op is not Op.CALL or local.func.op is not Op.REF:
+                break
+            text, scopes = local.func.text + dot + rest, ()
+            continue
         if head in module.imports:
             found = project.global_of(head, module)
             if found is None:

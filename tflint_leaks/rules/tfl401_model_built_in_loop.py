@@ -112,7 +112,8 @@ class ModelBuiltInLoop(Rule):
     `on_train_batch_end` per batch and `on_epoch_end` per epoch, a `tf.py_function` per
     element, a Gym `step` per step, a scheduled job per run; also a function defined inside
     another that hands it to the framework (`def main(): def trial(params): ...`, then
-    `fmin(fn=trial, ...)`). A model loaded in a route is
+    `fmin(fn=trial, ...)`, or an app factory's routes: `def create_app(): app = Flask(...)`,
+    then `@app.route(...)` on a function defined in it). A model loaded in a route is
     reported "every request"; a model loaded once at module level and used by the route is
     not, nor one loaded under a first-call guard (`if model is None:`, `if name not in
     cache:`; a lookup keyed by an array or tensor the call is given, `if board.tobytes() not in
