@@ -557,6 +557,9 @@ def test_python_2_builtins_anywhere_the_program_imports_pin_keras(tmp_path: Path
         ("from keras.layers import Dense, CuDNNGRU\n", True),
         ("from keras.layers import CuDNNLSTM as LSTM\n", True),
         ("from tensorflow.keras.layers import GRU\nimport keras\n", False),
+        # multi_gpu_model, gone from Keras 2.4 (dsgissin's active learning, set Z31).
+        ("from keras.utils import to_categorical, multi_gpu_model\n", True),
+        ("from keras.utils import to_categorical\n", False),
         # Keras 1's Merge layer, gone from Keras 2.2 (chen0040's text summarisers).
         ("from keras.layers import Embedding, concatenate, Merge, add\n", True),
         ("from keras.layers import merge\n", False),
@@ -641,6 +644,13 @@ TRIALS_FIT = (
         # AdaBelief's optimizer calls `_set_hyper`, which TensorFlow 2.11's optimizer lacks.
         ("from adabelief_tf import AdaBeliefOptimizer\n", True),
         ("import adabelief_tf\n\nAdaBeliefOptimizer = adabelief_tf.AdaBeliefOptimizer\n", True),
+        # tf.keras's multi_gpu_model, gone from TensorFlow 2.4; CleverHans 3's attacks, for
+        # TensorFlow 1 only (dsgissin's active learning, set Z31).
+        ("from tensorflow.keras.utils import multi_gpu_model\n", True),
+        ("from cleverhans.attacks import DeepFool\n", True),
+        ("from cleverhans.utils_keras import KerasModelWrapper\n", True),
+        # CleverHans 4's attacks for TensorFlow 2.
+        ("from cleverhans.tf2.attacks.fast_gradient_method import fast_gradient_method\n", False),
         # tf.keras's own optimizer, and AdaBelief named in a comment only.
         (
             "# like adabelief_tf\n"
@@ -649,7 +659,7 @@ TRIALS_FIT = (
         ),
     ],
 )
-def test_an_optimizer_of_before_tensorflow_2_11_pins_tensorflow_before_2_11(
+def test_what_only_tensorflow_before_2_11_has_pins_tensorflow_before_2_11(
     tmp_path: Path, optimizer: str, pinned: bool
 ) -> None:
     maker = "\n\ndef make_optimizer():\n    return AdaBeliefOptimizer(learning_rate=1e-3)\n"

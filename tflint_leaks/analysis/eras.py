@@ -35,6 +35,10 @@ Read from the libraries' own history:
   keras-team/keras#14665), and ``keras_contrib`` is keras-contrib, built for multi-backend
   Keras ("Install keras_contrib for keras-team/keras"; its last snapshot is of 2019-12, before
   Keras 2.4 dropped the other backends; it was then deprecated for TensorFlow Addons).
+- ``multi_gpu_model`` left ``tf.keras.utils`` with TensorFlow 2.4, and so Keras 2.4's
+  ``keras.utils`` (keras-team/keras#14397, #14440). CleverHans 3.1 and before run on
+  TensorFlow 1; 4.0 has no ``cleverhans.attacks``, ``utils_tf``, ``utils_keras`` nor ``model``
+  (cleverhans-lab/cleverhans#1216, #1244).
 - ``adabelief_tf``'s ``AdaBeliefOptimizer`` subclasses ``tf.keras.optimizers.Optimizer`` and calls
   its ``_set_hyper`` in ``__init__``; TensorFlow 2.11 made that class the new optimizer, which has
   no ``_set_hyper`` ("'AdaBeliefOptimizer' object has no attribute '_set_hyper'" with TensorFlow
@@ -113,6 +117,23 @@ VERSIONED_MODULES: dict[str, tuple[str, str, str]] = {
     "keras.layers.CuDNNGRU": ("keras", KERAS_BEFORE_2_4, "a layer of multi-backend Keras only"),
     "keras.layers.CuDNNLSTM": ("keras", KERAS_BEFORE_2_4, "a layer of multi-backend Keras only"),
     "keras.layers.Merge": ("keras", "<2.2", "a layer Keras 2.2 removed"),
+    # Removed from tf.keras in TensorFlow 2.4 (tensorflow/tensorflow@29372ca, "Did 2.4 version
+    # tf.keras remove the multi_gpu_model method?": keras-team/keras#14397), and so from Keras
+    # 2.4, tf.keras under another name ("cannot import name 'multi_gpu_model'" with Keras 2.4.3
+    # and TensorFlow 2.4.1: keras-team/keras#14440).
+    "keras.utils.multi_gpu_model": ("keras", KERAS_BEFORE_2_4, "a function Keras 2.4 removed"),
+    "tensorflow.keras.utils.multi_gpu_model": (
+        "tensorflow",
+        "<2.4",
+        "a function TensorFlow 2.4 removed",
+    ),
+    # CleverHans 3.1 and before run on TensorFlow 1 (``tf.GraphKeys``: cleverhans-lab/
+    # cleverhans#1244); 4.0, the first for TensorFlow 2, has none of these modules ("No module
+    # named 'cleverhans.attacks'", likewise ``utils_tf``, ``utils_keras``, ``model``: #1216).
+    **{
+        f"cleverhans.{module}": ("tensorflow", "<2", "a module of CleverHans for TensorFlow 1")
+        for module in ("attacks", "attacks_tf", "utils_tf", "utils_keras", "model")
+    },
     "adabelief_tf": (
         "tensorflow",
         TENSORFLOW_BEFORE_2_11,
