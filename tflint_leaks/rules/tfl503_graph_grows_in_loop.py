@@ -75,11 +75,13 @@ class GraphGrowsInLoop(Rule):
     (over layers) that do not run the graph, loops of a known small trip count (at most
     `max-loop-iterations`, default 10), one assign per variable that a loop's items name
     (`var = tf.get_variable(param_name)` under `variable_scope(op_name, reuse=True)`, or
-    `self.parameters[i]` of a list of variables picked by the loop's counter: a
+    `self.parameters[i]` of a list of variables picked by the loop's counter, or of a list
+    of no known items, `model.trainable_vars[i]`: a
     pretrained-weights loader, as many ops as the graph has variables, unless a loop around
     them repeats that; so do the ops of a loop each iteration of which assigns the variable
     its target binds, `for W, b, out in layers: ... W.assign(...)`, a data-dependent
-    initialization), ops built under a first-call guard (`if self.op is None:`, `if key not
+    initialization, or a fixed item of it, `for name, pars in layers.items(): ...
+    pars[0].assign(...)`), ops built under a first-call guard (`if self.op is None:`, `if key not
     in cache:`; in a function the loop calls, also the `else` of an `if key in cache:` that
     fills the cache) or inside a `tf.function`, a new graph per iteration (`with
     tf.Graph().as_default():` inside the loop, or `tf.compat.v1.reset_default_graph()` /
@@ -291,6 +293,38 @@ class GraphGrowsInLoop(Rule):
                 m, v = tf.nn.moments(out, [0])
                 s = tf.sqrt(v + 1e-10)
                 sess.run(tf.group(W.assign(W / s), b.assign((b - m) / s)), feed_dict)
+        """),
+        # nn-active-learning's `load_weights` (set Z31 of stop 54): one assign per item of each
+        # layer's pair of variables, a weights loader.
+        Valid("""
+        import h5py
+        import tensorflow as tf
+
+        sess = tf.compat.v1.Session()
+
+
+        class NN:
+            def load_weights(self, path):
+                f = h5py.File(path)
+                for layer_name, pars in self.var_dict.items():
+                    sess.run(pars[0].assign(f[layer_name]["Weight"][()]))
+                    sess.run(pars[1].assign(f[layer_name]["Bias"][()]))
+        """),
+        # A-GEM's VGG loader (set Z31): the model's list of variables, of no known items, by
+        # the loop's counter; the 5 runs around it repeat it 5 times.
+        Valid("""
+        import numpy as np
+        import tensorflow as tf
+
+        sess = tf.compat.v1.Session()
+
+
+        def train(model, path, num_runs=5):
+            for runid in range(num_runs):
+                weights = np.load(path)
+                keys = sorted(weights.keys())
+                for i, key in enumerate(keys[:-2]):
+                    sess.run(model.trainable_vars[i].assign(weights[key]))
         """),
         # The same service with a graph of its own per request: each request's graph is
         # dropped when it ends.
@@ -700,6 +734,27 @@ class GraphGrowsInLoop(Rule):
             9,
             43,
             "`tf.nn.moments(...)` every iteration adds nodes to the default graph of a loop "
+            "that runs it (`sess.run`): the graph grows for as long as the loop runs; build it "
+            "once before the loop (`graph.finalize()` catches this)",
+        ),
+        # The weights loader again on every step: its assigns are built anew each time.
+        Invalid(
+            """
+            import tensorflow as tf
+
+            sess = tf.compat.v1.Session()
+
+
+            def train(layers, batches):
+                for x in batches:
+                    for name, pars in layers.items():
+                        sess.run(pars[0].assign(x[name]))
+            """,
+            9,
+            22,
+            9,
+            45,
+            "`pars[0].assign(...)` every iteration adds nodes to the default graph of a loop "
             "that runs it (`sess.run`): the graph grows for as long as the loop runs; build it "
             "once before the loop (`graph.finalize()` catches this)",
         ),
@@ -1214,9 +1269,20 @@ def _variables_loop(context: FileContext) -> int | None:
         targets = _names(loop.target)
         for call in context.loop_calls(loop):
             assigned = _assigned_variable(context, call)
+            if isinstance(assigned, cst.Subscript) and isinstance(
+                _index(assigned), cst.Integer | cst.SimpleString
+            ):
+                assigned = assigned.value  # ``pars[0]`` of ``for name, pars in layers.items():``
             if isinstance(assigned, cst.Name) and assigned.value in targets:
                 return position
     return None
+
+
+def _index(subscript: cst.Subscript) -> cst.BaseExpression | None:
+    """The one index of ``subscript`` (``i`` of ``params[i]``), None for a slice or more."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    return subscript.slice[0].slice.value
 
 
 def _assigned_variable(context: FileContext, node: cst.Call) -> cst.BaseExpression | None:
@@ -1231,17 +1297,20 @@ def _assigned_variable(context: FileContext, node: cst.Call) -> cst.BaseExpressi
 
 def _counted_variable(context: FileContext, variable: cst.Subscript) -> int | None:
     """Where the loop is whose counter picks the variable from a list of them
-    (``self.parameters[i]`` in ``for i, k in enumerate(keys):``, or ``for i in range(n):``):
-    each iteration assigns another variable, so the ops are as many as the list holds. None
-    for another index (``params[step % 3]`` assigns the same ones again)."""
-    if len(variable.slice) != 1 or not isinstance(variable.slice[0].slice, cst.Index):
+    (``self.parameters[i]`` in ``for i, k in enumerate(keys):``, or ``for i in range(n):``,
+    also from a list of no known items, ``model.trainable_vars[i]``: what is assigned is a
+    variable): each iteration assigns another variable, so the ops are as many as the list
+    holds. None for another index (``params[step % 3]`` assigns the same ones again) and for
+    a value known to be something else than a list of variables."""
+    index = _index(variable)
+    if not isinstance(index, cst.Name):
         return None
-    index = variable.slice[0].slice.value
     held = context.type_of(variable.value)
-    if not isinstance(index, cst.Name) or held.kind is not Kind.CONTAINER:
-        return None
-    element = held.atoms[0].element
-    if element is None or element.kind is not Kind.TENSOR:
+    if held.kind is Kind.CONTAINER:
+        element = held.atoms[0].element
+        if element is not None and element.kind not in {Kind.TENSOR, Kind.UNKNOWN}:
+            return None  # a list of numbers or of lists: not variables
+    elif held.kind is not Kind.UNKNOWN:
         return None
     for position, loop in enumerate(context.loops):
         if isinstance(loop, cst.For) and _counter(loop) == index.value:
