@@ -35,6 +35,7 @@ from tflint_leaks.analysis.names import (
     GRADIENT_TAPE,
     IMPORT_MODULE,
     TF_FUNCTION,
+    TYPING_CAST,
     canonical,
     is_keras,
     is_tensorflow,
@@ -364,6 +365,8 @@ class IndexBuilder(ast.NodeVisitor):
     # -- tf.function facts -----------------------------------------------------------------
 
     def tf_function_of_decorator(self, decorator: ast.expr) -> TfFunctionFacts | None:
+        at = decorator
+        decorator = self._cast_away(decorator)
         call = decorator if isinstance(decorator, ast.Call) else None
         func = call.func if call is not None else decorator
         keywords = call.keywords if call is not None else []
@@ -374,11 +377,22 @@ class IndexBuilder(ast.NodeVisitor):
             return None
         if isinstance(func, ast.Name) and call is None:
             keywords = self.partials.get(func.id, keywords)
-        facts = self._tf_function_facts(decorator, keywords)
+        facts = self._tf_function_facts(at, keywords)
         # Report decorators at their ``@``, as libcst does.
         at = self._lines[decorator.lineno - 1].rfind("@", 0, facts.span.column - 1)
         span = replace(facts.span, column=at + 1) if at >= 0 else facts.span
         return replace(facts, span=span)
+
+    def _cast_away(self, node: ast.expr) -> ast.expr:
+        """The value ``typing.cast(T, value)`` returns: ``value`` itself (a decorator
+        ``@cast(Function, tf.function)`` is ``tf.function`` for a type checker's sake)."""
+        while (
+            isinstance(node, ast.Call)
+            and len(node.args) == 2
+            and self.resolve(node.func) == TYPING_CAST
+        ):
+            node = node.args[1]
+        return node
 
     def tf_function_of_call(self, node: ast.expr) -> TfFunctionFacts | None:
         """Facts for ``tf.function(fn, ...)`` (or ``func=fn``); None for anything else

@@ -66,6 +66,8 @@ _EXACT_ALIASES: dict[str, str] = {
 }
 
 TF_FUNCTION = "tensorflow.function"
+#: ``typing.cast(T, value)``: returns ``value`` unchanged.
+TYPING_CAST = "typing.cast"
 GRADIENT_TAPE = "tensorflow.GradientTape"
 TF_VARIABLE = "tensorflow.Variable"
 

@@ -25,7 +25,7 @@ from tflint_leaks.analysis.inference import TargetKind, Where
 from tflint_leaks.analysis.lattice import ArrayOrigin, ClassRef, FunctionRef, Kind, Value
 from tflint_leaks.analysis.library import NAMESPACE, RANGES
 from tflint_leaks.analysis.loops import LoopNode, LoopParts
-from tflint_leaks.analysis.names import TF_FUNCTION, resolve_dotted
+from tflint_leaks.analysis.names import TF_FUNCTION, TYPING_CAST, resolve_dotted
 from tflint_leaks.analysis.nodes import descendants, dotted, own_nodes
 from tflint_leaks.analysis.program import Program, program_of
 from tflint_leaks.analysis.project import ProjectIndex
@@ -458,8 +458,15 @@ class FileContext:
 
     def is_tf_function_decorator(self, decorator: cst.Decorator) -> bool:
         """``@tf.function``, ``@tf.function(...)``, an alias of either (``tff =
-        functools.partial(tf.function, ...)``), or ``@functools.partial(tf.function, ...)``."""
+        functools.partial(tf.function, ...)``), or ``@functools.partial(tf.function, ...)``, also
+        given through ``typing.cast(T, ...)``, which returns it."""
         expression = decorator.decorator
+        while (
+            isinstance(expression, cst.Call)
+            and len(expression.args) == 2
+            and self.resolve(expression.func) == TYPING_CAST
+        ):
+            expression = expression.args[1].value
         if isinstance(expression, cst.Call):
             if self.resolve(expression.func) == "functools.partial":
                 first = expression.args[0].value if expression.args else None

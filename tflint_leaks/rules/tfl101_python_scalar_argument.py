@@ -313,6 +313,34 @@ class PythonScalarArgument(Rule):
         ),
     )
     INVALID = (
+        # rl_algos (set Z34 of stop 54) types its tf.function methods with `typing.cast`,
+        # which returns the decorator unchanged.
+        Invalid(
+            """
+            from typing import Callable, cast
+
+            import tensorflow as tf
+
+            Function = Callable[..., tf.Tensor]
+
+
+            class Agent:
+                @cast(Function, tf.function)
+                def step(self, lr):
+                    return lr * 2
+
+
+            agent = Agent()
+            for epoch in range(1000):
+                agent.step(0.1 * epoch)
+            """,
+            16,
+            16,
+            16,
+            27,
+            "Python number `0.1 * epoch` (parameter `lr`) changes every iteration; each value "
+            "retraces `agent.step`",
+        ),
         Invalid(
             """
             import tensorflow as tf
