@@ -365,7 +365,7 @@ class IndexBuilder(ast.NodeVisitor):
     # -- tf.function facts -----------------------------------------------------------------
 
     def tf_function_of_decorator(self, decorator: ast.expr) -> TfFunctionFacts | None:
-        at = decorator
+        written = decorator
         decorator = self._cast_away(decorator)
         call = decorator if isinstance(decorator, ast.Call) else None
         func = call.func if call is not None else decorator
@@ -377,7 +377,7 @@ class IndexBuilder(ast.NodeVisitor):
             return None
         if isinstance(func, ast.Name) and call is None:
             keywords = self.partials.get(func.id, keywords)
-        facts = self._tf_function_facts(at, keywords)
+        facts = self._tf_function_facts(written, keywords)
         # Report decorators at their ``@``, as libcst does.
         at = self._lines[decorator.lineno - 1].rfind("@", 0, facts.span.column - 1)
         span = replace(facts.span, column=at + 1) if at >= 0 else facts.span
