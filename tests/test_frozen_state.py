@@ -270,3 +270,63 @@ def test_a_state_filled_while_unset_is_set_once(
         "`test_exact.py` assign it again; keep it in a `tf.Variable` and `assign` it, or pass "
         "it in as an argument",
     )
+
+
+CONFIGURED = """\
+import tensorflow as tf
+
+
+class Config:
+    base_line = False
+
+
+class Agent:
+    def __init__(self, config):
+        self.config = config
+
+    @tf.function
+    def train_step(self, x):
+        if self.config.base_line:
+            x = x - tf.reduce_mean(x)
+        return x
+"""
+
+SCRIPT = """\
+from agent import Agent, Config
+
+
+def main():
+    config = Config()
+    config.base_line = {value}
+    agent = Agent(config)
+    for episode in range(500):
+        agent.train_step([0.0, 1.0])
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_two_scripts_each_setting_the_state_once_are_two_programs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """rl_algos (set Z34 of stop 54): ``main.py`` and ``main_taxi.py`` each set the agent's
+    configuration once before their loop; no module imports either, so the two never run in
+    one program and the value is no toggle. Failed before: writes in two functions counted as
+    a toggle wherever they were. When one script imports the other, both may run in one."""
+    files = {
+        "agent.py": CONFIGURED,
+        "main.py": SCRIPT.format(value="True"),
+        "main_taxi.py": SCRIPT.format(value="False"),
+    }
+    assert _run(tmp_path, capsys, files) == (0, "All checks passed!\n")
+    files["main.py"] = "import main_taxi\n" + files["main.py"]
+    code, out = _run(tmp_path, capsys, files)
+    assert (code, out.splitlines()[0]) == (
+        1,
+        f"{tmp_path / 'agent.py'}:14:12: TFL305 `self.config.base_line` is read while "
+        "`train_step` traces: later calls keep the value it had then, though `main` of "
+        "`main.py` and `main` of `main_taxi.py` assign it again; keep it in a `tf.Variable` "
+        "and `assign` it, or pass it in as an argument",
+    )

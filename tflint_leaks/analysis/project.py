@@ -97,6 +97,8 @@ class ProjectIndex:
         self._directories: dict[str, list[ModuleIndex]] | None = None
         #: Whether any module says ``run_eagerly`` (None: not asked yet).
         self._run_eagerly: bool | None = None
+        #: The paths of the modules another project module imports (None: not asked yet).
+        self._imported: frozenset[str] | None = None
         for module in modules:
             self.add(module)
 
@@ -114,6 +116,7 @@ class ProjectIndex:
         self._argparse = None
         self._directories = None
         self._run_eagerly = None
+        self._imported = None
         self._worlds.clear()
         self._subclasses = None
 
@@ -662,6 +665,18 @@ class ProjectIndex:
                         todo.append(dependency)
             found = self._tensorflow_program = frozenset(seen)
         return module.path in found
+
+    def imported(self, module: ModuleIndex) -> bool:
+        """Whether another project module imports ``module`` (an import statement, a star
+        import or ``importlib.import_module``): if none does, its code runs only as a program
+        of its own (a script, a notebook), never in the same run as another such program's."""
+        if self._imported is None:
+            self._imported = frozenset(
+                found.path
+                for each in self.modules()
+                for found in (*self.dependencies(each), *self.imported_by_name(each))
+            )
+        return module.path in self._imported
 
     def imported_by_name(self, module: ModuleIndex) -> list[ModuleIndex]:
         """The project modules ``module``'s ``importlib.import_module`` calls may import: those

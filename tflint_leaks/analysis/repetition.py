@@ -142,7 +142,7 @@ def script_entry(program: Program, module: ModuleIndex) -> EntryPoint | None:
     requires raw Python (.py) files, not .ipynb": streamlit/streamlit#671); its cells run when
     its reader runs them."""
     place = module.script_import
-    if place is None or module.path.endswith(NOTEBOOK_SUFFIX) or module.path in _imported(program):
+    if place is None or module.path.endswith(NOTEBOOK_SUFFIX) or program.project.imported(module):
         return None
     row = next(row for row in ENTRY_POINTS if row.form is Form.SCRIPT and _imported_in(row, module))
     return EntryPoint(row, place=place, path=module.path)
@@ -159,22 +159,6 @@ def entry_functions(program: Program, module: ModuleIndex) -> frozenset[str]:
     if script_entry(program, module) is not None:
         found.add("")
     return frozenset(found)
-
-
-_IMPORTED: weakref.WeakKeyDictionary[Program, frozenset[str]] = weakref.WeakKeyDictionary()
-
-
-def _imported(program: Program) -> frozenset[str]:
-    """The paths of the project modules some other project module imports."""
-    found = _IMPORTED.get(program)
-    if found is None:
-        project = program.project
-        found = _IMPORTED[program] = frozenset(
-            dependency.path
-            for module in project.modules()
-            for dependency in project.dependencies(module)
-        )
-    return found
 
 
 def _method_entry(

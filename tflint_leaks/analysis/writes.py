@@ -100,8 +100,15 @@ class Writes:
         """Two of ``writes`` may both run in one run of the program: they are in different
         functions, or in one function but not in the two blocks of one ``if``/``else``
         (``img_height = int(img_width * ratio)`` in one, ``img_height = size`` in the other
-        is one value set per call, not a toggle)."""
+        is one value set per call, not a toggle), unless they are in two programs: two
+        modules no project module imports (``main`` of ``main.py`` and ``main`` of
+        ``main_taxi.py``, each run as a script of its own)."""
+        project = self.inference.project
         for first, second in itertools.combinations(writes, 2):
+            if first.path != second.path and not any(
+                project.imported(self.inference.module(w.path)) for w in (first, second)
+            ):
+                continue
             if (first.path, first.function) != (second.path, second.function):
                 return True
             module = self.inference.module(first.path)

@@ -38,7 +38,8 @@ class PythonStateFrozen(Rule):
       or
     - in two or more places outside set-up code that may both run (a toggle:
       `self._deterministic = True` for the evaluation rollouts, `False` after them; the two
-      blocks of one `if`/`else` set one value per call); or
+      blocks of one `if`/`else` set one value per call, and two scripts that no module
+      imports, `main.py` and `main_taxi.py`, are two programs); or
     - in a function a framework calls again and again (a Keras callback's
       `on_train_batch_end`, every batch: the entry points of
       `tflint_leaks/analysis/entry_points.py`); or
