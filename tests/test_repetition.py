@@ -421,6 +421,9 @@ for step in range({steps}):
         (1000, "step % 50 == 49", "every 50th iteration (20 in all)"),
         (1000, "not step % 50", "every 50th iteration (20 in all)"),
         (1000, "step > 0 and step % 50 == 0", "every 50th iteration (20 in all)"),
+        # A period that does not divide the count: 34 runs or 33, by the offset (set Z36).
+        (10000, "(step + 1) % 300 == 0", "every 300th iteration (up to 34 in all)"),
+        (10000, "step % 300 == 0", "every 300th iteration (up to 34 in all)"),
         (1000, "step % 2 != 0", "every iteration (1000 in all)"),
         (1000, "step % PERIOD == 0", "every iteration (1000 in all)"),
     ],

@@ -554,11 +554,17 @@ class FileContext:
     def exact(self, loops: Iterable[LoopNode] | None = None) -> bool:
         """The count :meth:`iterations` gives is how many times the node runs, not only at
         most how many: no loop's count is the largest of the lengths its iterable may have
-        (``models`` a list of 4 on the first pass and of 1 on the others: "up to")."""
+        (``models`` a list of 4 on the first pass and of 1 on the others: "up to"), and the
+        guards' period divides the runs."""
         chosen = self.loops if loops is None else list(loops)
         for loop in chosen:
             self.trip_count(loop)
-        return not any(loop in self._most for loop in chosen)
+        if any(loop in self._most for loop in chosen):
+            return False
+        # A period that does not divide the runs: ``(i + 1) % 9000 == 0`` holds 11 times in
+        # ``range(100000)``, ``i % 9000 == 0`` 12 times; the count is the larger.
+        total, every = self._runs(loops)
+        return total is None or total % every == 0
 
     def never_runs(self, loop: LoopNode) -> bool:
         """A ``for`` statement over ``range(...)`` that is empty for every value its bounds
@@ -584,6 +590,11 @@ class FileContext:
         does not count, the node counts the iterations that reach it after adding to the
         counter the test keeps below a limit (:func:`~tflint_leaks.analysis.values.
         counted_runs`)."""
+        total, every = self._runs(loops)
+        return None if total is None else -(-total // every)
+
+    def _runs(self, loops: Iterable[LoopNode] | None) -> tuple[int | None, int]:
+        """:meth:`iterations` before the division by the guards' period, and that period."""
         chosen, every, once = self._guarded_by(loops)
         total = 1
         for loop in chosen:
@@ -598,14 +609,14 @@ class FileContext:
                 below = self._below(loop)
                 count = counted_breaks(loop, below, self.scope_facts(), self.int_value)
             if count is None:
-                return None
+                return None, every
             total *= count
         entry = self.entry_point if loops is None else None
         if entry is not None:
             if entry.count is None:
-                return None
+                return None, every
             total *= entry.count
-        return -(-total // every)
+        return total, every
 
     def _below(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """The ancestors of the current node from ``node`` down, the current node last."""
