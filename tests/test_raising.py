@@ -4,6 +4,7 @@ cell)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import textwrap
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from tflint_leaks.analysis.raising import raises, unbound_names
+from tflint_leaks.analysis.raising import end_of_script, raises, unbound_names
 from tflint_leaks.config import Settings
 from tflint_leaks.engine.runner import lint_paths
 
@@ -140,3 +141,70 @@ def test_unbound_names_are_those_no_scope_binds_and_no_builtin_is() -> None:
     assert unbound_names(source + "exec(code)\n") == frozenset()
     assert unbound_names(source + "...\n") == frozenset()
     assert unbound_names("x = (") == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("exit()", 1),
+        ("sys.exit(main())", 1),
+        ("os._exit(1)", 1),
+        ("raise SystemExit", 1),
+        ("x = 1\nwhile True:\n    serve()", 3),
+        ("while 1:\n    for x in y:\n        break", 3),  # the inner loop's break
+        ("while 1:\n    def f():\n        pass\n    step()", 4),
+        ("while True:\n    if done:\n        break", None),
+        ("while 1:\n    for x in y:\n        pass\n    else:\n        break", None),
+        ("while running:\n    serve()", None),
+        ("x = exit", None),
+        ("def exit():\n    pass\n\nexit()", None),  # the module's own
+        ("if done:\n    exit()", None),
+        ("print('done')", None),
+    ],
+)
+def test_where_a_script_ends(source: str, expected: int | None) -> None:
+    tree = ast.parse(textwrap.dedent(source))
+    bound = frozenset(n.name for n in tree.body if isinstance(n, ast.FunctionDef))
+
+    def resolve(node: ast.expr) -> str | None:
+        return {"sys.exit": "sys.exit", "os._exit": "os._exit"}.get(ast.unparse(node))
+
+    assert end_of_script(tree, resolve, bound) == expected
+
+
+#: pannous's generate_sound.py (set Z36 of stop 54): a sound demo's endless loops, then
+#: ``exit()``, above TensorFlow code that never runs.
+SCRATCH = """import tensorflow as tf
+
+model = tf.keras.models.load_model("m.keras")
+while 1:
+    play()
+exit()
+
+for x in data:
+    model.predict(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("stop", "expected"),
+    [
+        ("while 1:\n    play()\nexit()\n", []),
+        ("exit()\n", []),
+        ("while 1:\n    if play():\n        break\n", [("scratch.py", None, "TFL402", 9)]),
+        ("", [("scratch.py", None, "TFL402", 6)]),
+    ],
+)
+def test_a_script_below_what_ends_it_never_runs(
+    tmp_path: Path, stop: str, expected: list[tuple[str, int | None, str, int]]
+) -> None:
+    source = SCRATCH.replace("while 1:\n    play()\nexit()\n", stop)
+    (tmp_path / "scratch.py").write_text(source)
+    assert _lint(tmp_path) == expected
+
+
+def test_a_notebook_cell_that_exits_leaves_the_cells_below_to_its_reader(tmp_path: Path) -> None:
+    """A reader may run a cell below one that calls ``exit()``: nothing is cut from a
+    notebook."""
+    _notebook(tmp_path, HEAD + "exit()\n", "max_sequence_len = 40\n" + LOOP)
+    assert _lint(tmp_path) == [("generate.ipynb", 2, "TFL402", 5)]

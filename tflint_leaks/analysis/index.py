@@ -41,6 +41,7 @@ from tflint_leaks.analysis.names import (
     is_tensorflow,
     resolve_dotted,
 )
+from tflint_leaks.analysis.raising import end_of_script
 from tflint_leaks.analysis.symbolic import (
     Expr,
     Op,
@@ -51,7 +52,7 @@ from tflint_leaks.analysis.symbolic import (
     string_text,
 )
 from tflint_leaks.analysis.units import FileUnits, ImportNode, child_nodes, collect_units, walk
-from tflint_leaks.source import split_lines
+from tflint_leaks.source import NOTEBOOK_SUFFIX, split_lines
 
 
 @dataclass(frozen=True)
@@ -212,6 +213,11 @@ class ModuleIndex:
     imported_by_name: tuple[tuple[str, bool], ...] = ()
     #: The modules ``from module import *`` imports every public name of, in order (absolute).
     star_imports: tuple[str, ...] = ()
+    #: A script's last line that may run: the end of its first module-level statement that
+    #: never completes (``exit()``, ``while True:`` with no ``break``:
+    #: :func:`~.raising.end_of_script`); None when there is none, and for a notebook, whose
+    #: reader may run any cell.
+    ends: int | None = None
     digest: str = field(default="", compare=False)
 
 
@@ -803,6 +809,11 @@ def _placeholders_at_import(builder: IndexBuilder, body: Body) -> bool:
     )
 
 
+def _bound(builder: IndexBuilder, body: Body) -> frozenset[str]:
+    """The names the module binds itself: its functions, classes and module-level targets."""
+    return frozenset([*builder.functions, *builder.classes, *(a.target for a in body.assigns)])
+
+
 def _uses_compat(builder: IndexBuilder, tree: ast.Module) -> bool:
     """The module's code imports or calls ``tf.compat.v1`` (or ``v2``): code that TensorFlow 2
     runs, written or ported to run there."""
@@ -1134,14 +1145,11 @@ def index_source(
         keras_steps=tuple(builder.keras_steps),
         run_eagerly=_RUN_EAGERLY in source,
         uses_compat=_uses_compat(builder, tree),
+        ends=None
+        if str(path).endswith(NOTEBOOK_SUFFIX)
+        else end_of_script(tree, builder.resolve, _bound(builder, body)),
         eager_mode=_switches(builder, body, EAGER_MODE_SWITCHES),
-        code_pins=code_pins(
-            tree,
-            source,
-            builder.imports,
-            frozenset([*builder.functions, *builder.classes, *(a.target for a in body.assigns)]),
-        )
-        + said,
+        code_pins=code_pins(tree, source, builder.imports, _bound(builder, body)) + said,
         script_import=next(
             (
                 builder.span(node)

@@ -10,7 +10,7 @@ from tflint_leaks.analysis.project import ProjectIndex
 from tflint_leaks.diagnostics import Diagnostic
 from tflint_leaks.engine.deep import MAX_NESTING, call_with_deep_stack
 from tflint_leaks.engine.indexing import ParsedFile
-from tflint_leaks.engine.relevance import blanked_source, combine
+from tflint_leaks.engine.relevance import blanked_source, combine, reached_source
 from tflint_leaks.registry import INTERNAL_ERROR, RULES, SYNTAX_ERROR
 from tflint_leaks.rulekit.options import RuleOptions
 
@@ -69,7 +69,7 @@ def _check_file(
         if code.versions.applies(world, graph_mode=graph, functions_eagerly=eagerly)
     ]
     rules = [code for code in applicable if code.code in codes]
-    text = parsed.text
+    text = reached_source(parsed.text, parsed.index)
     if prefilter:
         # What every rule would need, whichever are selected: a rule finds in a file what it
         # finds with the others (a tape that keeps a loop for TFL201 shows TFL403 the model
@@ -77,7 +77,7 @@ def _check_file(
         needs = combine(
             (code.triggers for code in applicable), parsed.index, project, parsed.statements
         )
-        blanked = blanked_source(parsed.text, parsed.index, needs, parsed.statements)
+        blanked = blanked_source(text, parsed.index, needs, parsed.statements)
         if blanked is None:
             return [], []
         text = blanked

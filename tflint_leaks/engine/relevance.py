@@ -277,14 +277,29 @@ def blanked_source(
 _LONG_RUN = 16
 
 
-def _blank(lines: list[str], start: int, end: int) -> None:
+def _blank(lines: list[str], start: int, end: int, indent: str | None = None) -> None:
     """Blank ``lines[start:end]`` (whole statements) keeping the number of lines: empty lines,
-    or for a long run a triple-quoted string at the indentation of its first line."""
+    or for a long run a triple-quoted string at ``indent`` (by default the indentation of its
+    first line)."""
     if end - start < _LONG_RUN:
         lines[start:end] = ["\n"] * (end - start)
         return
-    indent = lines[start][: len(lines[start]) - len(lines[start].lstrip(" \t"))]
+    if indent is None:
+        indent = lines[start][: len(lines[start]) - len(lines[start].lstrip(" \t"))]
     lines[start:end] = [f'{indent}"""\n', *["\n"] * (end - start - 2), '"""\n']
+
+
+def reached_source(text: str, module: ModuleIndex) -> str:
+    """``text`` without what follows the statement that ends the script (:attr:`ModuleIndex.
+    ends`: ``exit()``, an endless loop), which never runs: blanked, so every position of the
+    rest stays exact."""
+    if module.ends is None:
+        return text
+    lines = split_lines(text, keepends=True)
+    if module.ends < len(lines):
+        # Whole module-level statements (and comments) follow: a string at column 0 holds them.
+        _blank(lines, module.ends, len(lines), indent="")
+    return "".join(lines)
 
 
 def _unneeded(
