@@ -119,6 +119,9 @@ _ANNOTATIONS = {
     "int": NUMBER, "float": NUMBER, "bool": BOOL, "str": STR, "list": atom(Kind.CONTAINER),
     "dict": atom(Kind.CONTAINER), "tuple": atom(Kind.CONTAINER),
 }  # fmt: skip
+#: TensorFlow's classes an annotation names by their canonical names (``train_dataset:
+#: tf.data.Dataset``, ``x: tf.Tensor``), with what their instances are.
+_LIBRARY_ANNOTATIONS = {"tensorflow.data.Dataset": atom(Kind.DATASET), "tensorflow.Tensor": TENSOR}
 
 
 #: What one call passes for the parameters its callee tests (:mod:`.branches`), sorted by name:
@@ -954,12 +957,15 @@ class Inference:
         return join(found)
 
     def _annotation(self, annotation: Expr, where: Where) -> Value:
-        """The value an annotation names: a Keras model class, a project class, a builtin."""
+        """The value an annotation names: a Keras model class, a ``tf.data`` dataset, a
+        tensor, a project class, a builtin."""
         if annotation.op is not Op.REF:
             return UNKNOWN
         qualified = resolve_dotted(annotation.text, where.module.imports)
         if qualified in keras.MODEL_CLASSES:
             return atom(Kind.MODEL)
+        if qualified in _LIBRARY_ANNOTATIONS:
+            return _LIBRARY_ANNOTATIONS[qualified]
         if "." not in annotation.text and annotation.text in _ANNOTATIONS:
             return _ANNOTATIONS[annotation.text]
         module = where.module

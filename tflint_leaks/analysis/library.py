@@ -495,7 +495,11 @@ def library(name: str, call: Expr, evaluate: Evaluate) -> Computation:
         given = call.argument(0, "iterable")
         if given is None:
             return iterator()
-        return _items_of((yield from evaluate(given)))
+        shown = yield from evaluate(given)
+        if shown.kind is Kind.DATASET:
+            # A bar over a dataset iterates the dataset: a pass over it, batch by batch.
+            return shown
+        return _items_of(shown)
     if name in PROGRESS_RANGES:
         values = yield from evaluate_all(evaluate, call.positional[:3])
         if call.open or not values:

@@ -520,6 +520,32 @@ class PredictInLoop(Rule):
                 agent.act(state)
             """
         ),
+        # cyclegan-cat's training loop (set Z37 of stop 54): an epoch over the dataset
+        # through a progress bar, then samples predicted through a helper: one pipeline per
+        # epoch. So with `enumerate` over the dataset.
+        Valid(
+            """
+            import tensorflow as tf
+            import tqdm
+
+            class CycleGan:
+                def __init__(self):
+                    self.generator = tf.keras.models.load_model("generator.keras")
+
+                def write_images(self, samples):
+                    return self.generator.predict(samples, batch_size=1)
+
+                def train(self, train_dataset: tf.data.Dataset, epochs, samples):
+                    train_dataset = train_dataset.batch(4)
+                    for epoch in range(epochs):
+                        bar = tqdm.tqdm(train_dataset)
+                        for images in bar:
+                            self.train_step(images)
+                        for step, images in enumerate(train_dataset):
+                            self.train_step(images)
+                        self.write_images(samples)
+            """
+        ),
         # MultiPlanarUNet's image saver: five images predicted once per epoch.
         Valid(
             """
@@ -1480,19 +1506,34 @@ def _per_epoch(context: FileContext) -> bool:
 def _beside_a_pass(context: FileContext) -> bool:
     """The loop that repeats the current node also makes, each iteration, a pass over a
     dataset that the node is not part of: another loop of its body iterates a `tf.data`
-    dataset (an epoch of training). A `predict` per epoch beside an epoch of training is one
-    pipeline per pass, as in a callback's `on_epoch_end`. (A `fit` of one batch per iteration
-    is no such pass: the loop is the pass, one batch per step.)"""
+    dataset (an epoch of training), directly, through ``enumerate(dataset)`` or through a
+    progress bar over it (``tqdm(dataset)``: the dataset's value). A `predict` per epoch beside an
+    epoch of training is one pipeline per pass, as in a callback's `on_epoch_end`. (A `fit` of
+    one batch per iteration is no such pass: the loop is the pass, one batch per step.)"""
     loops = context.loops
     if not loops:
         return False
     around = {id(node) for node in context.ancestors}
     for inner in context.iteration_nodes(loops[-1]):
-        if id(inner) in around:
+        if id(inner) in around or not isinstance(inner, cst.For):
             continue
-        if isinstance(inner, cst.For) and context.type_of(inner.iter).where_known(Kind.DATASET):
+        iterated = inner.iter
+        while _enumerates(context, iterated):
+            assert isinstance(iterated, cst.Call)
+            iterated = iterated.args[0].value
+        if context.type_of(iterated).where_known(Kind.DATASET):
             return True
     return False
+
+
+def _enumerates(context: FileContext, node: cst.BaseExpression) -> bool:
+    """``node`` is a call of the builtin ``enumerate``: it iterates its argument's items."""
+    return (
+        isinstance(node, cst.Call)
+        and bool(node.args)
+        and dotted(node.func) == "enumerate"
+        and context.resolve(node.func) is None
+    )
 
 
 def _per_trial(context: FileContext) -> bool:
