@@ -134,6 +134,21 @@ class GradientInsidePersistentTape(Rule):
         d2f_dxdy, d2f_d2y = tape.gradient(df_dy, [x, y])
         del tape
         """),
+        # PINN_TF2's Navier-Stokes residual (set Z38 of stop 54): the same, two statements to
+        # a line.
+        Valid("""
+        import tensorflow as tf
+
+        def pde(model, x, y):
+            with tf.GradientTape(persistent=True) as tp:
+                tp.watch(x)
+                tp.watch(y)
+                u = model(tf.concat([x, y], 1))
+                u_x = tp.gradient(u, x); u_y = tp.gradient(u, y)
+            u_xx = tp.gradient(u_x, x); u_yy = tp.gradient(u_y, y)
+            del tp
+            return u_xx + u_yy
+        """),
         Valid("""
         import tensorflow as tf
 
@@ -564,8 +579,16 @@ class GradientInsidePersistentTape(Rule):
         """The result flows into what ``tape`` (any tape for None) differentiates later: a
         higher-order derivative or a gradient penalty, recorded on purpose."""
         # The statement assigning the result, or what is computed from it on the same line
-        # (``grads = penalty_tape.gradient(out, [x])[0]``).
-        statement = self.context.statement_around(node)
+        # (``grads = penalty_tape.gradient(out, [x])[0]``), one of several small statements
+        # of a line too (``u_x = tp.gradient(u, x); u_y = tp.gradient(u, y)``).
+        statement = next(
+            (
+                a
+                for a in reversed(self.context.ancestors)
+                if isinstance(a, cst.BaseSmallStatement | cst.BaseCompoundStatement)
+            ),
+            None,
+        )
         if not (isinstance(statement, cst.Assign) and len(statement.targets) == 1):
             return False
         # ``grads = ...``, or each name of ``df_dx, df_dy = tape.gradient(f, [x, y])``.
