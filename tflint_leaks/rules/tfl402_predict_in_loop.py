@@ -58,17 +58,18 @@ class PredictInLoop(Rule):
     loop calls it: `predict` reuses one function), projects that pin multi-backend Keras
     (`keras<2.4`: `predict` slices its input into batches and runs the model's one
     `predict_function`, a `K.function` made on the first call, on each), and one `predict` per
-    model in a loop that builds a new model each iteration (or a search's objective that builds
-    one each trial) or iterates models (`for model in ensemble: model.predict(data)`, when no
-    other loop or framework repeats it), and a pass over a dataset that the loop does not
-    change, split into batches (`model.predict(x_test, batch_size=1024)` once per round of
+    model in a loop that builds a new model each iteration (a view of an existing model's layers
+    too, `Model(inputs=base.input, outputs=base.layers[i].output)`; or a search's objective that
+    builds one each trial) or iterates models (`for model in ensemble: model.predict(data)`,
+    when no other loop or framework repeats it), and a pass over a dataset that the loop does
+    not change, split into batches (`model.predict(x_test, batch_size=1024)` once per round of
     training: one pipeline per pass, small beside the pass, and a direct call would push the
     whole dataset through in one batch; `batch_size=1` says the data is one sample). A call that
     leaves out a required parameter runs nothing (it raises `TypeError`), and a method's block
     that the call's receiver never takes is not followed: `agent = Agent(env, w_per=False)`
     makes an agent whose `if self.with_per:` is false, when `__init__` keeps that parameter as
-    the attribute and nothing else assigns it. In a TensorFlow 1 project with eager
-    execution turned on the message says only what every Keras `predict` does per call.
+    the attribute and nothing else assigns it. In a TensorFlow 1 project with eager execution
+    turned on the message says only what every Keras `predict` does per call.
 
     A framework's repetition counts as a loop of unknown size: `predict` in a web route runs
     "every request", in a Keras callback's `on_train_batch_end` "every batch" (`self.model` is
@@ -546,6 +547,21 @@ class PredictInLoop(Rule):
                         self.write_images(samples)
             """
         ),
+        # Episignatures' feature extraction (set Z38 of stop 54): one view of the model per
+        # chosen layer of each checkpoint, each predicting the whole matrix once.
+        Valid(
+            """
+            import tensorflow as tf
+            from tensorflow.keras.models import Model
+
+            model = tf.keras.models.load_model("model.keras")
+            for checkpoint in checkpoints:
+                model.load_weights(checkpoint)
+                for i in indices:
+                    view = Model(inputs=model.input, outputs=model.layers[i].output)
+                    save(view.predict(matrix), checkpoint, i)
+            """
+        ),
         # MultiPlanarUNet's image saver: five images predicted once per epoch.
         Valid(
             """
@@ -751,6 +767,24 @@ class PredictInLoop(Rule):
             52,
             "`model.predict` every iteration (500 per call of `predict_chips`) builds a new "
             "`tf.data` pipeline each call; use `model(x, training=False)` or `predict_on_batch`",
+        ),
+        # A view made once predicts per sample: a pipeline per sample.
+        Invalid(
+            """
+            import tensorflow as tf
+            from tensorflow.keras.models import Model
+
+            model = tf.keras.models.load_model("model.keras")
+            view = Model(inputs=model.input, outputs=model.layers[3].output)
+            for sample in samples:
+                save(view.predict(sample[None]))
+            """,
+            7,
+            10,
+            7,
+            36,
+            "`view.predict` every iteration builds a new `tf.data` pipeline each call; use "
+            "`view(x, training=False)` or `predict_on_batch`",
         ),
         # A list of batches is no pass over a dataset the loop makes beside the `predict`:
         # each iteration predicts per batch.
@@ -1441,7 +1475,9 @@ class PredictInLoop(Rule):
             method = node.func.attr.value
             if context.defines(found, method):
                 return
-            if (context.loops or _per_trial(context)) and built_in_loop(context, receiver):
+            if (context.loops or _per_trial(context)) and (
+                built_in_loop(context, receiver) or _viewed_in_loop(context, receiver)
+            ):
                 # A model built each iteration (or each trial of a search) predicts with it
                 # once or a few times: that model is the finding (TFL401). A framework's entry
                 # point that loads its model each time (a Streamlit rerun) still predicts per
@@ -1495,6 +1531,24 @@ class PredictInLoop(Rule):
             message = _message(context, effect.text, effect.method, how_often)
             where = f"`{effect.method}` is called here"
             report_through(self, node, effect, message, RelatedRole.MODEL, where, others)
+
+
+def _viewed_in_loop(context: FileContext, receiver: cst.BaseExpression) -> bool:
+    """``receiver`` is a name that the innermost loop around the node assigns a Keras
+    ``Model(...)`` it constructs, a view of an existing model's layers included
+    (``Model(inputs=base.input, outputs=base.layers[i].output)``, one per layer whose features
+    are wanted): a new model each iteration, whose one ``predict`` is its own, as a model
+    built anew is (no new layers: TFL401 leaves it alone)."""
+    name = dotted(receiver)
+    if name is None or not context.loops:
+        return False
+    loop = context.loops[-1]
+    return any(
+        loop in a.loops
+        and isinstance(a.value, cst.Call)
+        and context.resolve(a.value.func) in keras.MODEL_CLASSES
+        for a in context.scope_facts().assignments.get(name, ())
+    )
 
 
 def _per_epoch(context: FileContext) -> bool:
