@@ -22,6 +22,9 @@ VARIABLE_OWNERS = frozenset({"tensorflow.Module", "keras.layers.Layer", "keras.L
 
 #: A model's (or layer's) attributes that hold tensors it already has.
 MODEL_TENSORS = frozenset({"input", "inputs", "output", "outputs"})
+#: A layer's methods that return tensors it already has: its input or output at one of the
+#: nodes where it was called (``layer.get_output_at(0)``).
+LAYER_TENSOR_METHODS = frozenset({"get_input_at", "get_output_at"})
 
 #: Functions that return a new Keras model (every namespace canonicalises to ``keras.``: tf.keras,
 #: standalone Keras 2, Keras 3, tf_keras), and TensorFlow's SavedModel loader. Not
@@ -266,7 +269,8 @@ def builds_model(name: str) -> bool:
 def views_model(name: str, call: Expr) -> bool:
     """The call of the canonical ``name`` is a functional ``Model(inputs, outputs)`` whose
     outputs are tensors an existing model or layer already has (``model.outputs[1]``,
-    ``base.get_layer("fc").output``): a view of that model, which builds no layer. Measured
+    ``base.get_layer("fc").output``, ``layer.get_output_at(0)``): a view of that model, which
+    builds no layer. Measured
     (TF 2.21, Keras 3 and tf_keras): the process grew by 50 KB from the 500th to the 1,500th
     such model, and by 140 MB from the 500th to the 1,500th new two-layer model."""
     if name != "keras.Model":
@@ -280,6 +284,9 @@ def _existing_tensors(expr: Expr) -> bool:
         return expr.number == len(expr.parts) > 0 and all(map(_existing_tensors, expr.parts))
     if expr.op is Op.ITEM:
         return _existing_tensors(expr.parts[0])
+    if expr.op is Op.CALL:
+        method = expr.func.text.rpartition(".")[2] if expr.func.op is Op.REF else expr.func.text
+        return expr.func.op in {Op.REF, Op.ATTR} and method in LAYER_TENSOR_METHODS
     if expr.op is Op.REF:
         owner, _, last = expr.text.rpartition(".")
         return bool(owner) and last in MODEL_TENSORS

@@ -94,7 +94,8 @@ class ModelBuiltInLoop(Rule):
     composed inside a Keras layer or model class (directly or through project bases), project
     layers made of sub-models (composing one model), a view
     of an existing model (`Model(base.input,
-    base.get_layer("fc").output)`: its tensors exist, no layer is built), a function returning a
+    base.get_layer("fc").output)`, `Model(base.inputs, layer.get_output_at(0))`: its tensors
+    exist, no layer is built), a function returning a
     model it did not build (a cached global), and loops that build a known small number of
     models (at most `max-loop-iterations`, default 10, in all: `range(3)`, a literal grid, a
     5-fold split, a list or dict filled once per split, a `folds=5` parameter every call site
@@ -329,9 +330,16 @@ class ModelBuiltInLoop(Rule):
         def features(base):
             return tf.keras.Model(base.input, [base.get_layer("fc").output, base.output])
 
+        # keras-surgeon's APoZ (set Z40 of stop 54): a view of each node's output.
+        def apoz(model, layer, x):
+            for node in range(len(layer.inbound_nodes)):
+                view = tf.keras.Model(model.inputs, layer.get_output_at(node))
+                yield view(x)
+
         for epoch in range(100):
             texts = generate(trained, 300)
             extractor = features(trained)
+            list(apoz(trained, trained.layers[3], x))
         """),
         Valid("""
         import tensorflow as tf
