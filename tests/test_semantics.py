@@ -843,6 +843,43 @@ FLAGS = {flags}.FLAGS
     assert value_of(tmp_path, source, "FLAGS.other").kind is Kind.UNKNOWN
 
 
+#: moonshot (set Z39 of stop 54): each run script defines its own flags; a library module they
+#: both import reads one.
+FLAG_SCRIPT = """\
+from absl import flags
+import library
+
+FLAGS = flags.FLAGS
+flags.DEFINE_integer("fine_tune_steps", {default}, "gradient steps")
+"""
+
+
+def test_a_flag_is_the_default_of_the_programs_that_read_it(tmp_path: Path) -> None:
+    """Failed before: a flag's value joined every definition of the project, so a script's
+    ``if FLAGS.fine_tune_steps is not None:`` with its own default ``None`` was undecided
+    because another script defines the flag as 10. A module both scripts import runs in
+    both programs: it reads either."""
+    texts = {
+        "davenet.py": FLAG_SCRIPT.format(default="None"),
+        "maml.py": FLAG_SCRIPT.format(default="10"),
+        "library.py": "from absl import flags\n\nFLAGS = flags.FLAGS\n",
+    }
+    modules = []
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text)
+        modules.append(index_source(text, tmp_path / name))
+    program = Program(ProjectIndex(modules).close())
+    read = from_ast(ast.parse("FLAGS.fine_tune_steps", mode="eval").body)
+    by_name = {Path(m.path).name: m for m in modules}
+
+    def flag(name: str) -> Value:
+        return program.value(read, program.inference.where_of(by_name[name], ""))
+
+    assert flag("davenet.py").kind is Kind.NONE
+    assert flag("maml.py").atoms[0].ints == frozenset({10})
+    assert {a.kind for a in flag("library.py").atoms} == {Kind.NONE, Kind.NUMBER}
+
+
 STORED = """
 import tensorflow as tf
 

@@ -395,7 +395,7 @@ class Inference:
                 held = dict(where.given).get(f"{head}.{attribute}")
                 if held is not None:  # what the instance the call runs on holds (given_for)
                     for name in tail.split(".") if tail else ():
-                        held = yield from self.attribute_of(held, name)
+                        held = yield from self.attribute_of(held, name, where.module)
                     return held
             value = yield from self._name(head, where)
             owner: Value | None = None
@@ -404,7 +404,7 @@ class Inference:
             for index, name in enumerate(names, 1):
                 enum = name == "value" and owner is not None and any(map(self._enum, owner.atoms))
                 if not enum:  # ``Parameters.n_trials.value``: the literal the member is made of
-                    owner, value = value, (yield from self.attribute_of(value, name))
+                    owner, value = value, (yield from self.attribute_of(value, name, where.module))
                 if index == last:
                     # What the module stores there, joined: a read may run before any store.
                     stored = yield ("global attribute", where.module.path, target)
@@ -421,7 +421,7 @@ class Inference:
             return _LITERALS.get(expr.text, UNKNOWN)
         if op is Op.ATTR:
             base = yield from self.evaluate(expr.parts[0], where)
-            return (yield from self.attribute_of(base, expr.text))
+            return (yield from self.attribute_of(base, expr.text, where.module))
         if op is Op.ITEM:
             base = yield from self.evaluate(expr.parts[0], where)
             return _item(base, expr)
@@ -499,8 +499,11 @@ class Inference:
         global_value: Value = yield ("global", module.path, name)
         return global_value.stale()
 
-    def attribute_of(self, value: Value, name: str) -> Computation:
-        """``value.name``."""
+    def attribute_of(
+        self, value: Value, name: str, reader: ModuleIndex | None = None
+    ) -> Computation:
+        """``value.name``, read in the module ``reader`` (when known: a flag's default is
+        that of the programs it runs in)."""
         if value.top:
             return TOP
         found: list[Value] = []
@@ -518,15 +521,16 @@ class Inference:
             elif kind is Kind.MODULE:
                 found.append((yield from self._module_attribute(str(each.ref), name)))
             elif kind is Kind.LIBRARY and each.ref in library.FLAG_VALUES:
-                found.append((yield from self._flag(name)))
+                found.append((yield from self._flag(name, reader)))
             else:
                 found.append(library.attribute(each, name))
         return join(found)
 
-    def _flag(self, name: str) -> Computation:
-        """``FLAGS.name`` (absl's, or ``tf.app.flags``): the default of every
-        ``DEFINE_*("name", default, ...)`` of the project, joined (the program as it runs with
-        its defaults); unknown when none defines it."""
+    def _flag(self, name: str, reader: ModuleIndex | None) -> Computation:
+        """``FLAGS.name`` (absl's, or ``tf.app.flags``) read in ``reader``: the default of
+        every ``DEFINE_*("name", default, ...)`` of the programs ``reader`` runs in (:meth:`~.
+        project.ProjectIndex.program_of`; two scripts each defining the flag are two programs),
+        joined (the program as it runs with its defaults); unknown when none defines it."""
         if self._flag_table is None:
             table: dict[str, list[tuple[Expr, Where]]] = {}
             defines = self.method_calls(self.bodies(), lambda name: name.startswith("DEFINE_"))
@@ -536,7 +540,10 @@ class Inference:
                     table.setdefault(flag, []).append((call, where))
             self._flag_table = table
         found: list[Value] = []
+        program = self.project.program_of(reader) if reader is not None else None
         for call, where in self._flag_table.get(name, ()):
+            if program is not None and where.module.path not in program:
+                continue
             default = call.argument(1, "default")
             found.append(UNKNOWN if default is None else (yield from self.evaluate(default, where)))
         return join(found) if found else UNKNOWN
@@ -925,7 +932,7 @@ class Inference:
                     return bound
             value = atom(Kind.MODULE, ref=module.path)
             for name in parts[split:]:
-                value = yield from self.attribute_of(value, name)
+                value = yield from self.attribute_of(value, name, importer)
             return value
         return atom(Kind.LIBRARY, ref=canonical(target))
 

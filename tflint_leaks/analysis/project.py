@@ -99,6 +99,8 @@ class ProjectIndex:
         self._run_eagerly: bool | None = None
         #: The paths of the modules another project module imports (None: not asked yet).
         self._imported: frozenset[str] | None = None
+        #: :meth:`program_of`'s answers, by path.
+        self._programs: dict[str, frozenset[str]] = {}
         for module in modules:
             self.add(module)
 
@@ -117,6 +119,7 @@ class ProjectIndex:
         self._directories = None
         self._run_eagerly = None
         self._imported = None
+        self._programs.clear()
         self._worlds.clear()
         self._subclasses = None
 
@@ -693,6 +696,24 @@ class ProjectIndex:
                 for dotted in _names_of(found)
             )
         ]
+
+    def program_of(self, module: ModuleIndex) -> frozenset[str]:
+        """The paths of the modules that may run in one process with ``module``: those the
+        scripts reaching it import (a script is a module no project module imports; a module
+        is in every program whose script imports it, directly or through others), or, when no
+        script reaches it (a cycle of imports), every module."""
+        found = self._programs.get(module.path)
+        if found is None:
+            reached: set[str] = set()
+            for script in self.modules():
+                if self.imported(script):
+                    continue
+                paths = {current.path for current in self._reachable(script)}
+                if module.path in paths:
+                    reached |= paths
+            found = frozenset(reached) if reached else frozenset(self._by_path)
+            self._programs[module.path] = found
+        return found
 
     def _reachable(self, module: ModuleIndex) -> Iterator[ModuleIndex]:
         """The module and every project module it imports, directly or through others."""
