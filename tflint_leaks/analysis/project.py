@@ -99,8 +99,10 @@ class ProjectIndex:
         self._run_eagerly: bool | None = None
         #: The paths of the modules another project module imports (None: not asked yet).
         self._imported: frozenset[str] | None = None
-        #: :meth:`program_of`'s answers, by path.
+        #: :meth:`program_of`'s answers, by path, and what each script reaches (None: not
+        #: asked yet).
         self._programs: dict[str, frozenset[str]] = {}
+        self._scripts: list[frozenset[str]] | None = None
         for module in modules:
             self.add(module)
 
@@ -120,6 +122,7 @@ class ProjectIndex:
         self._run_eagerly = None
         self._imported = None
         self._programs.clear()
+        self._scripts = None
         self._worlds.clear()
         self._subclasses = None
 
@@ -704,15 +707,14 @@ class ProjectIndex:
         script reaches it (a cycle of imports), every module."""
         found = self._programs.get(module.path)
         if found is None:
-            reached: set[str] = set()
-            for script in self.modules():
-                if self.imported(script):
-                    continue
-                paths = {current.path for current in self._reachable(script)}
-                if module.path in paths:
-                    reached |= paths
-            found = frozenset(reached) if reached else frozenset(self._by_path)
-            self._programs[module.path] = found
+            if self._scripts is None:
+                self._scripts = [
+                    frozenset(current.path for current in self._reachable(script))
+                    for script in self.modules()
+                    if not self.imported(script)
+                ]
+            reached = frozenset().union(*(p for p in self._scripts if module.path in p))
+            found = self._programs[module.path] = reached or frozenset(self._by_path)
         return found
 
     def _reachable(self, module: ModuleIndex) -> Iterator[ModuleIndex]:
