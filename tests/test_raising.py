@@ -12,7 +12,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from tflint_leaks.analysis.raising import end_of_script, raises, unbound_names
+from tflint_leaks.analysis.endings import end_of_script
+from tflint_leaks.analysis.raising import raises, unbound_names
 from tflint_leaks.config import Settings
 from tflint_leaks.engine.runner import lint_paths
 

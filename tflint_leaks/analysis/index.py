@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tflint_leaks.analysis import keras
 from tflint_leaks.analysis.dtypes import DtypeUse, dotted_ast, parameter_dtypes, resolve_ast
+from tflint_leaks.analysis.endings import end_of_script
 from tflint_leaks.analysis.entry_points import MEMOIZERS, SCRIPT_PACKAGES
 from tflint_leaks.analysis.eras import CodePin, code_pins
 from tflint_leaks.analysis.facts import Body, Span, collect_body
@@ -41,7 +42,6 @@ from tflint_leaks.analysis.names import (
     is_tensorflow,
     resolve_dotted,
 )
-from tflint_leaks.analysis.raising import end_of_script
 from tflint_leaks.analysis.symbolic import (
     Expr,
     Op,
@@ -215,7 +215,7 @@ class ModuleIndex:
     star_imports: tuple[str, ...] = ()
     #: A script's last line that may run: the end of its first module-level statement that
     #: never completes (``exit()``, ``while True:`` with no ``break``:
-    #: :func:`~.raising.end_of_script`); None when there is none, and for a notebook, whose
+    #: :func:`~.endings.end_of_script`); None when there is none, and for a notebook, whose
     #: reader may run any cell.
     ends: int | None = None
     digest: str = field(default="", compare=False)
