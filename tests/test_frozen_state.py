@@ -41,6 +41,14 @@ def _run(
     return code, capsys.readouterr().out
 
 
+def _first_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], files: dict[str, str]
+) -> tuple[int, str]:
+    """:func:`_run`'s exit code and the first line it printed (the first finding)."""
+    code, out = _run(tmp_path, capsys, files)
+    return code, out.splitlines()[0]
+
+
 def test_a_setter_called_from_a_loop_in_another_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -103,8 +111,7 @@ def test_an_instance_attribute_assigned_in_a_loop_of_another_file(
         agent.epsilon = max(0.05, agent.epsilon * 0.99)
         agent.explore([0.0, 1.0])
     """
-    code, out = _run(tmp_path, capsys, {"agent.py": AGENT, "run.py": run})
-    assert (code, out.splitlines()[0]) == (
+    assert _first_line(tmp_path, capsys, {"agent.py": AGENT, "run.py": run}) == (
         1,
         f"{tmp_path / 'agent.py'}:13:56: TFL305 `self.epsilon` is read while `explore` traces: "
         "later calls keep the value it had then, though module-level code of `run.py` assigns "
@@ -262,8 +269,7 @@ def test_a_state_filled_while_unset_is_set_once(
     files = {"exact.py": EXACT, "test_exact.py": test}
     assert _run(tmp_path, capsys, files) == (0, "All checks passed!\n")
     files["exact.py"] = EXACT.replace("        if self.hessian is None:\n    ", "")
-    code, out = _run(tmp_path, capsys, files)
-    assert (code, out.splitlines()[0]) == (
+    assert _first_line(tmp_path, capsys, files) == (
         1,
         f"{tmp_path / 'exact.py'}:11:26: TFL305 `self.hessian` is read while `single` traces: "
         "later calls keep the value it had then, though `compute` and `test_single` of "
@@ -322,8 +328,7 @@ def test_two_scripts_each_setting_the_state_once_are_two_programs(
     }
     assert _run(tmp_path, capsys, files) == (0, "All checks passed!\n")
     files["main.py"] = "import main_taxi\n" + files["main.py"]
-    code, out = _run(tmp_path, capsys, files)
-    assert (code, out.splitlines()[0]) == (
+    assert _first_line(tmp_path, capsys, files) == (
         1,
         f"{tmp_path / 'agent.py'}:14:12: TFL305 `self.config.base_line` is read while "
         "`train_step` traces: later calls keep the value it had then, though `main` of "
