@@ -209,3 +209,20 @@ def test_a_notebook_cell_that_exits_leaves_the_cells_below_to_its_reader(tmp_pat
     notebook."""
     _notebook(tmp_path, HEAD + "exit()\n", "max_sequence_len = 40\n" + LOOP)
     assert _lint(tmp_path) == [("generate.ipynb", 2, "TFL402", 5)]
+
+
+def test_units_below_the_end_are_not_blanked_twice(tmp_path: Path) -> None:
+    """sciann's example (whole run of stop 54): a module-level ``raise`` above a long tail whose
+    functions the prefilter leaves out. Failed before: the tail, blanked into one string, was
+    blanked again unit by unit, and the quotes put inside it made the file TFL001."""
+    steps = "".join(f"    x = x + {i}\n" for i in range(20))
+    helpers = f"\n\ndef helper(x):\n{steps}    return x\n"
+    source = (
+        "import tensorflow as tf\n\n"
+        'model = tf.keras.models.load_model("m.keras")\n'
+        "for x in data:\n    model.predict(x)\n"
+        "raise ValueError\n" + helpers + "".join(f"y_{i} = helper({i})\n" for i in range(20))
+    )
+    (tmp_path / "example.py").write_text(source)
+    result = lint_paths([tmp_path], Settings(select=("ALL",)), jobs=1)
+    assert [(d.code, d.start.line) for d in result.diagnostics] == [("TFL402", 5)]

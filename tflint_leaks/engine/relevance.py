@@ -251,6 +251,10 @@ def blanked_source(
         return None
     if statements is not None:
         drop.extend(_unneeded(statements, kept, needs))
+    if module.ends is not None:
+        # Below the script's end the text is blank already (:func:`reached_source`): blanking
+        # a unit there again would put a string's quotes inside that blank string.
+        drop = [(start, end) for start, end in drop if start <= module.ends]
     if not drop:
         return text
     lines = split_lines(text, keepends=True)
