@@ -3,7 +3,7 @@ loop cleans up, and whether it trains."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import libcst as cst
 
@@ -148,6 +148,14 @@ def building_loop(context: FileContext, receiver: cst.BaseExpression) -> LoopNod
 def _builds(context: FileContext, receiver: cst.BaseExpression) -> list[Assignment]:
     """The assignments of the name ``receiver`` in this scope that build a model (and may
     run: not in a block a decided test rules out)."""
+    return assigned_by(context, receiver, context.builds_model)
+
+
+def assigned_by(
+    context: FileContext, receiver: cst.BaseExpression, makes: Callable[[cst.Call], bool]
+) -> list[Assignment]:
+    """The assignments of the name ``receiver`` in this scope whose value is a call ``makes``
+    accepts, and that may run (not in a block a decided test rules out)."""
     name = dotted(receiver)
     if name is None:
         return []
@@ -155,7 +163,7 @@ def _builds(context: FileContext, receiver: cst.BaseExpression) -> list[Assignme
         a
         for a in context.scope_facts().assignments.get(name, ())
         if isinstance(a.value, cst.Call)
-        and context.builds_model(a.value)
+        and makes(a.value)
         and id(a.node) not in context.unreached()
     ]
 

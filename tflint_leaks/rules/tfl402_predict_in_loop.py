@@ -14,7 +14,7 @@ from tflint_leaks.rules._calls import (
     relate_loop,
     report_through,
 )
-from tflint_leaks.rules._models import builds_models, built_in_loop, method_call
+from tflint_leaks.rules._models import assigned_by, builds_models, built_in_loop, method_call
 
 
 class PredictInLoop(Rule):
@@ -1539,16 +1539,14 @@ def _viewed_in_loop(context: FileContext, receiver: cst.BaseExpression) -> bool:
     (``Model(inputs=base.input, outputs=base.layers[i].output)``, one per layer whose features
     are wanted): a new model each iteration, whose one ``predict`` is its own, as a model
     built anew is (no new layers: TFL401 leaves it alone)."""
-    name = dotted(receiver)
-    if name is None or not context.loops:
+    if not context.loops:
         return False
     loop = context.loops[-1]
-    return any(
-        loop in a.loops
-        and isinstance(a.value, cst.Call)
-        and context.resolve(a.value.func) in keras.MODEL_CLASSES
-        for a in context.scope_facts().assignments.get(name, ())
-    )
+
+    def constructs(call: cst.Call) -> bool:
+        return context.resolve(call.func) in keras.MODEL_CLASSES
+
+    return any(loop in a.loops for a in assigned_by(context, receiver, constructs))
 
 
 def _per_epoch(context: FileContext) -> bool:
