@@ -499,11 +499,9 @@ class Inference:
         global_value: Value = yield ("global", module.path, name)
         return global_value.stale()
 
-    def attribute_of(
-        self, value: Value, name: str, reader: ModuleIndex | None = None
-    ) -> Computation:
-        """``value.name``, read in the module ``reader`` (when known: a flag's default is
-        that of the programs it runs in)."""
+    def attribute_of(self, value: Value, name: str, reader: ModuleIndex) -> Computation:
+        """``value.name``, read in the module ``reader`` (a flag's default is that of the
+        programs it runs in)."""
         if value.top:
             return TOP
         found: list[Value] = []
@@ -526,7 +524,7 @@ class Inference:
                 found.append(library.attribute(each, name))
         return join(found)
 
-    def _flag(self, name: str, reader: ModuleIndex | None) -> Computation:
+    def _flag(self, name: str, reader: ModuleIndex) -> Computation:
         """``FLAGS.name`` (absl's, or ``tf.app.flags``) read in ``reader``: the default of
         every ``DEFINE_*("name", default, ...)`` of the programs ``reader`` runs in (:meth:`~.
         project.ProjectIndex.program_of`; two scripts each defining the flag are two programs),
@@ -540,9 +538,9 @@ class Inference:
                     table.setdefault(flag, []).append((call, where))
             self._flag_table = table
         found: list[Value] = []
-        program = self.project.program_of(reader) if reader is not None else None
+        program = self.project.program_of(reader)
         for call, where in self._flag_table.get(name, ()):
-            if program is not None and where.module.path not in program:
+            if where.module.path not in program:
                 continue
             default = call.argument(1, "default")
             found.append(UNKNOWN if default is None else (yield from self.evaluate(default, where)))
